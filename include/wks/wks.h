@@ -1,0 +1,470 @@
+/*
+ * libwks - WKS keystores (the format of wolfJCE, wolfSSL's Java provider)
+ *
+ * A WKS keystore maps aliases to entries of three kinds:
+ *
+ *   - private key entries: a PKCS#8 private key, encrypted under a key
+ *     password, plus its X.509 certificate chain (leaf first);
+ *   - secret key entries: raw key bytes and a JCA algorithm name ("AES",
+ *     "HmacSHA256", ...), encrypted under a key password;
+ *   - trusted certificate entries: one X.509 certificate, not encrypted.
+ *
+ * Every key is encrypted with AES-256-CBC under a key derived by
+ * PBKDF2-HMAC-SHA512 from its password, and authenticated with
+ * HMAC-SHA512 (encrypt-then-MAC).  The whole file carries an HMAC-SHA512
+ * keyed by the store password.  Files written by libwks are read by wolfJCE
+ * and the other way round, byte for byte (see docs/FORMAT.md and the spec
+ * it points to).
+ *
+ * Conventions used throughout this header
+ * ---------------------------------------
+ *
+ * Return values.  Functions returning `int` return WKS_OK (0) on success or
+ * a negative wks_err code.  On failure a human-readable detail is available
+ * from wks_error_detail() in the failing thread; it never contains a
+ * password or key material.  Out-parameters are set to NULL / 0 on failure.
+ *
+ * Passwords are byte strings (`const char *pw, size_t pw_len`), normally
+ * UTF-8 text; they are used exactly as given (wolfJCE converts its char[]
+ * passwords with standard UTF-8, so UTF-8 text interoperates).  libwks never
+ * keeps a password after the call returns (except inside the optional KEK
+ * cache, which keeps only a keyed hash of it, never the password itself).
+ *
+ * Aliases are NUL-terminated strings in UTF-8.  Aliases are case-sensitive
+ * and any Java string is a valid alias, including the empty string.  Two
+ * things that plain UTF-8 C strings cannot carry are written as Java's own
+ * JNI does: the character U+0000 is the two bytes C0 80, and an unpaired
+ * UTF-16 surrogate is its 3-byte form (ED A0 80 .. ED BF BF).  Every alias
+ * that libwks returns follows the same rules, so any alias read from a file
+ * can be passed back unchanged.  Invalid UTF-8 is rejected with
+ * WKS_ERR_INVALID.
+ *
+ * Ownership.  Memory returned through an out-parameter belongs to the caller
+ * and is released with the matching free function (wks_key_free(),
+ * wks_free(), wks_aliases_free(), OpenSSL's X509_free()/EVP_PKEY_free()).
+ * Pointers returned as a function's value are borrowed.
+ *
+ * Thread safety.  The functions without a wks_store argument are
+ * thread-safe.  One wks_store may be shared by any number of threads: all
+ * queries and key retrievals run concurrently (under a reader lock that is
+ * never held during PBKDF2), mutations (set, delete, load) are serialised
+ * by a writer lock.  wks_store_free() must not race with any other call on
+ * the same store.
+ */
+#ifndef WKS_WKS_H
+#define WKS_WKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/types.h> /* EVP_PKEY, X509 (opaque) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exported symbols; everything else in the shared library is hidden. */
+#if defined(__GNUC__)
+#define WKS_API __attribute__((visibility("default")))
+#else
+#define WKS_API
+#endif
+
+#define WKS_VERSION_MAJOR 0
+#define WKS_VERSION_MINOR 1
+#define WKS_VERSION_PATCH 0
+#define WKS_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------
+ * Errors
+ */
+
+/*
+ * Error codes.  Every failing call returns one of these (negative) values.
+ */
+typedef enum {
+	WKS_OK = 0,
+	/* Memory allocation failed. */
+	WKS_ERR_NOMEM = -1,
+	/* A file could not be read, written, synced or renamed (errno text in
+	 * the detail). */
+	WKS_ERR_IO = -2,
+	/* Malformed input: bad magic or version, a truncated file, a negative
+	 * length, an invalid string, an unparsable certificate or key. */
+	WKS_ERR_FORMAT = -3,
+	/* Integrity failure: an HMAC did not verify.  This means either a
+	 * wrong password or modified data; the format cannot tell the two
+	 * apart and libwks never guesses which. */
+	WKS_ERR_INTEGRITY = -4,
+	/* No entry with that alias (or no entry of the kind asked for). */
+	WKS_ERR_NOTFOUND = -5,
+	/* The entry exists but is of the wrong type for the operation (e.g.
+	 * get_key on a certificate entry, a certificate overwriting a key). */
+	WKS_ERR_WRONG_TYPE = -6,
+	/* Well-formed but not handled (e.g. a key algorithm OpenSSL lacks). */
+	WKS_ERR_UNSUPPORTED = -7,
+	/* A length, count or iteration count exceeds a configured limit. */
+	WKS_ERR_LIMIT = -8,
+	/* Invalid argument: NULL where not allowed, empty password, invalid
+	 * UTF-8, a key that does not match its certificate, a broken chain. */
+	WKS_ERR_INVALID = -9,
+	/* An OpenSSL primitive failed unexpectedly. */
+	WKS_ERR_CRYPTO = -10
+} wks_err;
+
+/* Static English text for an error code; never NULL. Thread-safe. */
+WKS_API const char *wks_strerror(int err);
+
+/*
+ * The detail message of the last failure in the calling thread, e.g.
+ * `entry "server": chain length 1000000 exceeds limit 100`.  "" if none.
+ * The string is thread-local and valid until the next libwks call in the
+ * same thread.  It never contains passwords or key bytes.
+ */
+WKS_API const char *wks_error_detail(void);
+
+/* The library version, "MAJOR.MINOR.PATCH". */
+WKS_API const char *wks_version(void);
+
+/* Release memory returned by libwks (buffers, strings).  The memory is
+ * wiped before it is freed.  NULL is ignored. */
+WKS_API void wks_free(void *p);
+
+/* ------------------------------------------------------------------------
+ * Store lifecycle, load and save
+ */
+
+typedef struct wks_store wks_store;
+
+/* Entry kinds (the numbers are the format's type ids). */
+typedef enum {
+	WKS_ENTRY_NONE = 0,        /* no such alias */
+	WKS_ENTRY_PRIVATE_KEY = 1, /* PKCS#8 key + certificate chain */
+	WKS_ENTRY_CERTIFICATE = 2, /* trusted certificate */
+	WKS_ENTRY_SECRET_KEY = 3   /* raw secret key + algorithm name */
+} wks_entry_type;
+
+/*
+ * Create an empty keystore.  Its properties start as the process-wide ones
+ * (see "Properties" below).  Returns WKS_OK or WKS_ERR_NOMEM.
+ */
+WKS_API int wks_store_new(wks_store **out);
+
+/*
+ * Free a keystore: wipes every key, the KEK cache and all other state.
+ * NULL is ignored.  Must not race with other calls on the same store.
+ */
+WKS_API void wks_store_free(wks_store *st);
+
+/*
+ * Load a WKS file into `st`, replacing all its entries.
+ *
+ * With a password (pw_len > 0) the store HMAC is verified; with pw == NULL
+ * or pw_len == 0 it is skipped (as Java's KeyStore.load(in, null) does, so
+ * that trust stores can be read without a password) unless the property
+ * libwks.wks.requireIntegrity is true, in which case WKS_ERR_INVALID is
+ * returned.  Every other check is always done.  Key entries stay encrypted
+ * and are verified by their own HMAC when retrieved.
+ *
+ * The KEK cache of `st` is cleared first, whatever the outcome.  On failure
+ * the previous entries are untouched and none of the parsed ones are
+ * visible.
+ *
+ * Errors: WKS_ERR_IO (cannot read), WKS_ERR_FORMAT, WKS_ERR_LIMIT
+ * (maxEntrySize, maxCertChainLength, iteration count below 10000 or above
+ * libwks.wks.maxIterationCount), WKS_ERR_INTEGRITY (wrong password or
+ * modified file), WKS_ERR_INVALID, WKS_ERR_NOMEM.
+ */
+WKS_API int wks_store_load_file(wks_store *st, const char *path,
+                        const char *pw, size_t pw_len);
+
+/* As wks_store_load_file(), from `len` bytes at `data`. */
+WKS_API int wks_store_load_buffer(wks_store *st, const uint8_t *data, size_t len,
+                          const char *pw, size_t pw_len);
+
+/*
+ * Serialise the store and MAC it with `pw` (must not be empty), with a
+ * fresh random salt and the configured wolfjce.wks.iterationCount.  Key
+ * entries are copied as they are (never re-encrypted).
+ *
+ * wks_store_save_file() is atomic: it writes a temporary file in the same
+ * folder, fsyncs it, renames it over `path` and fsyncs the folder.  A new
+ * file gets mode 0600, an existing file keeps its mode.  On any failure the
+ * previous file is intact and no temporary file remains.
+ *
+ * wks_store_save_buffer() returns the bytes in *out (free with wks_free()).
+ *
+ * Errors: WKS_ERR_INVALID (empty password, alias too long to encode),
+ * WKS_ERR_IO, WKS_ERR_NOMEM, WKS_ERR_CRYPTO.
+ */
+WKS_API int wks_store_save_file(wks_store *st, const char *path,
+                        const char *pw, size_t pw_len);
+WKS_API int wks_store_save_buffer(wks_store *st, uint8_t **out, size_t *out_len,
+                          const char *pw, size_t pw_len);
+
+/* True (1) if `data` starts with the WKS magic number 00 00 00 07. */
+WKS_API int wks_probe(const uint8_t *data, size_t len);
+
+/* ------------------------------------------------------------------------
+ * Queries
+ */
+
+/* Number of entries. */
+WKS_API size_t wks_store_size(wks_store *st);
+
+/* 1 if `alias` exists, 0 if not (or on invalid arguments). */
+WKS_API int wks_store_contains(wks_store *st, const char *alias);
+
+/* The entry type of `alias`, WKS_ENTRY_NONE if absent. */
+WKS_API wks_entry_type wks_store_entry_type(wks_store *st, const char *alias);
+
+/*
+ * All aliases, sorted by byte order, as a NULL-terminated array in *out
+ * with the count in *count (may be NULL).  Free with wks_aliases_free().
+ */
+WKS_API int wks_store_aliases(char ***out, size_t *count, wks_store *st);
+WKS_API void wks_aliases_free(char **aliases);
+
+/* Creation time of an entry in milliseconds since 1970-01-01 UTC.
+ * WKS_ERR_NOTFOUND if absent. */
+WKS_API int wks_store_creation_time(int64_t *out_ms, wks_store *st, const char *alias);
+
+/*
+ * Number of certificates of an entry: the chain length of a private key
+ * entry, 1 for a certificate entry.  WKS_ERR_WRONG_TYPE for a secret key,
+ * WKS_ERR_NOTFOUND if absent.
+ */
+WKS_API int wks_store_cert_count(size_t *out, wks_store *st, const char *alias);
+
+/*
+ * Certificate `index` of an entry (0 = the leaf of a private key entry, or
+ * the certificate of a certificate entry) as DER in *out (free with
+ * wks_free()) or as an X509 (free with X509_free()).
+ * Errors: WKS_ERR_NOTFOUND (absent alias or index out of range),
+ * WKS_ERR_WRONG_TYPE (secret key entry).
+ */
+WKS_API int wks_store_get_cert_der(uint8_t **out, size_t *out_len, wks_store *st,
+                           const char *alias, size_t index);
+WKS_API int wks_store_get_cert(X509 **out, wks_store *st, const char *alias,
+                       size_t index);
+
+/*
+ * The alias of the first entry, in alias byte order, whose certificate (a
+ * certificate entry) or leaf certificate (a private key entry) has exactly
+ * the DER bytes given.  *out is freed with wks_free().
+ * WKS_ERR_NOTFOUND if none.
+ */
+WKS_API int wks_store_find_cert_alias(char **out, wks_store *st,
+                              const uint8_t *der, size_t der_len);
+
+/* ------------------------------------------------------------------------
+ * Key retrieval
+ */
+
+/* A decrypted key: a PKCS#8 private key or a raw secret key. */
+typedef struct wks_key wks_key;
+
+/*
+ * Decrypt the key of a private or secret key entry with its key password.
+ *
+ * The entry's HMAC is verified before anything is decrypted.  For a
+ * private key the result holds the exact PKCS#8 DER that was stored and
+ * the key algorithm ("RSA", "EC", "ED25519", "ML-DSA-44", or the dotted
+ * OID if unknown); for a secret key its bytes and stored algorithm name.
+ * With the KEK cache enabled, the derived key may come from the cache.
+ *
+ * Errors: WKS_ERR_NOTFOUND (absent alias), WKS_ERR_WRONG_TYPE (certificate
+ * entry), WKS_ERR_INVALID (empty password), WKS_ERR_INTEGRITY (wrong key
+ * password or modified entry), WKS_ERR_LIMIT (iterations above
+ * libwks.wks.maxIterationCount).
+ *
+ * Free the result with wks_key_free(), which wipes it.
+ */
+WKS_API int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
+                      const char *pw, size_t pw_len);
+
+/* As wks_store_get_key() for a private key entry, returned as an OpenSSL
+ * key.  WKS_ERR_UNSUPPORTED if OpenSSL cannot parse the algorithm. */
+WKS_API int wks_store_get_pkey(EVP_PKEY **out, wks_store *st, const char *alias,
+                       const char *pw, size_t pw_len);
+
+/* WKS_ENTRY_PRIVATE_KEY or WKS_ENTRY_SECRET_KEY. */
+WKS_API wks_entry_type wks_key_type(const wks_key *key);
+/* The key bytes (PKCS#8 DER or raw secret); borrowed from `key`. */
+WKS_API const uint8_t *wks_key_data(const wks_key *key, size_t *len);
+/* The algorithm name; borrowed from `key`. */
+WKS_API const char *wks_key_algorithm(const wks_key *key);
+/* Wipe and free.  NULL is ignored. */
+WKS_API void wks_key_free(wks_key *key);
+
+/* ------------------------------------------------------------------------
+ * Changing entries
+ */
+
+/*
+ * Store a private key with its certificate chain (leaf first) under
+ * `alias`, encrypted with `pw` (must not be empty) at the configured
+ * wolfjce.wks.iterationCount, with a fresh random salt and IV and the
+ * current time as creation time.  Replaces any previous entry.
+ *
+ * Checks (libwks checks more than wolfJCE, see docs/FORMAT.md): the key is
+ * valid PKCS#8 that OpenSSL can parse; the chain has 1 to
+ * wolfjce.wks.maxCertChainLength certificates, each valid X.509 DER; every
+ * certificate is signed by the next one (including the leaf, and 2-chains);
+ * the private key matches the leaf's public key.  Validity dates are not
+ * checked.  On failure the previous entry is unchanged.
+ *
+ * Errors: WKS_ERR_INVALID (empty password, mismatched key, broken chain),
+ * WKS_ERR_FORMAT (unparsable key or certificate), WKS_ERR_LIMIT,
+ * WKS_ERR_NOMEM, WKS_ERR_CRYPTO.
+ */
+WKS_API int wks_store_set_private_key(wks_store *st, const char *alias,
+                              const uint8_t *pkcs8, size_t pkcs8_len,
+                              const uint8_t *const *chain_der,
+                              const size_t *chain_len, size_t chain_count,
+                              const char *pw, size_t pw_len);
+
+/* As wks_store_set_private_key() from OpenSSL objects.  The key is encoded
+ * as PKCS#8 by OpenSSL.  Nothing passed in is consumed. */
+WKS_API int wks_store_set_pkey(wks_store *st, const char *alias, EVP_PKEY *key,
+                       X509 *const *chain, size_t chain_count,
+                       const char *pw, size_t pw_len);
+
+/*
+ * Store a secret key (`key_len` >= 1 raw bytes) with its JCA algorithm
+ * name (non-empty, e.g. "AES", "HmacSHA256"), encrypted with `pw`.
+ * Replaces any previous entry.
+ */
+WKS_API int wks_store_set_secret_key(wks_store *st, const char *alias,
+                             const char *algorithm,
+                             const uint8_t *key, size_t key_len,
+                             const char *pw, size_t pw_len);
+
+/*
+ * Store a trusted certificate (DER, or an X509) under `alias`.  A
+ * certificate never replaces a key entry: WKS_ERR_WRONG_TYPE if `alias`
+ * holds a private or secret key (wolfJCE only guards private keys).
+ */
+WKS_API int wks_store_set_cert_der(wks_store *st, const char *alias,
+                           const uint8_t *der, size_t der_len);
+WKS_API int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert);
+
+/* Remove an entry.  WKS_ERR_NOTFOUND if absent.  Cached keys of that entry
+ * are wiped. */
+WKS_API int wks_store_delete(wks_store *st, const char *alias);
+
+/* ------------------------------------------------------------------------
+ * Properties
+ *
+ * Properties use the names of wolfJCE's Java Security properties, so that
+ * one java.security-style file can configure both.  Value lookup order:
+ * the store's own value (wks_store_set_property), else the process-wide
+ * value (wks_set_property), else the properties file named by the
+ * environment variable WKS_PROPERTIES (read once, at first use), else the
+ * default.  Values are read at use, so changes take effect immediately.
+ *
+ *   wolfjce.wks.iterationCount          210000   >= 10000; bad -> 210000
+ *   wolfjce.wks.maxCertChainLength      100      >= 1; bad -> 100
+ *   wolfjce.wks.maxEntrySize            10485760 >= 1; bad -> 10485760
+ *   wolfjce.keystore.kekCacheEnabled    false    "true" (any case) enables
+ *   wolfjce.keystore.kekCacheTtlSec     300      > 0 (trimmed); bad -> 300
+ *   libwks.wks.maxIterationCount        5000000  >= 10000; bad -> 5000000
+ *   libwks.wks.requireIntegrity         false    "true" refuses loads
+ *                                                without a password
+ *   libwks.keystore.kekCacheMaxEntries  1024     >= 1; bad -> 1024
+ *   libwks.keystore.kekCacheIdleSec     0 (off)  >= 0; bad -> 0
+ *   libwks.kdf.impl                     native   "native" | "openssl"
+ *   libwks.kdf.threads                  0 (auto) 0..16; bad -> 0
+ *
+ * A bad value falls back to its default, as wolfJCE does, and a warning is
+ * passed to the warning handler (see wks_set_warning_handler()).
+ */
+
+/*
+ * Set (value != NULL) or unset (value == NULL) a property on one store.
+ * Unknown names are accepted and kept (they may belong to wolfJCE); bad
+ * values are accepted and fall back at use, with a warning.  Thread-safe.
+ */
+WKS_API int wks_store_set_property(wks_store *st, const char *name, const char *value);
+
+/* Set or unset a property for the whole process.  Thread-safe. */
+WKS_API int wks_set_property(const char *name, const char *value);
+
+/*
+ * Read a java.security-style properties file (key=value or key: value,
+ * '#'/'!' comments, backslash continuations and escapes) into the
+ * process-wide properties.  The file named by $WKS_PROPERTIES is read this
+ * way automatically at first use; this call reads another one.
+ * Errors: WKS_ERR_IO, WKS_ERR_FORMAT (bad escape; line in the detail).
+ */
+WKS_API int wks_load_properties_file(const char *path);
+
+/*
+ * The value a store would use for a property (after fallbacks), as text,
+ * written to buf (NUL-terminated, truncated to buf_len).  `st` may be NULL
+ * for the process-wide value.  WKS_ERR_NOTFOUND for an unknown name.
+ */
+WKS_API int wks_get_property(char *buf, size_t buf_len, wks_store *st,
+                     const char *name);
+
+/*
+ * Receive warnings (bad property values, an mlock that failed).  The
+ * handler may be called from any thread; it must not call back into
+ * libwks.  NULL restores the default (warnings are dropped).
+ */
+typedef void (*wks_warning_fn)(const char *message, void *ctx);
+WKS_API void wks_set_warning_handler(wks_warning_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------
+ * KEK cache
+ *
+ * Off by default (wolfjce.keystore.kekCacheEnabled).  When enabled, the
+ * keys derived by PBKDF2 for a key entry are kept after their first
+ * successful use, so that later wks_store_get_key() calls with the same
+ * password skip PBKDF2.  Entries expire after kekCacheTtlSec (and after
+ * libwks.keystore.kekCacheIdleSec without use, if set); at most
+ * kekCacheMaxEntries are kept (least recently used evicted first).
+ * Cached keys are looked up by an HMAC of the password under a random
+ * per-store secret (no password hash is kept), stored encrypted in locked
+ * memory that is excluded from core dumps, and wiped on every removal.
+ * See docs/CACHE.md.
+ */
+
+/* Drop and wipe every cached key of `st`. */
+WKS_API int wks_store_cache_clear(wks_store *st);
+
+/* Drop and wipe the expired cached keys of `st` now; returns WKS_OK. */
+WKS_API int wks_store_cache_sweep(wks_store *st);
+
+typedef struct {
+	uint64_t hits;          /* get_key served from the cache */
+	uint64_t misses;        /* get_key that ran PBKDF2 with the cache on */
+	uint64_t inserts;       /* keys added */
+	uint64_t evictions;     /* removed by the size bound (LRU) */
+	uint64_t expirations;   /* removed by TTL or idle timeout */
+	uint64_t invalidations; /* removed by delete/overwrite/failed MAC */
+	uint64_t derivations;   /* PBKDF2 runs for get_key (cache on or off) */
+	size_t size;            /* keys cached now */
+} wks_cache_stats;
+
+WKS_API int wks_store_cache_stats(wks_cache_stats *out, wks_store *st);
+
+/*
+ * Replace the clock of the cache of `st` (milliseconds, monotonic) by
+ * `now_ms(ctx)`, for tests.  NULL restores CLOCK_MONOTONIC.
+ */
+typedef uint64_t (*wks_clock_fn)(void *ctx);
+WKS_API int wks_store_set_clock(wks_store *st, wks_clock_fn now_ms, void *ctx);
+
+/*
+ * Start (interval_ms > 0) or stop (interval_ms == 0) the process-wide
+ * background reaper: one thread that sweeps the caches of all live stores
+ * every interval_ms.  Off by default.
+ */
+WKS_API int wks_cache_reaper(unsigned interval_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WKS_WKS_H */

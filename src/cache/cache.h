@@ -1,0 +1,75 @@
+/* KEK cache: derived entry keys (96 bytes: AES key + HMAC key) kept after
+ * their first verified use, so that repeated get_key skips PBKDF2.
+ * See docs/CACHE.md for the design and include/wks/wks.h for the contract.
+ *
+ * One wks_cache per store.  It is internally synchronised: the store calls
+ * it without holding its own lock.  Lookups are by a tag =
+ * HMAC-SHA512(per-cache random secret, entry_id || iterations || salt ||
+ * password); nothing stored is an unkeyed hash of the password.  Values
+ * are shielded (encrypted under a random key in locked, MADV_DONTDUMP
+ * memory) and unshielded only into the caller's buffer. */
+#ifndef WKS_CACHE_CACHE_H
+#define WKS_CACHE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wks/wks.h"
+#include "config/config.h"
+#include "crypto/crypto.h"
+
+typedef struct wks_cache wks_cache;
+
+int wks__cache_new(wks_cache **out);
+/* Wipes everything; the cache must be idle. */
+void wks__cache_free(wks_cache *c);
+
+/* Runs PBKDF2 for the entry into dk (no lock held by the caller). */
+typedef int (*wks_derive_fn)(uint8_t dk[WKS_DK_LEN], void *ctx);
+/* Verifies the entry MAC with dk[32..96): WKS_OK or WKS_ERR_INTEGRITY. */
+typedef int (*wks_verify_fn)(const uint8_t dk[WKS_DK_LEN], void *ctx);
+
+/*
+ * Obtain the verified derived key of one key entry for one password.
+ *
+ *  - cache disabled (cfg->cache_enabled == 0): derive, verify, return;
+ *    nothing is looked up or inserted (entries already cached stay).
+ *  - enabled, hit (tag found, not expired): unshield into dk, verify; if
+ *    the MAC fails, that cache entry is removed (wiped) and
+ *    WKS_ERR_INTEGRITY returned.
+ *  - enabled, miss: single flight per tag: one thread derives (with no
+ *    cache lock held) and verifies; on success the key is inserted (LRU
+ *    bound, TTL, idle timeout from cfg); threads missing the same tag
+ *    meanwhile wait for that result instead of deriving again.  A failed
+ *    verification inserts nothing.
+ *
+ * entry_id identifies the key entry (unique per entry object for the
+ * store's life).  On failure dk is wiped.  Updates the statistics
+ * (derivations counts every derive call).
+ */
+int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
+                      const uint8_t *pw, size_t pw_len,
+                      const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
+                      wks_derive_fn derive, wks_verify_fn verify, void *ctx,
+                      uint8_t dk[WKS_DK_LEN]);
+
+/* Remove (wipe) every cached key of one entry (delete / overwrite). */
+void wks__cache_drop_entry(wks_cache *c, uint64_t entry_id);
+/* Remove (wipe) everything (load, explicit clear). */
+void wks__cache_clear(wks_cache *c);
+/* Remove (wipe) expired keys now (TTL / idle per cfg). */
+void wks__cache_sweep(wks_cache *c, const wks_settings *cfg);
+void wks__cache_stats(wks_cache *c, wks_cache_stats *out);
+/* NULL restores CLOCK_MONOTONIC. */
+void wks__cache_set_clock(wks_cache *c, wks_clock_fn fn, void *ctx);
+
+/*
+ * The reaper: the store registers its cache (and a function that resolves
+ * its current settings) while alive; the reaper thread, when started,
+ * sweeps every registered cache each interval.
+ */
+typedef void (*wks_settings_fn)(wks_settings *out, void *ctx);
+void wks__cache_register(wks_cache *c, wks_settings_fn fn, void *ctx);
+void wks__cache_unregister(wks_cache *c);
+
+#endif

@@ -1,0 +1,51 @@
+/* Crypto primitives used by the store.  crypto_openssl.c is the only file
+ * that includes <openssl/evp.h> and friends for these; it converts
+ * OpenSSL's "1 = success" into wks_err codes. */
+#ifndef WKS_CRYPTO_CRYPTO_H
+#define WKS_CRYPTO_CRYPTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+#define WKS_SALT_LEN 16
+#define WKS_IV_LEN 16
+#define WKS_MAC_LEN 64
+#define WKS_AES_KEY_LEN 32
+#define WKS_DK_LEN 96       /* entry key: AES key (32) + HMAC key (64) */
+#define WKS_STORE_KEY_LEN 64
+
+/* Which PBKDF2 implementation to use (property libwks.kdf.impl). */
+typedef enum { WKS_KDF_NATIVE = 0, WKS_KDF_OPENSSL = 1 } wks_kdf_impl;
+
+/* Fill out with n random bytes (RAND_bytes). */
+int wks__random(uint8_t *out, size_t n);
+
+/*
+ * PBKDF2-HMAC-SHA512(pw, salt, iter) -> out[out_len], by the chosen
+ * implementation; `threads` is libwks.kdf.threads (0 = auto).  The
+ * results of every implementation are identical.
+ */
+int wks__pbkdf2(uint8_t *out, size_t out_len, const uint8_t *pw, size_t pw_len,
+                const uint8_t *salt, size_t salt_len, uint32_t iter,
+                wks_kdf_impl impl, int threads);
+
+/* HMAC-SHA512(key, data) -> out[64]. */
+int wks__hmac_sha512(uint8_t out[WKS_MAC_LEN], const uint8_t *key,
+                     size_t key_len, const uint8_t *data, size_t len);
+
+/* AES-256-CBC with PKCS#5 padding.  Decryption checks the padding
+ * strictly and reports a bad one as WKS_ERR_INTEGRITY; the output buffer
+ * is wiped on every failure. */
+int wks__aes256cbc_encrypt(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
+                           const uint8_t iv[WKS_IV_LEN],
+                           const uint8_t *pt, size_t pt_len);
+int wks__aes256cbc_decrypt(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
+                           const uint8_t iv[WKS_IV_LEN],
+                           const uint8_t *ct, size_t ct_len);
+
+/* SHA-256 of data (for tests and tools). */
+int wks__sha256(uint8_t out[32], const uint8_t *data, size_t len);
+
+#endif

@@ -1,0 +1,26 @@
+#include "util/wipe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+void wks_wipe(void *p, size_t n)
+{
+	if (p && n)
+		OPENSSL_cleanse(p, n);
+}
+
+void wks_wipe_free(void *p, size_t n)
+{
+	if (!p)
+		return;
+	wks_wipe(p, n);
+	free(p);
+}
+
+void wks_wipe_str(char *s)
+{
+	if (s)
+		wks_wipe_free(s, strlen(s));
+}
