@@ -31,6 +31,21 @@ int wks__pbkdf2(uint8_t *out, size_t out_len, const uint8_t *pw, size_t pw_len,
                 const uint8_t *salt, size_t salt_len, uint32_t iter,
                 wks_kdf_impl impl, int threads);
 
+/* An HMAC-SHA512 key with its inner and outer SHA-512 states prepared
+ * (each state is an OpenSSL SHA512_CTX, kept opaque here), so that a MAC
+ * costs no key processing.  Wipe it with wks_wipe() after use. */
+typedef struct {
+	uint64_t inner[28];
+	uint64_t outer[28];
+} wks_hmac_key;
+
+void wks__hmac_prepare(wks_hmac_key *k, const uint8_t *key, size_t key_len);
+void wks__hmac_compute(uint8_t out[WKS_MAC_LEN], const wks_hmac_key *k,
+                       const uint8_t *data, size_t len);
+
+/* Constant-time equality (CRYPTO_memcmp): 1 if equal. */
+int wks__mac_equal(const uint8_t *a, const uint8_t *b, size_t n);
+
 /* HMAC-SHA512(key, data) -> out[64]. */
 int wks__hmac_sha512(uint8_t out[WKS_MAC_LEN], const uint8_t *key,
                      size_t key_len, const uint8_t *data, size_t len);

@@ -21,6 +21,11 @@ int wks__mutf8_to_api(wks_buf *out, const uint8_t *in, size_t n);
  * prefix).  WKS_ERR_INVALID if the result would exceed 65535 bytes. */
 int wks__api_to_mutf8(wks_buf *out, const char *s, size_t n);
 
+/* Append the canonical API form of a caller's string (joins a surrogate
+ * pair written as two 3-byte sequences into one 4-byte sequence), so that
+ * equal UTF-16 strings have byte-equal keys.  WKS_ERR_INVALID if bad. */
+int wks__api_canon(wks_buf *out, const char *s, size_t n);
+
 /* Validate an API-form string from a caller (WKS_ERR_INVALID if bad). */
 int wks__api_validate(const char *s, size_t n);
 

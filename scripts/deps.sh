@@ -1,0 +1,26 @@
+#!/bin/sh
+# Install the Debian packages libwks needs to build and test, if missing.
+#   scripts/deps.sh build   - compiler, cmake, OpenSSL 3 headers
+#   scripts/deps.sh test    - plus cmocka, cJSON, python3-cryptography,
+#                             valgrind, clang (sanitizers, fuzzing)
+set -eu
+want="gcc make cmake pkg-config libssl-dev openssl"
+if [ "${1:-build}" = test ]; then
+	want="$want libcmocka-dev libcjson-dev python3 valgrind clang"
+	want="$want libclang-rt-14-dev"
+fi
+missing=""
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ "${1:-build}" = test ] &&
+   ! python3 -c 'import cryptography' >/dev/null 2>&1; then
+	missing="$missing python3-cryptography"
+fi
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null

@@ -1,0 +1,186 @@
+/* Symmetric primitives on OpenSSL 3 libcrypto.  Algorithms are fetched
+ * once per process (fetching is costly and get_key's cache-hit path must
+ * stay in the microseconds). */
+#define OPENSSL_SUPPRESS_DEPRECATED /* SHA512_Init & co: see hmac below */
+#include "crypto/crypto.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include "crypto/kdf.h"
+#include "util/error.h"
+#include "util/wipe.h"
+
+_Static_assert(sizeof(SHA512_CTX) <= sizeof(((wks_hmac_key *)0)->inner),
+               "wks_hmac_key too small for SHA512_CTX");
+
+static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
+static EVP_CIPHER *aes256cbc;
+static EVP_MD *sha512_md;
+
+static void fetch_algorithms(void)
+{
+	aes256cbc = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
+	sha512_md = EVP_MD_fetch(NULL, "SHA512", NULL);
+}
+
+static int fetched(void)
+{
+	pthread_once(&fetch_once, fetch_algorithms);
+	if (!aes256cbc || !sha512_md)
+		return wks__err(WKS_ERR_CRYPTO, "OpenSSL lacks AES-256-CBC or SHA-512");
+	return WKS_OK;
+}
+
+int wks__random(uint8_t *out, size_t n)
+{
+	if (n > INT32_MAX || RAND_bytes(out, (int)n) != 1)
+		return wks__err(WKS_ERR_CRYPTO, "random number generator failed");
+	return WKS_OK;
+}
+
+int wks__pbkdf2(uint8_t *out, size_t out_len, const uint8_t *pw, size_t pw_len,
+                const uint8_t *salt, size_t salt_len, uint32_t iter,
+                wks_kdf_impl impl, int threads)
+{
+	int err;
+
+	if (iter == 0 || iter > INT32_MAX || pw_len > INT32_MAX ||
+	    salt_len > INT32_MAX || out_len > INT32_MAX)
+		return wks__err(WKS_ERR_INVALID, "PBKDF2 parameters out of range");
+	if (impl == WKS_KDF_NATIVE)
+		return wks__pbkdf2_sha512_native(out, out_len, pw, pw_len, salt,
+		                                  salt_len, iter, threads,
+		                                  WKS_KDF_PATH_AUTO);
+	if ((err = fetched()) < 0)
+		return err;
+	if (PKCS5_PBKDF2_HMAC((const char *)pw, (int)pw_len, salt, (int)salt_len,
+	                      (int)iter, sha512_md, (int)out_len, out) != 1) {
+		wks_wipe(out, out_len);
+		return wks__err(WKS_ERR_CRYPTO, "PBKDF2 failed");
+	}
+	return WKS_OK;
+}
+
+/*
+ * HMAC-SHA512 on the low-level SHA-512 interface: no allocation and no
+ * algorithm fetch per call, which matters on the cache-hit path where
+ * the whole get_key is a few microseconds.  The low-level API is
+ * deprecated in OpenSSL 3 but still its fastest SHA-512 entry point.
+ */
+void wks__hmac_prepare(wks_hmac_key *k, const uint8_t *key, size_t key_len)
+{
+	uint8_t block[128], kh[64];
+	size_t i;
+
+	memset(block, 0, sizeof(block));
+	if (key_len > sizeof(block)) {
+		SHA512(key, key_len, kh);
+		memcpy(block, kh, sizeof(kh));
+		wks_wipe(kh, sizeof(kh));
+	} else if (key_len) {
+		memcpy(block, key, key_len);
+	}
+	for (i = 0; i < sizeof(block); i++)
+		block[i] ^= 0x36;
+	SHA512_Init((SHA512_CTX *)k->inner);
+	SHA512_Update((SHA512_CTX *)k->inner, block, sizeof(block));
+	for (i = 0; i < sizeof(block); i++)
+		block[i] ^= 0x36 ^ 0x5c;
+	SHA512_Init((SHA512_CTX *)k->outer);
+	SHA512_Update((SHA512_CTX *)k->outer, block, sizeof(block));
+	wks_wipe(block, sizeof(block));
+}
+
+void wks__hmac_compute(uint8_t out[WKS_MAC_LEN], const wks_hmac_key *k,
+                       const uint8_t *data, size_t len)
+{
+	SHA512_CTX c;
+	uint8_t ih[64];
+
+	memcpy(&c, k->inner, sizeof(c));
+	SHA512_Update(&c, data, len);
+	SHA512_Final(ih, &c);
+	memcpy(&c, k->outer, sizeof(c));
+	SHA512_Update(&c, ih, sizeof(ih));
+	SHA512_Final(out, &c);
+	wks_wipe(ih, sizeof(ih));
+	wks_wipe(&c, sizeof(c));
+}
+
+int wks__hmac_sha512(uint8_t out[WKS_MAC_LEN], const uint8_t *key,
+                     size_t key_len, const uint8_t *data, size_t len)
+{
+	wks_hmac_key k;
+
+	wks__hmac_prepare(&k, key, key_len);
+	wks__hmac_compute(out, &k, data, len);
+	wks_wipe(&k, sizeof(k));
+	return WKS_OK;
+}
+
+int wks__mac_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+static int aes_cbc(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
+                   const uint8_t iv[WKS_IV_LEN], const uint8_t *in,
+                   size_t in_len, int enc)
+{
+	EVP_CIPHER_CTX *ctx = NULL;
+	int err, n1 = 0, n2 = 0;
+
+	if ((err = fetched()) < 0)
+		return err;
+	if (in_len > INT32_MAX - 32)
+		return wks__err(WKS_ERR_LIMIT, "data too large to encrypt");
+	if ((err = wks_buf_reserve(out, in_len + 16)) < 0)
+		return err;
+	if (!(ctx = EVP_CIPHER_CTX_new()))
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	/* Padding is PKCS#5 both ways; OpenSSL's decrypt checks every pad
+	 * byte, rejects p = 0 and p > 16, and an input that is not a
+	 * non-zero multiple of 16. */
+	if (EVP_CipherInit_ex2(ctx, aes256cbc, key, iv, enc, NULL) != 1 ||
+	    EVP_CipherUpdate(ctx, out->ptr + out->len, &n1, in, (int)in_len) != 1 ||
+	    EVP_CipherFinal_ex(ctx, out->ptr + out->len + n1, &n2) != 1) {
+		wks_wipe(out->ptr + out->len, in_len + 16);
+		err = enc ? wks__err(WKS_ERR_CRYPTO, "AES-256-CBC encryption failed")
+		          : wks__err(WKS_ERR_INTEGRITY, "bad padding after decryption");
+	} else {
+		out->len += (size_t)n1 + (size_t)n2;
+	}
+	EVP_CIPHER_CTX_free(ctx);
+	return err;
+}
+
+int wks__aes256cbc_encrypt(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
+                           const uint8_t iv[WKS_IV_LEN],
+                           const uint8_t *pt, size_t pt_len)
+{
+	return aes_cbc(out, key, iv, pt, pt_len, 1);
+}
+
+int wks__aes256cbc_decrypt(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
+                           const uint8_t iv[WKS_IV_LEN],
+                           const uint8_t *ct, size_t ct_len)
+{
+	if (ct_len == 0 || ct_len % 16 != 0)
+		return wks__err(WKS_ERR_INTEGRITY,
+		                "ciphertext length %zu is not a positive multiple of 16",
+		                ct_len);
+	return aes_cbc(out, key, iv, ct, ct_len, 0);
+}
+
+int wks__sha256(uint8_t out[32], const uint8_t *data, size_t len)
+{
+	if (!SHA256(data, len, out))
+		return wks__err(WKS_ERR_CRYPTO, "SHA-256 failed");
+	return WKS_OK;
+}

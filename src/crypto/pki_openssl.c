@@ -1,0 +1,296 @@
+/* X.509 / PKCS#8 work on OpenSSL: parsing, key algorithm names, the key
+ * and chain checks of setKeyEntry. */
+#include "crypto/pki.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/asn1.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+
+#include <stdlib.h>
+
+#include "util/error.h"
+#include "util/wipe.h"
+#include "wks/wks.h"
+
+int wks__x509_parse(X509 **out, const uint8_t *der, size_t len)
+{
+	const unsigned char *p = der;
+	X509 *x;
+
+	*out = NULL;
+	if (len == 0 || len > INT32_MAX)
+		return wks__err(WKS_ERR_FORMAT, "certificate of %zu bytes", len);
+	x = d2i_X509(NULL, &p, (long)len);
+	if (!x)
+		return wks__err(WKS_ERR_FORMAT, "unparsable X.509 certificate");
+	if ((size_t)(p - der) != len) {
+		X509_free(x);
+		return wks__err(WKS_ERR_FORMAT,
+		                "%zu bytes after the X.509 certificate",
+		                len - (size_t)(p - der));
+	}
+	*out = x;
+	return WKS_OK;
+}
+
+int wks__x509_check(const uint8_t *der, size_t len)
+{
+	X509 *x = NULL;
+	int err = wks__x509_parse(&x, der, len);
+
+	X509_free(x);
+	return err;
+}
+
+int wks__x509_der(wks_buf *out, X509 *cert)
+{
+	int n = cert ? i2d_X509(cert, NULL) : -1;
+	unsigned char *p;
+	int err;
+
+	if (n <= 0)
+		return wks__err(WKS_ERR_INVALID, "certificate cannot be encoded");
+	if ((err = wks_buf_reserve(out, (size_t)n)) < 0)
+		return err;
+	p = out->ptr + out->len;
+	if (i2d_X509(cert, &p) != n)
+		return wks__err(WKS_ERR_CRYPTO, "certificate encoding failed");
+	out->len += (size_t)n;
+	return WKS_OK;
+}
+
+/* The AlgorithmIdentifier OID of a PKCS#8 key, dotted. */
+static int pkcs8_oid(char *oid, size_t oid_len, const uint8_t **pk,
+                     int *pk_len, PKCS8_PRIV_KEY_INFO **p8_out,
+                     const uint8_t *der, size_t len)
+{
+	const unsigned char *p = der;
+	PKCS8_PRIV_KEY_INFO *p8;
+	const ASN1_OBJECT *obj = NULL;
+
+	*p8_out = NULL;
+	if (len == 0 || len > INT32_MAX)
+		return wks__err(WKS_ERR_FORMAT, "PKCS#8 key of %zu bytes", len);
+	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)len);
+	if (!p8 || (size_t)(p - der) != len) {
+		PKCS8_PRIV_KEY_INFO_free(p8);
+		return wks__err(WKS_ERR_FORMAT, "not a PKCS#8 private key");
+	}
+	if (PKCS8_pkey_get0(&obj, pk, pk_len, NULL, p8) != 1 || !obj ||
+	    OBJ_obj2txt(oid, (int)oid_len, obj, 1) <= 0) {
+		PKCS8_PRIV_KEY_INFO_free(p8);
+		return wks__err(WKS_ERR_FORMAT, "PKCS#8 key without an algorithm");
+	}
+	*p8_out = p8;
+	return WKS_OK;
+}
+
+static const struct {
+	const char *oid, *name;
+} key_algs[] = {
+	{ "1.2.840.113549.1.1.1", "RSA" },
+	{ "1.2.840.113549.1.1.10", "RSASSA-PSS" },
+	{ "1.2.840.10045.2.1", "EC" },
+	{ "1.3.101.112", "ED25519" },
+	{ "1.3.101.113", "ED448" },
+	{ "1.3.101.110", "X25519" },
+	{ "1.3.101.111", "X448" },
+	{ "1.2.840.10040.4.1", "DSA" },
+	{ "2.16.840.1.101.3.4.3.17", "ML-DSA-44" },
+	{ "2.16.840.1.101.3.4.3.18", "ML-DSA-65" },
+	{ "2.16.840.1.101.3.4.3.19", "ML-DSA-87" },
+};
+
+static int is_slh_dsa(const char *oid)
+{
+	int n;
+
+	return sscanf(oid, "2.16.840.1.101.3.4.3.%d", &n) == 1 && n >= 20 &&
+	       n <= 31;
+}
+
+int wks__pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
+                         size_t len)
+{
+	PKCS8_PRIV_KEY_INFO *p8 = NULL;
+	const uint8_t *pk;
+	char oid[128];
+	size_t i;
+	int pk_len, err;
+
+	if ((err = pkcs8_oid(oid, sizeof(oid), &pk, &pk_len, &p8, der, len)) < 0)
+		return err;
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	for (i = 0; i < sizeof(key_algs) / sizeof(key_algs[0]); i++)
+		if (strcmp(oid, key_algs[i].oid) == 0) {
+			snprintf(out, out_len, "%s", key_algs[i].name);
+			return WKS_OK;
+		}
+	snprintf(out, out_len, "%s", is_slh_dsa(oid) ? "SLH-DSA" : oid);
+	return WKS_OK;
+}
+
+int wks__pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
+{
+	const unsigned char *p = der;
+	PKCS8_PRIV_KEY_INFO *p8;
+	EVP_PKEY *k = NULL;
+
+	*out = NULL;
+	if (len == 0 || len > INT32_MAX)
+		return wks__err(WKS_ERR_FORMAT, "PKCS#8 key of %zu bytes", len);
+	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)len);
+	if (!p8 || (size_t)(p - der) != len) {
+		PKCS8_PRIV_KEY_INFO_free(p8);
+		return wks__err(WKS_ERR_FORMAT, "not a PKCS#8 private key");
+	}
+	k = EVP_PKCS82PKEY(p8);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	if (!k)
+		return wks__err(WKS_ERR_UNSUPPORTED,
+		                "OpenSSL cannot use this private key's algorithm");
+	*out = k;
+	return WKS_OK;
+}
+
+int wks__pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key)
+{
+	PKCS8_PRIV_KEY_INFO *p8 = key ? EVP_PKEY2PKCS8(key) : NULL;
+	unsigned char *der = NULL;
+	int n, err;
+
+	if (!p8)
+		return wks__err(WKS_ERR_INVALID, "key cannot be encoded as PKCS#8");
+	n = i2d_PKCS8_PRIV_KEY_INFO(p8, &der);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	if (n <= 0)
+		return wks__err(WKS_ERR_INVALID, "key cannot be encoded as PKCS#8");
+	err = wks_buf_put(out, der, (size_t)n);
+	OPENSSL_clear_free(der, (size_t)n);
+	return err;
+}
+
+/*
+ * ML-DSA key <-> certificate without ML-DSA support in OpenSSL 3.0: the
+ * PKCS#8 key holds SEQUENCE { seed(32), expandedKey }; with pk the
+ * certificate's public key, expandedKey[0..32) = pk[0..32) (rho) and
+ * expandedKey[64..128) = SHAKE256(pk, 64) (tr).
+ */
+static int mldsa_matches(const uint8_t *pk8, int pk8_len, X509 *leaf)
+{
+	const unsigned char *p = pk8;
+	STACK_OF(ASN1_TYPE) *seq = d2i_ASN1_SEQUENCE_ANY(NULL, &p, pk8_len);
+	ASN1_BIT_STRING *pub = X509_get0_pubkey_bitstr(leaf);
+	ASN1_TYPE *ex;
+	const uint8_t *exp, *pkb;
+	uint8_t tr[64];
+	int ok = 0, exp_len, pkb_len;
+
+	if (!seq || sk_ASN1_TYPE_num(seq) != 2 || !pub)
+		goto done;
+	ex = sk_ASN1_TYPE_value(seq, 1);
+	if (ex->type != V_ASN1_OCTET_STRING)
+		goto done;
+	exp = ASN1_STRING_get0_data(ex->value.octet_string);
+	exp_len = ASN1_STRING_length(ex->value.octet_string);
+	pkb = ASN1_STRING_get0_data(pub);
+	pkb_len = ASN1_STRING_length(pub);
+	if (exp_len < 128 || pkb_len < 32)
+		goto done;
+	{
+		EVP_MD_CTX *c = EVP_MD_CTX_new();
+		EVP_MD *md = EVP_MD_fetch(NULL, "SHAKE256", NULL);
+
+		ok = c && md && EVP_DigestInit_ex2(c, md, NULL) == 1 &&
+		     EVP_DigestUpdate(c, pkb, (size_t)pkb_len) == 1 &&
+		     EVP_DigestFinalXOF(c, tr, sizeof(tr)) == 1;
+		EVP_MD_CTX_free(c);
+		EVP_MD_free(md);
+	}
+	ok = ok && memcmp(exp, pkb, 32) == 0 && memcmp(exp + 64, tr, 64) == 0;
+done:
+	sk_ASN1_TYPE_pop_free(seq, ASN1_TYPE_free);
+	return ok;
+}
+
+int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
+                             const uint8_t *const *certs, const size_t *lens,
+                             size_t n)
+{
+	X509 **x = NULL;
+	EVP_PKEY *key = NULL;
+	PKCS8_PRIV_KEY_INFO *p8 = NULL;
+	const uint8_t *pk;
+	char oid[128];
+	size_t i;
+	int err, pk_len;
+
+	if (n == 0)
+		return wks__err(WKS_ERR_INVALID,
+		                "a private key needs a certificate chain");
+	if ((err = pkcs8_oid(oid, sizeof(oid), &pk, &pk_len, &p8, pkcs8,
+	                     pkcs8_len)) < 0)
+		return err;
+	if (!(x = calloc(n, sizeof(*x)))) {
+		err = wks__err(WKS_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < n; i++)
+		if ((err = wks__x509_parse(&x[i], certs[i], lens[i])) < 0) {
+			err = wks__err(err, "chain certificate %zu is not valid X.509", i);
+			goto done;
+		}
+	/* Every link, leaf included: chain[i] must be signed by chain[i+1]. */
+	for (i = 0; i + 1 < n; i++) {
+		EVP_PKEY *issuer = X509_get0_pubkey(x[i + 1]);
+
+		if (!issuer) {
+			err = wks__err(WKS_ERR_UNSUPPORTED,
+			               "cannot check chain certificate %zu: issuer "
+			               "key algorithm not supported", i);
+			goto done;
+		}
+		if (X509_verify(x[i], issuer) != 1) {
+			err = wks__err(WKS_ERR_INVALID,
+			               "chain certificate %zu is not signed by "
+			               "certificate %zu", i, i + 1);
+			goto done;
+		}
+	}
+	key = EVP_PKCS82PKEY(p8);
+	if (key) {
+		if (X509_check_private_key(x[0], key) != 1) {
+			err = wks__err(WKS_ERR_INVALID,
+			               "the private key does not match the leaf "
+			               "certificate");
+			goto done;
+		}
+	} else if (strncmp(oid, "2.16.840.1.101.3.4.3.1", 22) == 0 &&
+	           strlen(oid) == 23 && oid[22] >= '7' && oid[22] <= '9') {
+		if (!mldsa_matches(pk, pk_len, x[0])) {
+			err = wks__err(WKS_ERR_INVALID,
+			               "the ML-DSA private key does not match the "
+			               "leaf certificate");
+			goto done;
+		}
+	} else {
+		err = wks__err(WKS_ERR_UNSUPPORTED,
+		               "cannot check a private key of algorithm %s", oid);
+		goto done;
+	}
+	err = WKS_OK;
+done:
+	ERR_clear_error();
+	EVP_PKEY_free(key);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	if (x)
+		for (i = 0; i < n; i++)
+			X509_free(x[i]);
+	free(x);
+	return err;
+}

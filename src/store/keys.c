@@ -1,0 +1,468 @@
+/* Key entries: retrieval (spec 7.2, with the KEK cache) and creation
+ * (spec 7.1, with libwks's complete checks). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto/crypto.h"
+#include "crypto/pki.h"
+#include "format/mutf8.h"
+#include "store/store_int.h"
+#include "util/error.h"
+#include "util/wipe.h"
+
+struct wks_key {
+	wks_entry_type type;
+	size_t len;
+	uint8_t *data;   /* points into this allocation */
+	char *algorithm; /* points into this allocation */
+	size_t alloc;    /* total size, for the wipe */
+};
+
+wks_entry_type wks_key_type(const wks_key *key)
+{
+	return key ? key->type : WKS_ENTRY_NONE;
+}
+
+const uint8_t *wks_key_data(const wks_key *key, size_t *len)
+{
+	if (len)
+		*len = key ? key->len : 0;
+	return key ? key->data : NULL;
+}
+
+const char *wks_key_algorithm(const wks_key *key)
+{
+	return key ? key->algorithm : NULL;
+}
+
+void wks_key_free(wks_key *key)
+{
+	if (key)
+		wks_wipe_free(key, key->alloc);
+}
+
+static int key_new(wks_key **out, wks_entry_type type, const uint8_t *data,
+                   size_t len, const char *alg)
+{
+	size_t alg_len = strlen(alg), total;
+	wks_key *k;
+
+	if (len > SIZE_MAX / 2 || alg_len > SIZE_MAX / 4)
+		return wks__err(WKS_ERR_NOMEM, "key too large");
+	total = sizeof(*k) + len + alg_len + 1;
+	if (!(k = malloc(total)))
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	k->type = type;
+	k->len = len;
+	k->alloc = total;
+	k->data = (uint8_t *)(k + 1);
+	k->algorithm = (char *)k->data + len;
+	memcpy(k->data, data, len);
+	memcpy(k->algorithm, alg, alg_len + 1);
+	*out = k;
+	return WKS_OK;
+}
+
+/* ---- retrieval ---------------------------------------------------------- */
+
+typedef struct {
+	const wks_entry *e;
+	const uint8_t *pw;
+	size_t pw_len;
+	const wks_settings *cfg;
+} key_ctx;
+
+static int derive_cb(uint8_t dk[WKS_DK_LEN], void *ctx)
+{
+	const key_ctx *k = ctx;
+
+	return wks__pbkdf2(dk, WKS_DK_LEN, k->pw, k->pw_len, k->e->salt,
+	                   WKS_SALT_LEN, (uint32_t)k->e->iterations,
+	                   k->cfg->kdf_impl, k->cfg->kdf_threads);
+}
+
+/* Encrypt-then-MAC: the entry MAC is checked before any decryption. */
+static int verify_cb(const uint8_t dk[WKS_DK_LEN], void *ctx)
+{
+	const key_ctx *k = ctx;
+	uint8_t mac[WKS_MAC_LEN];
+	int ok;
+
+	wks__hmac_sha512(mac, dk + WKS_AES_KEY_LEN, WKS_DK_LEN - WKS_AES_KEY_LEN,
+	                 k->e->body, k->e->mac_input_len);
+	ok = wks__mac_equal(mac, k->e->body + k->e->mac.off, WKS_MAC_LEN);
+	wks_wipe(mac, sizeof(mac));
+	return ok ? WKS_OK
+	          : wks__err(WKS_ERR_INTEGRITY,
+	                     "entry MAC check failed: wrong key password, or the "
+	                     "entry was modified");
+}
+
+int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
+                      const char *pw, size_t pw_len)
+{
+	wks_entry *e = NULL;
+	wks_settings cfg;
+	wks_buf plain = WKS_BUF_INIT;
+	uint8_t dk[WKS_DK_LEN];
+	char alg[128];
+	key_ctx kc;
+	int err;
+
+	wks__err_clear();
+	if (!out)
+		return wks__err(WKS_ERR_INVALID, "out is NULL");
+	*out = NULL;
+	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
+		return err;
+	if (e->type == WKS_ENTRY_CERTIFICATE) {
+		err = wks__err(WKS_ERR_WRONG_TYPE,
+		               "entry is a certificate, not a key");
+		goto done;
+	}
+	if (!pw || pw_len == 0) {
+		err = wks__err(WKS_ERR_INVALID, "the key password must not be empty");
+		goto done;
+	}
+	wks__store_settings(&cfg, st);
+	if (e->iterations > cfg.max_iterations) {
+		err = wks__err(WKS_ERR_LIMIT, "entry iteration count %d exceeds "
+		               "limit %d (libwks.wks.maxIterationCount)",
+		               e->iterations, cfg.max_iterations);
+		goto done;
+	}
+	kc.e = e;
+	kc.pw = (const uint8_t *)pw;
+	kc.pw_len = pw_len;
+	kc.cfg = &cfg;
+	if ((err = wks__cache_obtain(st->cache, &cfg, e->id, kc.pw, pw_len,
+	                             e->salt, (uint32_t)e->iterations, derive_cb,
+	                             verify_cb, &kc, dk)) < 0)
+		goto done;
+	if ((err = wks__aes256cbc_decrypt(&plain, dk, e->iv, e->body + e->enc.off,
+	                                  e->enc.len)) < 0)
+		goto done;
+	if (e->type == WKS_ENTRY_PRIVATE_KEY) {
+		if ((err = wks__pkcs8_algorithm(alg, sizeof(alg), plain.ptr,
+		                                plain.len)) < 0)
+			goto done;
+		err = key_new(out, e->type, plain.ptr, plain.len, alg);
+	} else {
+		err = key_new(out, e->type, plain.ptr, plain.len, e->algorithm);
+	}
+done:
+	wks_wipe(dk, sizeof(dk));
+	wks_buf_dispose(&plain);
+	wks__entry_unref(e);
+	return err;
+}
+
+int wks_store_get_pkey(EVP_PKEY **out, wks_store *st, const char *alias,
+                       const char *pw, size_t pw_len)
+{
+	wks_key *k = NULL;
+	int err;
+
+	if (!out)
+		return wks__err(WKS_ERR_INVALID, "out is NULL");
+	*out = NULL;
+	if ((err = wks_store_get_key(&k, st, alias, pw, pw_len)) < 0)
+		return err;
+	if (k->type != WKS_ENTRY_PRIVATE_KEY)
+		err = wks__err(WKS_ERR_WRONG_TYPE, "entry is a secret key");
+	else
+		err = wks__pkey_from_pkcs8(out, k->data, k->len);
+	wks_key_free(k);
+	return err;
+}
+
+/* ---- creation ----------------------------------------------------------- */
+
+/*
+ * Encrypt `plain` for a new key entry and finish its body: fresh salt and
+ * IV, PBKDF2 at the configured count, AES-256-CBC, then the entry MAC.
+ * `build` writes the body up to the MAC from the encrypted key.
+ */
+typedef int (*body_fn)(wks_buf *body, const uint8_t salt[WKS_SALT_LEN],
+                       int32_t iterations, const uint8_t iv[WKS_IV_LEN],
+                       const uint8_t *enc, size_t enc_len, const void *ctx);
+
+static int seal(wks_buf *body, const uint8_t *plain, size_t plain_len,
+                const char *pw, size_t pw_len, const wks_settings *cfg,
+                body_fn build, const void *ctx)
+{
+	uint8_t salt[WKS_SALT_LEN], iv[WKS_IV_LEN], dk[WKS_DK_LEN];
+	uint8_t mac[WKS_MAC_LEN];
+	wks_buf enc = WKS_BUF_INIT;
+	int err;
+
+	if ((err = wks__random(salt, sizeof(salt))) < 0 ||
+	    (err = wks__random(iv, sizeof(iv))) < 0)
+		return err;
+	if ((err = wks__pbkdf2(dk, sizeof(dk), (const uint8_t *)pw, pw_len, salt,
+	                       sizeof(salt), (uint32_t)cfg->iteration_count,
+	                       cfg->kdf_impl, cfg->kdf_threads)) < 0)
+		goto done;
+	if ((err = wks__aes256cbc_encrypt(&enc, dk, iv, plain, plain_len)) < 0)
+		goto done;
+	if ((err = build(body, salt, cfg->iteration_count, iv, enc.ptr, enc.len,
+	                 ctx)) < 0)
+		goto done;
+	wks__hmac_sha512(mac, dk + WKS_AES_KEY_LEN, WKS_DK_LEN - WKS_AES_KEY_LEN,
+	                 body->ptr, body->len);
+	wks_buf_put_i32be(body, WKS_MAC_LEN);
+	err = wks_buf_put(body, mac, sizeof(mac));
+done:
+	wks_wipe(dk, sizeof(dk));
+	wks_buf_dispose(&enc);
+	return err;
+}
+
+/* Parse the new body like a loaded one, check its size, and put it in
+ * the map; the replaced entry's cached keys are dropped. */
+static int install(wks_store *st, int type, const char *alias_key,
+                   size_t alias_len, const wks_buf *body,
+                   const wks_settings *cfg)
+{
+	wks_entry *e = NULL, *old = NULL;
+	size_t i;
+	int err;
+
+	if (body->len > (size_t)cfg->max_entry_size)
+		return wks__err(WKS_ERR_LIMIT, "entry of %zu bytes exceeds limit %d "
+		                "(wolfjce.wks.maxEntrySize)", body->len,
+		                cfg->max_entry_size);
+	if ((err = wks__entry_from_body(&e, type, alias_key, alias_len, body->ptr,
+	                                body->len, cfg, "new entry")) < 0)
+		return err;
+	pthread_rwlock_wrlock(&st->lock);
+	if (type == WKS_ENTRY_CERTIFICATE &&
+	    wks__map_find(st, alias_key, alias_len, &i) &&
+	    st->v[i]->type != WKS_ENTRY_CERTIFICATE)
+		err = wks__err(WKS_ERR_WRONG_TYPE, "a certificate cannot replace a "
+		               "key entry; delete it first");
+	else
+		err = wks__map_put(st, e, &old);
+	pthread_rwlock_unlock(&st->lock);
+	if (err < 0) {
+		wks__entry_unref(e);
+		return err;
+	}
+	if (old && old->type != WKS_ENTRY_CERTIFICATE)
+		wks__cache_drop_entry(st->cache, old->id);
+	wks__entry_unref(old);
+	return WKS_OK;
+}
+
+typedef struct {
+	int64_t created;
+	const uint8_t *const *certs;
+	const size_t *lens;
+	size_t n;
+	const char *algorithm;
+} body_args;
+
+static int private_body(wks_buf *body, const uint8_t salt[WKS_SALT_LEN],
+                        int32_t iterations, const uint8_t iv[WKS_IV_LEN],
+                        const uint8_t *enc, size_t enc_len, const void *ctx)
+{
+	const body_args *a = ctx;
+
+	return wks__body_private(body, a->created, salt, iterations, iv, enc,
+	                         enc_len, a->certs, a->lens, a->n);
+}
+
+static int secret_body(wks_buf *body, const uint8_t salt[WKS_SALT_LEN],
+                       int32_t iterations, const uint8_t iv[WKS_IV_LEN],
+                       const uint8_t *enc, size_t enc_len, const void *ctx)
+{
+	const body_args *a = ctx;
+
+	return wks__body_secret(body, a->created, a->algorithm, salt, iterations,
+	                        iv, enc, enc_len);
+}
+
+static int check_common(wks_store *st, wks_buf *key, const char *alias,
+                        const char *pw, size_t pw_len)
+{
+	if (!st)
+		return wks__err(WKS_ERR_INVALID, "store is NULL");
+	if (!pw || pw_len == 0)
+		return wks__err(WKS_ERR_INVALID, "the key password must not be empty");
+	return wks__alias_key(key, alias);
+}
+
+int wks_store_set_private_key(wks_store *st, const char *alias,
+                              const uint8_t *pkcs8, size_t pkcs8_len,
+                              const uint8_t *const *chain_der,
+                              const size_t *chain_len, size_t chain_count,
+                              const char *pw, size_t pw_len)
+{
+	wks_buf key = WKS_BUF_INIT, body = WKS_BUF_INIT;
+	wks_settings cfg;
+	body_args a;
+	size_t i;
+	int err;
+
+	wks__err_clear();
+	if ((err = check_common(st, &key, alias, pw, pw_len)) < 0)
+		goto done;
+	wks__store_settings(&cfg, st);
+	err = WKS_ERR_INVALID;
+	if (!pkcs8 || pkcs8_len == 0) {
+		wks__err(err, "the private key is empty");
+		goto done;
+	}
+	if (chain_count == 0 || !chain_der || !chain_len) {
+		wks__err(err, "a private key needs a certificate chain");
+		goto done;
+	}
+	for (i = 0; i < chain_count; i++)
+		if (!chain_der[i] || chain_len[i] == 0) {
+			wks__err(WKS_ERR_FORMAT, "chain certificate %zu is empty", i);
+			err = WKS_ERR_FORMAT;
+			goto done;
+		}
+	if (chain_count > (size_t)cfg.max_chain) {
+		err = wks__err(WKS_ERR_LIMIT, "chain length %zu exceeds limit %d "
+		               "(wolfjce.wks.maxCertChainLength)", chain_count,
+		               cfg.max_chain);
+		goto done;
+	}
+	if ((err = wks__check_key_and_chain(pkcs8, pkcs8_len, chain_der, chain_len,
+	                                    chain_count)) < 0)
+		goto done;
+	a.created = wks__now_ms();
+	a.certs = chain_der;
+	a.lens = chain_len;
+	a.n = chain_count;
+	a.algorithm = NULL;
+	if ((err = seal(&body, pkcs8, pkcs8_len, pw, pw_len, &cfg, private_body,
+	                &a)) < 0)
+		goto done;
+	err = install(st, WKS_ENTRY_PRIVATE_KEY, (const char *)key.ptr, key.len,
+	              &body, &cfg);
+done:
+	wks_buf_dispose(&key);
+	wks_buf_dispose(&body);
+	return err;
+}
+
+int wks_store_set_pkey(wks_store *st, const char *alias, EVP_PKEY *pkey,
+                       X509 *const *chain, size_t chain_count,
+                       const char *pw, size_t pw_len)
+{
+	wks_buf p8 = WKS_BUF_INIT, *ders = NULL;
+	const uint8_t **ptrs = NULL;
+	size_t *lens = NULL, i;
+	int err;
+
+	wks__err_clear();
+	if (!pkey || (chain_count && !chain))
+		return wks__err(WKS_ERR_INVALID, "key or chain is NULL");
+	if (chain_count > 1000000)
+		return wks__err(WKS_ERR_LIMIT, "chain too long");
+	if ((err = wks__pkcs8_from_pkey(&p8, pkey)) < 0)
+		return err;
+	if (chain_count) {
+		ders = calloc(chain_count, sizeof(*ders));
+		ptrs = calloc(chain_count, sizeof(*ptrs));
+		lens = calloc(chain_count, sizeof(*lens));
+		if (!ders || !ptrs || !lens) {
+			err = wks__err(WKS_ERR_NOMEM, "out of memory");
+			goto done;
+		}
+		for (i = 0; i < chain_count; i++) {
+			if ((err = wks__x509_der(&ders[i], chain[i])) < 0)
+				goto done;
+			ptrs[i] = ders[i].ptr;
+			lens[i] = ders[i].len;
+		}
+	}
+	err = wks_store_set_private_key(st, alias, p8.ptr, p8.len, ptrs, lens,
+	                                chain_count, pw, pw_len);
+done:
+	if (ders)
+		for (i = 0; i < chain_count; i++)
+			wks_buf_dispose(&ders[i]);
+	free(ders);
+	free(ptrs);
+	free(lens);
+	wks_buf_dispose(&p8);
+	return err;
+}
+
+int wks_store_set_secret_key(wks_store *st, const char *alias,
+                             const char *algorithm, const uint8_t *key_bytes,
+                             size_t key_len, const char *pw, size_t pw_len)
+{
+	wks_buf key = WKS_BUF_INIT, body = WKS_BUF_INIT;
+	wks_settings cfg;
+	body_args a;
+	int err;
+
+	wks__err_clear();
+	if ((err = check_common(st, &key, alias, pw, pw_len)) < 0)
+		goto done;
+	if (!algorithm || !*algorithm) {
+		err = wks__err(WKS_ERR_INVALID, "the algorithm name must not be empty");
+		goto done;
+	}
+	if ((err = wks__api_validate(algorithm, strlen(algorithm))) < 0)
+		goto done;
+	if (!key_bytes || key_len == 0) {
+		err = wks__err(WKS_ERR_INVALID, "the secret key is empty");
+		goto done;
+	}
+	wks__store_settings(&cfg, st);
+	memset(&a, 0, sizeof(a));
+	a.created = wks__now_ms();
+	a.algorithm = algorithm;
+	if ((err = seal(&body, key_bytes, key_len, pw, pw_len, &cfg, secret_body,
+	                &a)) < 0)
+		goto done;
+	err = install(st, WKS_ENTRY_SECRET_KEY, (const char *)key.ptr, key.len,
+	              &body, &cfg);
+done:
+	wks_buf_dispose(&key);
+	wks_buf_dispose(&body);
+	return err;
+}
+
+int wks_store_set_cert_der(wks_store *st, const char *alias,
+                           const uint8_t *der, size_t der_len)
+{
+	wks_buf key = WKS_BUF_INIT, body = WKS_BUF_INIT;
+	wks_settings cfg;
+	int err;
+
+	wks__err_clear();
+	if (!st)
+		return wks__err(WKS_ERR_INVALID, "store is NULL");
+	if (!der || der_len == 0)
+		return wks__err(WKS_ERR_INVALID, "the certificate is empty");
+	if ((err = wks__alias_key(&key, alias)) < 0 ||
+	    (err = wks__x509_check(der, der_len)) < 0)
+		goto done;
+	wks__store_settings(&cfg, st);
+	if ((err = wks__body_cert(&body, wks__now_ms(), der, der_len)) < 0)
+		goto done;
+	err = install(st, WKS_ENTRY_CERTIFICATE, (const char *)key.ptr, key.len,
+	              &body, &cfg);
+done:
+	wks_buf_dispose(&key);
+	wks_buf_dispose(&body);
+	return err;
+}
+
+int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert)
+{
+	wks_buf der = WKS_BUF_INIT;
+	int err;
+
+	wks__err_clear();
+	if ((err = wks__x509_der(&der, cert)) == WKS_OK)
+		err = wks_store_set_cert_der(st, alias, der.ptr, der.len);
+	wks_buf_dispose(&der);
+	return err;
+}

@@ -1,0 +1,52 @@
+/* The keystore object, shared by the files of src/store/. */
+#ifndef WKS_STORE_STORE_INT_H
+#define WKS_STORE_STORE_INT_H
+
+#include <pthread.h>
+
+#include "cache/cache.h"
+#include "config/config.h"
+#include "format/format.h"
+#include "util/buf.h"
+
+/*
+ * Entries are kept sorted by alias (API-form bytes), so lookups are binary
+ * searches and listings come out sorted.  `lock` guards `v`/`n`/`cap`
+ * only: entries themselves are immutable and reference counted, so a
+ * reader takes a reference under the read lock and works (PBKDF2,
+ * decryption) with no lock held.
+ */
+struct wks_store {
+	pthread_rwlock_t lock;
+	wks_entry **v;
+	size_t n;
+	size_t cap;
+	wks_props *props;
+	wks_cache *cache;
+};
+
+/* Canonical API form of a caller's alias into b (NUL-terminated). */
+int wks__alias_key(wks_buf *b, const char *alias);
+
+/* Binary search under the caller's lock: 1 and the index if found, 0 and
+ * the insertion point if not. */
+int wks__map_find(const wks_store *st, const char *alias, size_t len,
+                  size_t *idx);
+
+/* Insert or replace under the write lock; *old receives the replaced
+ * entry (or NULL).  Takes over the caller's reference to e. */
+int wks__map_put(wks_store *st, wks_entry *e, wks_entry **old);
+
+/* Remove index i under the write lock, returning its entry. */
+wks_entry *wks__map_take(wks_store *st, size_t i);
+
+/* A referenced entry for an alias (NULL and WKS_ERR_NOTFOUND if absent). */
+int wks__store_get_entry(wks_entry **out, wks_store *st, const char *alias);
+
+/* Resolve the store's settings. */
+void wks__store_settings(wks_settings *out, wks_store *st);
+
+/* Milliseconds since the epoch (CLOCK_REALTIME), for creation times. */
+int64_t wks__now_ms(void);
+
+#endif
