@@ -32,7 +32,11 @@ void tu_sha256_hex(char out[65], const uint8_t *data, size_t len);
 uint8_t *tu_unhex(const char *hex, size_t *len);
 
 /* Run a shell command, return its exit status (-1 if it did not exit). */
-int tu_system(const char *fmt, ...);
+int tu_system(const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
 
 /* Assert that a wks call returned `want`, printing the detail if not. */
 #define TU_EXPECT(want, call) do { \
@@ -45,5 +49,53 @@ int tu_system(const char *fmt, ...);
 
 /* A store configured with low iteration counts (10000) for fast tests. */
 wks_store *tu_store_fast(void);
+
+/* ---- additions for the vector, interop, rules, tamper and thread tests ---- */
+
+#include <cjson/cJSON.h>
+
+/* One DER object read from a PEM file. */
+typedef struct {
+	uint8_t *der;
+	size_t len;
+} tu_der;
+
+/* Path of a file in shared/vectors/wolfjce-live/inputs/ (static buffer). */
+const char *tu_input(const char *name);
+
+/* Every PEM block of a file whose label is `label` (NULL: any label), as
+ * the exact DER bytes of the block.  Returns the count (fails the test if
+ * there is none); free with tu_ders_free(). */
+size_t tu_pem_ders(tu_der **out, const char *path, const char *label);
+void tu_ders_free(tu_der *v, size_t n);
+
+/* Parse a JSON file (fails the test on error).  Free with cJSON_Delete(). */
+cJSON *tu_json_file(const char *path);
+
+/* Lowercase hex of n bytes into out (2n+1 bytes), or malloc'ed. */
+void tu_hex(char *out, const uint8_t *p, size_t n);
+char *tu_hex_dup(const uint8_t *p, size_t n);
+
+/* Big-endian 32-bit helpers for patching WKS images. */
+uint32_t tu_get_be32(const uint8_t *p);
+void tu_put_be32(uint8_t *p, uint32_t v);
+
+/* Recompute the store MAC of a WKS image whose trailer is its last 92
+ * bytes, with OpenSSL's PBKDF2 directly (independent of libwks). */
+void tu_restamp(uint8_t *data, size_t len, const char *pw);
+
+/* A shell single-quoted copy of s (malloc'ed). */
+char *tu_shell_quote(const char *s);
+
+/*
+ * Set a private key entry from files in the inputs/ folder: the PKCS#8 PEM
+ * `key_name` and every certificate of `chain_name` (leaf first).  Returns
+ * the wks_store_set_private_key() result.
+ */
+int tu_set_key_files(wks_store *st, const char *alias, const char *key_name,
+                     const char *chain_name, const char *pw);
+
+/* SHA-256 hex of the PKCS#8 DER in inputs/`key_name`. */
+void tu_input_key_sha(char out[65], const char *key_name);
 
 #endif
