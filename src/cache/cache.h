@@ -72,4 +72,14 @@ typedef void (*wks_settings_fn)(wks_settings *out, void *ctx);
 void wks__cache_register(wks_cache *c, wks_settings_fn fn, void *ctx);
 void wks__cache_unregister(wks_cache *c);
 
+/*
+ * TEST ONLY -- not for library code.  1 if `needle` (len > 0 bytes)
+ * occurs anywhere in the locked memory of cache `c` (the shielded value
+ * pool and the key page), or, for the _all variant, of any cache
+ * registered with wks__cache_register() (every live store's).  Used by
+ * the tests to show that no plaintext derived key is kept at rest.
+ */
+int wks__cache_test_find(wks_cache *c, const uint8_t *needle, size_t len);
+int wks__cache_test_find_all(const uint8_t *needle, size_t len);
+
 #endif

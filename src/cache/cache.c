@@ -1,0 +1,465 @@
+/* KEK cache: lifecycle, the get_key path (wks__cache_obtain), locking,
+ * clock and statistics.  See cache_int.h for the layout and locks and
+ * docs/CACHE.md for the design. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1 /* pthread_rwlockattr_setkind_np */
+#endif
+#include "cache/cache_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/error.h"
+#include "util/wipe.h"
+
+#define R_MISS 1 /* try_hit(): not in the cache (or expired) */
+
+/* ---- locking ------------------------------------------------------------- */
+
+static atomic_uint stripe_next;
+static _Thread_local unsigned stripe_mine; /* stripe + 1, 0 = not yet */
+
+/* Threads get stripes round robin, so the first WKS_CACHE_STRIPES threads
+ * never share one. */
+unsigned wks__cache_my_stripe(void)
+{
+	if (stripe_mine == 0)
+		stripe_mine = atomic_fetch_add_explicit(&stripe_next, 1,
+		                                        memory_order_relaxed) %
+		              WKS_CACHE_STRIPES + 1;
+	return stripe_mine - 1;
+}
+
+void wks__cache_rdlock(wks_cache *c, unsigned s)
+{
+	pthread_rwlock_rdlock(&c->stripe[s].lk);
+}
+
+void wks__cache_rdunlock(wks_cache *c, unsigned s)
+{
+	pthread_rwlock_unlock(&c->stripe[s].lk);
+}
+
+void wks__cache_wrlock(wks_cache *c)
+{
+	unsigned i;
+
+	for (i = 0; i < WKS_CACHE_STRIPES; i++)
+		pthread_rwlock_wrlock(&c->stripe[i].lk);
+}
+
+void wks__cache_wrunlock(wks_cache *c)
+{
+	unsigned i;
+
+	for (i = WKS_CACHE_STRIPES; i-- > 0;)
+		pthread_rwlock_unlock(&c->stripe[i].lk);
+}
+
+/* ---- clock ----------------------------------------------------------------- */
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t wks__cache_now(wks_cache *c)
+{
+	return c->clock ? c->clock(c->clock_ctx) : monotonic_ms();
+}
+
+void wks__cache_set_clock(wks_cache *c, wks_clock_fn fn, void *ctx)
+{
+	wks__cache_wrlock(c);
+	c->clock = fn;
+	c->clock_ctx = fn ? ctx : NULL;
+	wks__cache_wrunlock(c);
+}
+
+/* ---- lifecycle ------------------------------------------------------------- */
+
+int wks__cache_new(wks_cache **out)
+{
+	pthread_rwlockattr_t attr;
+	wks_cache *c;
+	unsigned i;
+
+	*out = NULL;
+	c = aligned_alloc(alignof(wks_cache), sizeof(wks_cache));
+	if (!c)
+		return wks__err(WKS_ERR_NOMEM, "out of memory for the KEK cache");
+	memset(c, 0, sizeof(*c));
+	pthread_rwlockattr_init(&attr);
+#if defined(__GLIBC__)
+	/* Readers never take a stripe twice, so writers may be preferred:
+	 * a steady stream of hits cannot starve an insert or a clear. */
+	pthread_rwlockattr_setkind_np(&attr,
+	                              PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+	for (i = 0; i < WKS_CACHE_STRIPES; i++)
+		pthread_rwlock_init(&c->stripe[i].lk, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	pthread_mutex_init(&c->flight_mu, NULL);
+	atomic_init(&c->keys, NULL);
+	wks__table_init(c);
+	*out = c;
+	return WKS_OK;
+}
+
+void wks__cache_free(wks_cache *c)
+{
+	wks_cache_keys *k;
+	unsigned i;
+
+	if (!c)
+		return;
+	wks__cache_unregister(c); /* the reaper lets go of it first */
+	wks__cache_wrlock(c);
+	wks__table_destroy(c);
+	wks__cache_wrunlock(c);
+	k = atomic_load_explicit(&c->keys, memory_order_acquire);
+	wks__cache_keys_free(k);
+	for (i = 0; i < WKS_CACHE_STRIPES; i++)
+		pthread_rwlock_destroy(&c->stripe[i].lk);
+	pthread_mutex_destroy(&c->flight_mu);
+	wks_wipe_free(c, sizeof(*c));
+}
+
+/* The random keys are made at the first enabled use: a store that never
+ * enables the cache never maps locked memory. */
+static wks_cache_keys *get_keys(wks_cache *c)
+{
+	wks_cache_keys *k = atomic_load_explicit(&c->keys, memory_order_acquire);
+	wks_cache_keys *none = NULL;
+
+	if (k)
+		return k;
+	if (wks__cache_keys_new(&k) < 0)
+		return NULL;
+	if (!atomic_compare_exchange_strong_explicit(&c->keys, &none, k,
+	                                             memory_order_acq_rel,
+	                                             memory_order_acquire)) {
+		wks__cache_keys_free(k); /* another thread won */
+		k = none;
+	}
+	return k;
+}
+
+/* ---- settings and sweeping ------------------------------------------------- */
+
+typedef struct {
+	uint64_t ttl_ms, idle_ms;
+	size_t max;
+} limits;
+
+static limits limits_of(const wks_settings *cfg)
+{
+	limits l = { cfg->cache_ttl_ms, cfg->cache_idle_ms,
+	             cfg->cache_max_entries ? cfg->cache_max_entries : 1 };
+	return l;
+}
+
+/* Remember the settings for the operations that are not given any. Only
+ * written when they change, so hits keep the line shared. */
+static void remember(wks_cache *c, limits l)
+{
+	if (atomic_load_explicit(&c->last_ttl_ms, memory_order_relaxed) != l.ttl_ms)
+		atomic_store_explicit(&c->last_ttl_ms, l.ttl_ms, memory_order_relaxed);
+	if (atomic_load_explicit(&c->last_idle_ms, memory_order_relaxed) != l.idle_ms)
+		atomic_store_explicit(&c->last_idle_ms, l.idle_ms, memory_order_relaxed);
+	if (atomic_load_explicit(&c->last_max, memory_order_relaxed) != l.max)
+		atomic_store_explicit(&c->last_max, l.max, memory_order_relaxed);
+	if (!atomic_load_explicit(&c->last_valid, memory_order_relaxed))
+		atomic_store_explicit(&c->last_valid, 1, memory_order_relaxed);
+}
+
+static int remembered(wks_cache *c, limits *l)
+{
+	if (!atomic_load_explicit(&c->last_valid, memory_order_relaxed))
+		return 0;
+	l->ttl_ms = atomic_load_explicit(&c->last_ttl_ms, memory_order_relaxed);
+	l->idle_ms = atomic_load_explicit(&c->last_idle_ms, memory_order_relaxed);
+	l->max = atomic_load_explicit(&c->last_max, memory_order_relaxed);
+	return 1;
+}
+
+/* Write lock held. */
+static void sweep_locked(wks_cache *c, limits l)
+{
+	uint64_t now = wks__cache_now(c);
+
+	if (wks__table_due(c, l.ttl_ms, l.idle_ms, l.max, now))
+		wks__table_sweep(c, l.ttl_ms, l.idle_ms, l.max, now);
+}
+
+/* The cheap test under a read lock; the sweep only if something is due. */
+static void maybe_sweep(wks_cache *c, limits l)
+{
+	unsigned s = wks__cache_my_stripe();
+	int due;
+
+	wks__cache_rdlock(c, s);
+	due = wks__table_due(c, l.ttl_ms, l.idle_ms, l.max, wks__cache_now(c));
+	wks__cache_rdunlock(c, s);
+	if (due) {
+		wks__cache_wrlock(c);
+		sweep_locked(c, l);
+		wks__cache_wrunlock(c);
+	}
+}
+
+void wks__cache_sweep(wks_cache *c, const wks_settings *cfg)
+{
+	limits l = limits_of(cfg);
+
+	remember(c, l);
+	wks__cache_wrlock(c);
+	wks__table_sweep(c, l.ttl_ms, l.idle_ms, l.max, wks__cache_now(c));
+	wks__cache_wrunlock(c);
+}
+
+/* ---- removal ---------------------------------------------------------------- */
+
+void wks__cache_drop_entry(wks_cache *c, uint64_t entry_id)
+{
+	wks_cache_ent *e, *next;
+	limits l;
+
+	wks__cache_wrlock(c);
+	/* A derivation for this entry still running must not insert. */
+	wks__flight_poison(c, 0, entry_id);
+	for (e = c->head; e; e = next) {
+		next = e->next;
+		if (e->entry_id == entry_id) {
+			wks__table_remove(c, e);
+			WKS_CACHE_COUNT(c, invalidations, 1);
+		}
+	}
+	if (remembered(c, &l))
+		sweep_locked(c, l);
+	wks__cache_wrunlock(c);
+}
+
+void wks__cache_clear(wks_cache *c)
+{
+	uint64_t n;
+
+	wks__cache_wrlock(c);
+	wks__flight_poison(c, 1, 0);
+	n = c->count;
+	wks__table_destroy(c);
+	WKS_CACHE_COUNT(c, invalidations, n);
+	wks__cache_wrunlock(c);
+}
+
+/* Remove the entry we read if it is still the same object (its serial). */
+static void remove_serial(wks_cache *c, const uint8_t *tag, uint64_t serial)
+{
+	wks_cache_ent *e;
+
+	wks__cache_wrlock(c);
+	e = wks__table_find(c, tag);
+	if (e && e->serial == serial) {
+		wks__table_remove(c, e);
+		WKS_CACHE_COUNT(c, invalidations, 1);
+	}
+	wks__cache_wrunlock(c);
+}
+
+/* ---- statistics ---------------------------------------------------------- */
+
+void wks__cache_stats(wks_cache *c, wks_cache_stats *out)
+{
+	unsigned s = wks__cache_my_stripe(), i;
+	limits l;
+
+	memset(out, 0, sizeof(*out));
+	if (remembered(c, &l))
+		maybe_sweep(c, l);
+	wks__cache_rdlock(c, s);
+	out->size = c->count;
+	wks__cache_rdunlock(c, s);
+	for (i = 0; i < WKS_CACHE_STRIPES; i++) {
+		const wks_cache_counters *k = &c->ctr[i];
+
+		out->hits += atomic_load_explicit(&k->hits, memory_order_relaxed);
+		out->misses += atomic_load_explicit(&k->misses, memory_order_relaxed);
+		out->inserts += atomic_load_explicit(&k->inserts, memory_order_relaxed);
+		out->evictions += atomic_load_explicit(&k->evictions, memory_order_relaxed);
+		out->expirations += atomic_load_explicit(&k->expirations, memory_order_relaxed);
+		out->invalidations += atomic_load_explicit(&k->invalidations, memory_order_relaxed);
+		out->derivations += atomic_load_explicit(&k->derivations, memory_order_relaxed);
+	}
+}
+
+/* ---- the get_key path -------------------------------------------------------- */
+
+static int derive_verify(wks_cache *c, wks_derive_fn derive,
+                         wks_verify_fn verify, void *ctx, uint8_t *dk)
+{
+	int err;
+
+	WKS_CACHE_COUNT(c, derivations, 1);
+	if ((err = derive(dk, ctx)) == WKS_OK)
+		err = verify(dk, ctx);
+	if (err < 0)
+		wks_wipe(dk, WKS_DK_LEN);
+	return err;
+}
+
+/*
+ * The hit path: one read lock on this thread's stripe, a lookup, the
+ * unshield straight into dk and a relaxed last-use update; no allocation.
+ * The MAC check runs after the lock is released.  Returns WKS_OK (hit,
+ * verified), R_MISS, or the verification's error (a failed MAC removes
+ * the entry).
+ */
+static int try_hit(wks_cache *c, limits l, const wks_cache_keys *k,
+                   const uint8_t tag[WKS_CACHE_TAG_LEN], wks_verify_fn verify,
+                   void *ctx, uint8_t dk[WKS_DK_LEN])
+{
+	unsigned s = wks__cache_my_stripe();
+	wks_cache_ent *e;
+	uint64_t now, used, serial;
+	int err;
+
+	wks__cache_rdlock(c, s);
+	now = wks__cache_now(c);
+	if (wks__table_due(c, l.ttl_ms, l.idle_ms, l.max, now)) {
+		wks__cache_rdunlock(c, s);
+		wks__cache_wrlock(c);
+		sweep_locked(c, l);
+		wks__cache_wrunlock(c);
+		wks__cache_rdlock(c, s);
+		now = wks__cache_now(c);
+	}
+	e = wks__table_find(c, tag);
+	if (!e || wks__table_expired(e, l.ttl_ms, l.idle_ms, now)) {
+		/* (An expired e here is left to the next operation's sweep.) */
+		wks__cache_rdunlock(c, s);
+		return R_MISS;
+	}
+	wks__cache_shield(dk, e->ct, WKS_DK_LEN, k, e->serial);
+	used = atomic_load_explicit(&e->used_ms, memory_order_relaxed);
+	while (used < now &&
+	       !atomic_compare_exchange_weak_explicit(&e->used_ms, &used, now,
+	                                              memory_order_relaxed,
+	                                              memory_order_relaxed))
+		;
+	serial = e->serial;
+	wks__cache_rdunlock(c, s);
+
+	if ((err = verify(dk, ctx)) == WKS_OK) {
+		WKS_CACHE_COUNT(c, hits, 1);
+		return WKS_OK;
+	}
+	wks_wipe(dk, WKS_DK_LEN);
+	if (err == WKS_ERR_INTEGRITY)
+		remove_serial(c, tag, serial);
+	return err;
+}
+
+/* Insert after a verified derivation, unless a drop or clear ran while
+ * we derived (the flight is poisoned) or the tag is already there. */
+static void insert(wks_cache *c, limits l, wks_flight *f,
+                   const uint8_t tag[WKS_CACHE_TAG_LEN], uint64_t entry_id,
+                   const uint8_t dk[WKS_DK_LEN])
+{
+	wks_cache_ent *e = calloc(1, sizeof(*e));
+	uint64_t now;
+
+	if (!e)
+		return; /* the key is returned anyway, just not cached */
+	wks__cache_wrlock(c);
+	if (wks__flight_poisoned(c, f) || wks__table_find(c, tag)) {
+		wks_wipe_free(e, sizeof(*e));
+	} else {
+		now = wks__cache_now(c);
+		if (wks__table_due(c, l.ttl_ms, l.idle_ms, l.max, now))
+			wks__table_sweep(c, l.ttl_ms, l.idle_ms, l.max, now);
+		wks__table_insert(c, e, tag, entry_id, dk, l.max, now);
+	}
+	wks__cache_wrunlock(c);
+}
+
+int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
+                      const uint8_t *pw, size_t pw_len,
+                      const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
+                      wks_derive_fn derive, wks_verify_fn verify, void *ctx,
+                      uint8_t dk[WKS_DK_LEN])
+{
+	uint8_t tag[WKS_CACHE_TAG_LEN];
+	char detail[sizeof(((wks_flight *)0)->detail)];
+	limits l = limits_of(cfg);
+	const wks_cache_keys *k;
+	wks_flight *f;
+	int err, leader;
+
+	if (!cfg->cache_enabled) {
+		/* Off: nothing looked up or added, but what is cached from
+		 * before still expires on time. */
+		maybe_sweep(c, l);
+		return derive_verify(c, derive, verify, ctx, dk);
+	}
+	remember(c, l);
+	if (!(k = get_keys(c))) {
+		/* No memory for the keys: work uncached. */
+		maybe_sweep(c, l);
+		WKS_CACHE_COUNT(c, misses, 1);
+		return derive_verify(c, derive, verify, ctx, dk);
+	}
+	wks__cache_tag(tag, k, entry_id, iterations, salt, pw, pw_len);
+	for (;;) {
+		if ((err = try_hit(c, l, k, tag, verify, ctx, dk)) != R_MISS)
+			break;
+		f = wks__flight_enter(c, tag, entry_id, &leader);
+		if (!f) {
+			WKS_CACHE_COUNT(c, misses, 1);
+			err = derive_verify(c, derive, verify, ctx, dk);
+			break;
+		}
+		if (!leader) {
+			err = wks__flight_wait(c, f, detail, sizeof(detail));
+			if (err == WKS_ERR_INTEGRITY) {
+				/* Same tag, same entry and password: our
+				 * own attempt would fail the same way. */
+				wks__err(err, "%s", detail);
+				break;
+			}
+			continue; /* success: it is cached; else try again */
+		}
+		/* A leader that finished between our miss and our flight
+		 * inserted before unlinking its flight: look once more. */
+		if ((err = try_hit(c, l, k, tag, verify, ctx, dk)) == R_MISS) {
+			WKS_CACHE_COUNT(c, misses, 1);
+			err = derive_verify(c, derive, verify, ctx, dk);
+			if (err == WKS_OK)
+				insert(c, l, f, tag, entry_id, dk);
+		}
+		wks__flight_finish(c, f, err);
+		break;
+	}
+	wks_wipe(tag, sizeof(tag));
+	if (err < 0)
+		wks_wipe(dk, WKS_DK_LEN);
+	return err;
+}
+
+/* ---- test only ------------------------------------------------------------- */
+
+int wks__cache_test_find(wks_cache *c, const uint8_t *needle, size_t len)
+{
+	wks_cache_keys *k;
+	int found;
+
+	wks__cache_wrlock(c);
+	k = atomic_load_explicit(&c->keys, memory_order_acquire);
+	found = wks__secpool_test_find(&c->pool, needle, len) ||
+	        (k && wks__cache_keys_test_find(k, needle, len));
+	wks__cache_wrunlock(c);
+	return found;
+}
