@@ -2,6 +2,7 @@
  * and chain checks of setKeyEntry. */
 #include "crypto/pki.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -114,23 +115,75 @@ static int is_slh_dsa(const char *oid)
 	       n <= 31;
 }
 
+/* The DER contents of the known OIDs, made once (OBJ_txt2obj). */
+#define N_ALGS (sizeof(key_algs) / sizeof(key_algs[0]))
+static pthread_once_t oids_once = PTHREAD_ONCE_INIT;
+static ASN1_OBJECT *alg_objs[N_ALGS];
+
+static void make_oids(void)
+{
+	size_t i;
+
+	for (i = 0; i < N_ALGS; i++)
+		alg_objs[i] = OBJ_txt2obj(key_algs[i].oid, 1);
+}
+
+/*
+ * The AlgorithmIdentifier OID contents of a PKCS#8 key, found by walking
+ * the DER headers with ASN1_get_object(): no allocation and no parse of
+ * the key itself, because get_key's cache-hit path names the algorithm of
+ * every key it returns.
+ */
+static int pkcs8_oid_bytes(const uint8_t **oid, long *oid_len,
+                           const uint8_t *der, size_t len)
+{
+	const unsigned char *p = der, *end;
+	long n;
+	int tag, cls, r;
+
+	if (len == 0 || len > INT32_MAX)
+		return 0;
+	end = der + len;
+	r = ASN1_get_object(&p, &n, &tag, &cls, (long)len);
+	if ((r & 0x80) || tag != V_ASN1_SEQUENCE || !(r & V_ASN1_CONSTRUCTED))
+		return 0;
+	r = ASN1_get_object(&p, &n, &tag, &cls, end - p);
+	if ((r & 0x80) || tag != V_ASN1_INTEGER)
+		return 0;
+	p += n;
+	r = ASN1_get_object(&p, &n, &tag, &cls, end - p);
+	if ((r & 0x80) || tag != V_ASN1_SEQUENCE || !(r & V_ASN1_CONSTRUCTED))
+		return 0;
+	r = ASN1_get_object(&p, &n, &tag, &cls, end - p);
+	if ((r & 0x80) || tag != V_ASN1_OBJECT)
+		return 0;
+	*oid = p;
+	*oid_len = n;
+	return 1;
+}
+
 int wks__pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
                          size_t len)
 {
 	PKCS8_PRIV_KEY_INFO *p8 = NULL;
-	const uint8_t *pk;
+	const uint8_t *pk, *ob;
 	char oid[128];
+	long ob_len;
 	size_t i;
 	int pk_len, err;
 
+	pthread_once(&oids_once, make_oids);
+	if (pkcs8_oid_bytes(&ob, &ob_len, der, len))
+		for (i = 0; i < N_ALGS; i++)
+			if (alg_objs[i] && OBJ_length(alg_objs[i]) == (size_t)ob_len &&
+			    memcmp(OBJ_get0_data(alg_objs[i]), ob, (size_t)ob_len) == 0) {
+				snprintf(out, out_len, "%s", key_algs[i].name);
+				return WKS_OK;
+			}
+	/* Unknown or odd: the full parse, and the OID in dotted form. */
 	if ((err = pkcs8_oid(oid, sizeof(oid), &pk, &pk_len, &p8, der, len)) < 0)
 		return err;
 	PKCS8_PRIV_KEY_INFO_free(p8);
-	for (i = 0; i < sizeof(key_algs) / sizeof(key_algs[0]); i++)
-		if (strcmp(oid, key_algs[i].oid) == 0) {
-			snprintf(out, out_len, "%s", key_algs[i].name);
-			return WKS_OK;
-		}
 	snprintf(out, out_len, "%s", is_slh_dsa(oid) ? "SLH-DSA" : oid);
 	return WKS_OK;
 }
