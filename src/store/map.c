@@ -96,16 +96,24 @@ wks_entry *wks__map_take(wks_store *st, size_t i)
 int wks__store_get_entry(wks_entry **out, wks_store *st, const char *alias)
 {
 	wks_buf key = WKS_BUF_INIT;
-	size_t i;
+	const char *k = alias;
+	size_t i, n;
 	int err;
 
 	*out = NULL;
-	if (!st)
-		return wks__err(WKS_ERR_INVALID, "store is NULL");
-	if ((err = wks__alias_key(&key, alias)) < 0)
-		return err;
+	if (!st || !alias)
+		return wks__err(WKS_ERR_INVALID, "store or alias is NULL");
+	/* Plain ASCII is canonical as it is: no copy on the get_key path. */
+	for (n = 0; alias[n] && (unsigned char)alias[n] < 0x80; n++)
+		;
+	if (alias[n]) {
+		if ((err = wks__alias_key(&key, alias)) < 0)
+			return err;
+		k = (const char *)key.ptr;
+		n = key.len;
+	}
 	pthread_rwlock_rdlock(&st->lock);
-	if (wks__map_find(st, (const char *)key.ptr, key.len, &i))
+	if (wks__map_find(st, k, n, &i))
 		*out = wks__entry_ref(st->v[i]);
 	pthread_rwlock_unlock(&st->lock);
 	wks_buf_dispose(&key);
