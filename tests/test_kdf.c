@@ -1,0 +1,482 @@
+/* PBKDF2-HMAC-SHA512, native implementation (src/crypto/kdf_native.c):
+ * published vectors, and byte-for-byte agreement with OpenSSL's
+ * PKCS5_PBKDF2_HMAC on every code path and thread setting.
+ *
+ * Usage: test_kdf [PATTERN]   (runs the tests whose name matches) */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "crypto/kdf.h"
+
+#define MAX_OUT 200
+
+static const wks_kdf_path all_paths[] = {
+	WKS_KDF_PATH_AUTO, WKS_KDF_PATH_SCALAR, WKS_KDF_PATH_OPENSSL,
+	WKS_KDF_PATH_AVX2, WKS_KDF_PATH_AVX512
+};
+#define NPATHS (sizeof(all_paths) / sizeof(all_paths[0]))
+
+/* 1 = one thread, 2 = the pool, 0 = auto */
+static const int all_threads[] = { 1, 2, 0 };
+#define NTHREADS (sizeof(all_threads) / sizeof(all_threads[0]))
+
+/* ------------------------------------------------------------------------
+ * Inputs
+ */
+
+typedef struct {
+	const char *name;
+	uint8_t bytes[300];
+	size_t len;
+} blob;
+
+/* Passwords: empty; short ASCII; non-ASCII UTF-8 with a NUL inside;
+ * exactly one HMAC block (not hashed); one byte more and much longer
+ * (hashed first, RFC 2104). */
+static blob pws[6];
+/* Salts: empty; WKS's 16 random bytes; lengths at the SHA-512 padding
+ * edges of the first inner block (128 + salt + 4 bytes: 107, 108, 111,
+ * 112, 124); more than one block. */
+static blob salts[8];
+
+static void fill(blob *b, const char *name, size_t len, uint8_t seed)
+{
+	size_t i;
+
+	b->name = name;
+	b->len = len;
+	for (i = 0; i < len; i++)
+		b->bytes[i] = (uint8_t)(seed + i * 31 + (i >> 3));
+}
+
+static void make_inputs(void)
+{
+	static const char utf8[] = "p\xc3\xa4ss\xe2\x82\xac" "\x00" "w\xc3\xb6rd\xf0\x9f\x94\x91";
+
+	fill(&pws[0], "empty", 0, 0);
+	pws[1].name = "password";
+	memcpy(pws[1].bytes, "password", 8);
+	pws[1].len = 8;
+	pws[2].name = "utf8+nul";
+	memcpy(pws[2].bytes, utf8, sizeof(utf8) - 1);
+	pws[2].len = sizeof(utf8) - 1;
+	fill(&pws[3], "128", 128, 0x41);
+	fill(&pws[4], "129", 129, 0x42);
+	fill(&pws[5], "300", 300, 0xc3);
+
+	fill(&salts[0], "empty", 0, 0);
+	fill(&salts[1], "16", 16, 0x99);
+	fill(&salts[2], "107", 107, 1);
+	fill(&salts[3], "108", 108, 2);
+	fill(&salts[4], "111", 111, 3);
+	fill(&salts[5], "112", 112, 4);
+	fill(&salts[6], "124", 124, 5);
+	fill(&salts[7], "260", 260, 6);
+}
+
+static void ref(uint8_t *out, size_t len, const blob *pw, const blob *salt,
+                uint32_t iter)
+{
+	assert_int_equal(PKCS5_PBKDF2_HMAC((const char *)pw->bytes,
+	                                   (int)pw->len, salt->bytes,
+	                                   (int)salt->len, (int)iter,
+	                                   EVP_sha512(), (int)len, out), 1);
+}
+
+static void check(const uint8_t *want, size_t len, const blob *pw,
+                  const blob *salt, uint32_t iter, int threads,
+                  wks_kdf_path path)
+{
+	uint8_t got[MAX_OUT + 1];
+
+	memset(got, 0xee, sizeof(got));
+	TU_OK(wks__pbkdf2_sha512_native(got, len, pw->bytes, pw->len,
+	                                salt->bytes, salt->len, iter, threads,
+	                                path));
+	if (memcmp(got, want, len) != 0)
+		fail_msg("path %s threads %d: pw %s salt %s iter %u len %zu: "
+		         "differs from OpenSSL", wks__kdf_path_name(path),
+		         threads, pw->name, salt->name, iter, len);
+	/* not one byte past the end */
+	assert_int_equal(got[len], 0xee);
+}
+
+/* ------------------------------------------------------------------------
+ * Published vectors (the PBKDF2-HMAC-SHA512 analogues of RFC 6070's)
+ */
+
+static void test_kdf__published_vectors(void **state)
+{
+	static const struct {
+		const char *pw;
+		size_t pw_len;
+		const char *salt;
+		size_t salt_len;
+		uint32_t iter;
+		const char *hex;
+	} v[] = {
+		{ "password", 8, "salt", 4, 1,
+		  "867f70cf1ade02cff3752599a3a53dc4af34c7a669815ae5d513554e1c8cf252"
+		  "c02d470a285a0501bad999bfe943c08f050235d7d68b1da55e63f73b60a57fce" },
+		{ "password", 8, "salt", 4, 2,
+		  "e1d9c16aa681708a45f5c7c4e215ceb66e011a2e9f0040713f18aefdb866d53c"
+		  "f76cab2868a39b9f7840edce4fef5a82be67335c77a6068e04112754f27ccf4e" },
+		{ "password", 8, "salt", 4, 4096,
+		  "d197b1b33db0143e018b12f3d1d1479e6cdebdcc97c5c0f87f6902e072f457b5"
+		  "143f30602641b3d55cd335988cb36b84376060ecd532e039b742a239434af2d5" },
+		{ "passwordPASSWORDpassword", 24,
+		  "saltSALTsaltSALTsaltSALTsaltSALTsalt", 36, 4096,
+		  "8c0511f4c6e597c6ac6315d8f0362e225f3c501495ba23b868c005174dc4ee71"
+		  "115b59f9e60cd9532fa33e0f75aefe30225c583a186cd82bd4daea9724a3d3b8" },
+		{ "pass\0word", 9, "sa\0lt", 5, 4096,
+		  "9d9e9c4cd21fe4be24d5b8244c759665" },
+	};
+	uint8_t got[64], *want;
+	size_t i, p, t, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		want = tu_unhex(v[i].hex, &len);
+		for (p = 0; p < NPATHS; p++) {
+			if (!wks__kdf_path_available(all_paths[p]))
+				continue;
+			for (t = 0; t < NTHREADS; t++) {
+				memset(got, 0, sizeof(got));
+				TU_OK(wks__pbkdf2_sha512_native(
+					got, len, (const uint8_t *)v[i].pw,
+					v[i].pw_len, (const uint8_t *)v[i].salt,
+					v[i].salt_len, v[i].iter, all_threads[t],
+					all_paths[p]));
+				if (memcmp(got, want, len) != 0)
+					fail_msg("vector %zu, path %s, threads %d",
+					         i, wks__kdf_path_name(all_paths[p]),
+					         all_threads[t]);
+			}
+		}
+		free(want);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Against OpenSSL
+ */
+
+/* Every length 1..200 for iteration counts 1, 2, 3, every path and thread
+ * setting, over several password/salt pairs. */
+static void test_kdf__openssl_low_iterations(void **state)
+{
+	static const struct { int pw, salt; } pairs[] = {
+		{ 0, 0 }, { 1, 1 }, { 2, 2 }, { 3, 3 }, { 4, 4 }, { 5, 5 },
+		{ 1, 6 }, { 2, 7 }, { 0, 1 }
+	};
+	uint8_t (*want)[MAX_OUT];
+	uint32_t iter;
+	size_t i, len, p, t;
+
+	(void)state;
+	want = malloc(sizeof(*want) * (MAX_OUT + 1));
+	assert_non_null(want);
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		const blob *pw = &pws[pairs[i].pw], *salt = &salts[pairs[i].salt];
+
+		for (iter = 1; iter <= 3; iter++) {
+			for (len = 1; len <= MAX_OUT; len++)
+				ref(want[len], len, pw, salt, iter);
+			for (p = 0; p < NPATHS; p++) {
+				if (!wks__kdf_path_available(all_paths[p]))
+					continue;
+				for (t = 0; t < NTHREADS; t++)
+					for (len = 1; len <= MAX_OUT; len++)
+						check(want[len], len, pw, salt, iter,
+						      all_threads[t], all_paths[p]);
+			}
+		}
+	}
+	free(want);
+}
+
+/* 1000 iterations: every length 1..200 on every path and thread setting
+ * (one password/salt pair); other pairs on the lengths at block edges. */
+static void test_kdf__openssl_1000(void **state)
+{
+	static const size_t edges[] = { 1, 63, 64, 65, 96, 128, 129, 200 };
+	uint8_t (*want)[MAX_OUT];
+	size_t i, e, len, p, t, k;
+
+	(void)state;
+	want = malloc(sizeof(*want) * (MAX_OUT + 1));
+	assert_non_null(want);
+	for (len = 1; len <= MAX_OUT; len++)
+		ref(want[len], len, &pws[2], &salts[1], 1000);
+	for (p = 0; p < NPATHS; p++) {
+		if (!wks__kdf_path_available(all_paths[p]))
+			continue;
+		for (t = 0; t < NTHREADS; t++)
+			for (len = 1; len <= MAX_OUT; len++)
+				check(want[len], len, &pws[2], &salts[1], 1000,
+				      all_threads[t], all_paths[p]);
+	}
+	for (i = 0; i < 6; i++) {
+		k = (i + 3) % 8;
+		for (e = 0; e < sizeof(edges) / sizeof(edges[0]); e++) {
+			len = edges[e];
+			ref(want[len], len, &pws[i], &salts[k], 1000);
+			for (p = 0; p < NPATHS; p++) {
+				if (!wks__kdf_path_available(all_paths[p]))
+					continue;
+				for (t = 0; t < NTHREADS; t++)
+					check(want[len], len, &pws[i], &salts[k],
+					      1000, all_threads[t], all_paths[p]);
+			}
+		}
+	}
+	free(want);
+}
+
+/* 10000 iterations (libwks's minimum for files): the WKS shapes (64 and
+ * 96 bytes, 16-byte salt) and the block edges, every path and setting. */
+static void test_kdf__openssl_10000(void **state)
+{
+	static const struct { int pw, salt; size_t len; } cases[] = {
+		{ 1, 1, 96 }, { 1, 1, 64 }, { 2, 1, 96 }, { 5, 1, 64 },
+		{ 0, 0, 1 }, { 4, 7, 65 }, { 3, 2, 129 }, { 2, 5, 200 },
+	};
+	uint8_t want[MAX_OUT];
+	size_t i, p, t;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const blob *pw = &pws[cases[i].pw];
+		const blob *salt = &salts[cases[i].salt];
+
+		ref(want, cases[i].len, pw, salt, 10000);
+		for (p = 0; p < NPATHS; p++) {
+			if (!wks__kdf_path_available(all_paths[p]))
+				continue;
+			for (t = 0; t < NTHREADS; t++)
+				check(want, cases[i].len, pw, salt, 10000,
+				      all_threads[t], all_paths[p]);
+		}
+	}
+}
+
+/* Every thread count up to more than the pool has, on every path: the
+ * split of blocks between threads never changes a byte. */
+static void test_kdf__thread_counts(void **state)
+{
+	uint8_t want[MAX_OUT];
+	size_t p;
+	int t;
+
+	(void)state;
+	ref(want, MAX_OUT, &pws[1], &salts[1], 50);
+	for (p = 0; p < NPATHS; p++) {
+		if (!wks__kdf_path_available(all_paths[p]))
+			continue;
+		for (t = 0; t <= 20; t++)
+			check(want, MAX_OUT, &pws[1], &salts[1], 50, t,
+			      all_paths[p]);
+	}
+}
+
+/* Long outputs: more blocks than SIMD lanes and threads. */
+static void test_kdf__long_output(void **state)
+{
+	uint8_t want[1000], got[1000];
+	size_t p;
+	int t;
+
+	(void)state;
+	assert_int_equal(PKCS5_PBKDF2_HMAC("pw", 2, (const uint8_t *)"s", 1, 20,
+	                                   EVP_sha512(), (int)sizeof(want),
+	                                   want), 1);
+	for (p = 0; p < NPATHS; p++) {
+		if (!wks__kdf_path_available(all_paths[p]))
+			continue;
+		for (t = 0; t <= 3; t++) {
+			memset(got, 0, sizeof(got));
+			TU_OK(wks__pbkdf2_sha512_native(got, sizeof(got),
+			                                (const uint8_t *)"pw", 2,
+			                                (const uint8_t *)"s", 1,
+			                                20, t, all_paths[p]));
+			assert_memory_equal(got, want, sizeof(want));
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Concurrency, fork, arguments
+ */
+
+typedef struct {
+	wks_kdf_path path;
+	int threads;
+	int seed;
+	int ok;
+} worker_arg;
+
+static void *app_thread(void *p)
+{
+	worker_arg *a = p;
+	uint8_t want[MAX_OUT], got[MAX_OUT];
+	uint8_t pw[4] = { 'p', 'w', 0, 0 };
+	int i;
+
+	a->ok = 1;
+	for (i = 0; i < 12; i++) {
+		size_t len = (size_t)(1 + (a->seed * 37 + i * 53) % MAX_OUT);
+
+		pw[2] = (uint8_t)a->seed;
+		pw[3] = (uint8_t)i;
+		if (PKCS5_PBKDF2_HMAC((const char *)pw, 4, (const uint8_t *)"salt",
+		                      4, 200, EVP_sha512(), (int)len, want) != 1 ||
+		    wks__pbkdf2_sha512_native(got, len, pw, 4,
+		                              (const uint8_t *)"salt", 4, 200,
+		                              a->threads, a->path) != WKS_OK ||
+		    memcmp(got, want, len) != 0)
+			a->ok = 0;
+	}
+	return NULL;
+}
+
+/* Many application threads deriving at once share the pool (jobs queue up,
+ * callers take back jobs no worker started). */
+static void test_kdf__concurrent_callers(void **state)
+{
+	enum { N = 8 };
+	pthread_t tid[N];
+	worker_arg arg[N];
+	int i;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		arg[i].path = i % 2 ? WKS_KDF_PATH_AUTO : WKS_KDF_PATH_OPENSSL;
+		arg[i].threads = i % 3 == 0 ? 0 : 1 + i % 3;
+		arg[i].seed = i;
+		assert_int_equal(pthread_create(&tid[i], NULL, app_thread,
+		                                &arg[i]), 0);
+	}
+	for (i = 0; i < N; i++) {
+		pthread_join(tid[i], NULL);
+		if (!arg[i].ok)
+			fail_msg("thread %d: wrong output", i);
+	}
+}
+
+/* A forked child has none of the parent's workers: it must still finish
+ * (in its own thread) and get the right bytes. */
+static void test_kdf__after_fork(void **state)
+{
+	uint8_t want[MAX_OUT];
+	int status;
+	pid_t pid;
+
+	(void)state;
+	ref(want, MAX_OUT, &pws[1], &salts[1], 100);
+	/* make sure the pool exists before the fork */
+	check(want, MAX_OUT, &pws[1], &salts[1], 100, 2, WKS_KDF_PATH_OPENSSL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint8_t got[MAX_OUT];
+
+		alarm(60);
+		if (wks__pbkdf2_sha512_native(got, MAX_OUT, pws[1].bytes,
+		                              pws[1].len, salts[1].bytes,
+		                              salts[1].len, 100, 2,
+		                              WKS_KDF_PATH_OPENSSL) != WKS_OK)
+			_exit(2);
+		_exit(memcmp(got, want, MAX_OUT) == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_kdf__bad_arguments(void **state)
+{
+	uint8_t out[64];
+	const uint8_t *pw = (const uint8_t *)"pw";
+
+	(void)state;
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_native(
+		out, sizeof(out), pw, 2, pw, 2, 0, 1, WKS_KDF_PATH_AUTO));
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_native(
+		NULL, 64, pw, 2, pw, 2, 1, 1, WKS_KDF_PATH_AUTO));
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_native(
+		out, 0, pw, 2, pw, 2, 1, 1, WKS_KDF_PATH_AUTO));
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_native(
+		out, sizeof(out), NULL, 2, pw, 2, 1, 1, WKS_KDF_PATH_AUTO));
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_native(
+		out, sizeof(out), pw, 2, NULL, 2, 1, 1, WKS_KDF_PATH_AUTO));
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_native(
+		out, sizeof(out), pw, 2, pw, 2, 1, -1, WKS_KDF_PATH_AUTO));
+	TU_EXPECT(WKS_ERR_UNSUPPORTED, wks__pbkdf2_sha512_native(
+		out, sizeof(out), pw, 2, pw, 2, 1, 1, (wks_kdf_path)99));
+	assert_string_not_equal(wks_error_detail(), "");
+	/* NULL with length 0 is an empty password / salt */
+	TU_OK(wks__pbkdf2_sha512_native(out, sizeof(out), NULL, 0, NULL, 0, 1,
+	                                1, WKS_KDF_PATH_AUTO));
+	assert_int_equal(wks__kdf_path_available((wks_kdf_path)99), 0);
+}
+
+/* AUTO always resolves to an available path and at least one thread; the
+ * scalar and OpenSSL paths exist everywhere. */
+static void test_kdf__auto_resolution(void **state)
+{
+	size_t lens[] = { 1, 64, 96, 200, 1000 };
+	size_t i;
+	int want_threads;
+
+	(void)state;
+	assert_true(wks__kdf_path_available(WKS_KDF_PATH_AUTO));
+	assert_true(wks__kdf_path_available(WKS_KDF_PATH_SCALAR));
+	assert_true(wks__kdf_path_available(WKS_KDF_PATH_OPENSSL));
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (want_threads = 0; want_threads <= 2; want_threads++) {
+			wks_kdf_path path = WKS_KDF_PATH_AUTO;
+			int threads = want_threads;
+
+			wks__kdf_resolve(&path, &threads, lens[i]);
+			assert_int_not_equal(path, WKS_KDF_PATH_AUTO);
+			assert_true(wks__kdf_path_available(path));
+			assert_true(threads >= 1);
+			if (want_threads)
+				assert_int_equal(threads, want_threads);
+		}
+	}
+	for (i = 0; i < NPATHS; i++)
+		print_message("path %-7s %s\n", wks__kdf_path_name(all_paths[i]),
+		              wks__kdf_path_available(all_paths[i]) ?
+		              "available" : "not available on this CPU");
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kdf__auto_resolution),
+		cmocka_unit_test(test_kdf__bad_arguments),
+		cmocka_unit_test(test_kdf__published_vectors),
+		cmocka_unit_test(test_kdf__openssl_low_iterations),
+		cmocka_unit_test(test_kdf__openssl_1000),
+		cmocka_unit_test(test_kdf__openssl_10000),
+		cmocka_unit_test(test_kdf__thread_counts),
+		cmocka_unit_test(test_kdf__long_output),
+		cmocka_unit_test(test_kdf__concurrent_callers),
+		cmocka_unit_test(test_kdf__after_fork),
+	};
+
+	make_inputs();
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
