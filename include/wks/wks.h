@@ -109,7 +109,9 @@ typedef enum {
 	 * UTF-8, a key that does not match its certificate, a broken chain. */
 	WKS_ERR_INVALID = -9,
 	/* An OpenSSL primitive failed unexpectedly. */
-	WKS_ERR_CRYPTO = -10
+	WKS_ERR_CRYPTO = -10,
+	/* The target alias already exists (rename). */
+	WKS_ERR_EXISTS = -11
 } wks_err;
 
 /* Static English text for an error code; never NULL. Thread-safe. */
@@ -348,6 +350,27 @@ WKS_API int wks_store_set_secret_key(wks_store *st, const char *alias,
 WKS_API int wks_store_set_cert_der(wks_store *st, const char *alias,
                            const uint8_t *der, size_t der_len);
 WKS_API int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert);
+
+/*
+ * Rename an entry.  Its contents, including the creation time and, for a
+ * key entry, the encrypted key and its MAC, are kept unchanged (the entry
+ * MAC does not cover the alias).  WKS_ERR_NOTFOUND if `from` is absent,
+ * WKS_ERR_EXISTS if `to` exists (renaming an alias to itself is WKS_OK).
+ */
+WKS_API int wks_store_rename(wks_store *st, const char *from, const char *to);
+
+/*
+ * Re-encrypt the key of a private or secret key entry under a new
+ * password, with a fresh salt and IV and the configured
+ * wolfjce.wks.iterationCount; the creation time, algorithm and chain are
+ * kept.  Errors: as wks_store_get_key() for the old password
+ * (WKS_ERR_INTEGRITY if it is wrong), WKS_ERR_INVALID for an empty new
+ * password or if the entry was replaced meanwhile.  Cached keys of the
+ * entry are wiped.
+ */
+WKS_API int wks_store_change_key_password(wks_store *st, const char *alias,
+                                          const char *old_pw, size_t old_len,
+                                          const char *new_pw, size_t new_len);
 
 /* Remove an entry.  WKS_ERR_NOTFOUND if absent.  Cached keys of that entry
  * are wiped. */

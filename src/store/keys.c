@@ -222,7 +222,7 @@ done:
  * the map; the replaced entry's cached keys are dropped. */
 static int install(wks_store *st, int type, const char *alias_key,
                    size_t alias_len, const wks_buf *body,
-                   const wks_settings *cfg)
+                   const wks_settings *cfg, const wks_entry *expect)
 {
 	wks_entry *e = NULL, *old = NULL;
 	size_t i;
@@ -236,11 +236,14 @@ static int install(wks_store *st, int type, const char *alias_key,
 	                                body->len, cfg, "new entry")) < 0)
 		return err;
 	pthread_rwlock_wrlock(&st->lock);
-	if (type == WKS_ENTRY_CERTIFICATE &&
-	    wks__map_find(st, alias_key, alias_len, &i) &&
+	int found = wks__map_find(st, alias_key, alias_len, &i);
+	if (type == WKS_ENTRY_CERTIFICATE && found &&
 	    st->v[i]->type != WKS_ENTRY_CERTIFICATE)
 		err = wks__err(WKS_ERR_WRONG_TYPE, "a certificate cannot replace a "
 		               "key entry; delete it first");
+	else if (expect && (!found || st->v[i] != expect))
+		err = wks__err(WKS_ERR_INVALID, "the entry was changed by another "
+		               "thread meanwhile");
 	else
 		err = wks__map_put(st, e, &old);
 	pthread_rwlock_unlock(&st->lock);
@@ -341,7 +344,7 @@ int wks_store_set_private_key(wks_store *st, const char *alias,
 	                &a)) < 0)
 		goto done;
 	err = install(st, WKS_ENTRY_PRIVATE_KEY, (const char *)key.ptr, key.len,
-	              &body, &cfg);
+	              &body, &cfg, NULL);
 done:
 	wks_buf_dispose(&key);
 	wks_buf_dispose(&body);
@@ -422,7 +425,7 @@ int wks_store_set_secret_key(wks_store *st, const char *alias,
 	                &a)) < 0)
 		goto done;
 	err = install(st, WKS_ENTRY_SECRET_KEY, (const char *)key.ptr, key.len,
-	              &body, &cfg);
+	              &body, &cfg, NULL);
 done:
 	wks_buf_dispose(&key);
 	wks_buf_dispose(&body);
@@ -448,7 +451,7 @@ int wks_store_set_cert_der(wks_store *st, const char *alias,
 	if ((err = wks__body_cert(&body, wks__now_ms(), der, der_len)) < 0)
 		goto done;
 	err = install(st, WKS_ENTRY_CERTIFICATE, (const char *)key.ptr, key.len,
-	              &body, &cfg);
+	              &body, &cfg, NULL);
 done:
 	wks_buf_dispose(&key);
 	wks_buf_dispose(&body);
@@ -464,5 +467,74 @@ int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert)
 	if ((err = wks__x509_der(&der, cert)) == WKS_OK)
 		err = wks_store_set_cert_der(st, alias, der.ptr, der.len);
 	wks_buf_dispose(&der);
+	return err;
+}
+
+int wks_store_change_key_password(wks_store *st, const char *alias,
+                                  const char *old_pw, size_t old_len,
+                                  const char *new_pw, size_t new_len)
+{
+	wks_entry *e = NULL;
+	wks_settings cfg;
+	wks_buf plain = WKS_BUF_INIT, body = WKS_BUF_INIT;
+	const uint8_t **certs = NULL;
+	size_t *lens = NULL, i;
+	uint8_t dk[WKS_DK_LEN];
+	body_args a;
+	key_ctx kc;
+	int err;
+
+	wks__err_clear();
+	if (!new_pw || new_len == 0 || !old_pw || old_len == 0)
+		return wks__err(WKS_ERR_INVALID, "passwords must not be empty");
+	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
+		return err;
+	if (e->type == WKS_ENTRY_CERTIFICATE) {
+		err = wks__err(WKS_ERR_WRONG_TYPE, "entry is a certificate, not a key");
+		goto done;
+	}
+	wks__store_settings(&cfg, st);
+	if (e->iterations > cfg.max_iterations) {
+		err = wks__err(WKS_ERR_LIMIT, "entry iteration count %d exceeds "
+		               "limit %d (libwks.wks.maxIterationCount)",
+		               e->iterations, cfg.max_iterations);
+		goto done;
+	}
+	kc.e = e;
+	kc.pw = (const uint8_t *)old_pw;
+	kc.pw_len = old_len;
+	kc.cfg = &cfg;
+	if ((err = derive_cb(dk, &kc)) < 0 || (err = verify_cb(dk, &kc)) < 0 ||
+	    (err = wks__aes256cbc_decrypt(&plain, dk, e->iv, e->body + e->enc.off,
+	                                  e->enc.len)) < 0)
+		goto done;
+	memset(&a, 0, sizeof(a));
+	a.created = e->created_ms;
+	a.algorithm = e->algorithm;
+	if (e->cert_count) {
+		certs = calloc(e->cert_count, sizeof(*certs));
+		lens = calloc(e->cert_count, sizeof(*lens));
+		if (!certs || !lens) {
+			err = wks__err(WKS_ERR_NOMEM, "out of memory");
+			goto done;
+		}
+		for (i = 0; i < e->cert_count; i++)
+			certs[i] = wks__entry_cert(e, i, &lens[i]);
+	}
+	a.certs = certs;
+	a.lens = lens;
+	a.n = e->cert_count;
+	if ((err = seal(&body, plain.ptr, plain.len, new_pw, new_len, &cfg,
+	                e->type == WKS_ENTRY_PRIVATE_KEY ? private_body
+	                                                 : secret_body, &a)) < 0)
+		goto done;
+	err = install(st, e->type, e->alias, e->alias_len, &body, &cfg, e);
+done:
+	wks_wipe(dk, sizeof(dk));
+	wks_buf_dispose(&plain);
+	wks_buf_dispose(&body);
+	free(certs);
+	free(lens);
+	wks__entry_unref(e);
 	return err;
 }

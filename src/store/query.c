@@ -223,3 +223,54 @@ int wks_store_delete(wks_store *st, const char *alias)
 	wks__entry_unref(e);
 	return WKS_OK;
 }
+
+int wks_store_rename(wks_store *st, const char *from, const char *to)
+{
+	wks_buf to_key = WKS_BUF_INIT;
+	wks_entry *e = NULL, *ne = NULL, *old = NULL;
+	wks_settings cfg;
+	size_t i;
+	int err;
+
+	wks__err_clear();
+	if ((err = wks__store_get_entry(&e, st, from)) < 0)
+		return err;
+	if ((err = wks__alias_key(&to_key, to)) < 0)
+		goto done;
+	if (to_key.len == e->alias_len &&
+	    memcmp(to_key.ptr, e->alias, e->alias_len) == 0)
+		goto done; /* same alias */
+	wks__store_settings(&cfg, st);
+	/* The body is reused as it is: the entry MAC does not cover the
+	 * alias, so the key stays valid under its new name. */
+	if ((err = wks__entry_from_body(&ne, (int)e->type, (const char *)to_key.ptr,
+	                                to_key.len, e->body, e->body_len, &cfg,
+	                                "renamed entry")) < 0)
+		goto done;
+	pthread_rwlock_wrlock(&st->lock);
+	if (wks__map_find(st, ne->alias, ne->alias_len, &i)) {
+		err = wks__err(WKS_ERR_EXISTS, "an entry with the new alias exists");
+	} else if (!wks__map_find(st, e->alias, e->alias_len, &i) ||
+	           st->v[i] != e) {
+		err = wks__err(WKS_ERR_INVALID, "the entry was changed by another "
+		               "thread meanwhile");
+	} else {
+		wks_entry *none = NULL;
+
+		old = wks__map_take(st, i);
+		/* Cannot fail: one slot was just freed, nothing grows. */
+		err = wks__map_put(st, ne, &none);
+		ne = NULL;
+	}
+	pthread_rwlock_unlock(&st->lock);
+	if (old) {
+		if (old->type != WKS_ENTRY_CERTIFICATE)
+			wks__cache_drop_entry(st->cache, old->id);
+		wks__entry_unref(old);
+	}
+done:
+	wks__entry_unref(ne);
+	wks__entry_unref(e);
+	wks_buf_dispose(&to_key);
+	return err;
+}

@@ -40,6 +40,7 @@ const char *wks_strerror(int err)
 	case WKS_ERR_LIMIT: return "limit exceeded";
 	case WKS_ERR_INVALID: return "invalid argument";
 	case WKS_ERR_CRYPTO: return "cryptographic operation failed";
+	case WKS_ERR_EXISTS: return "an entry with that alias already exists";
 	default: return "unknown error";
 	}
 }
