@@ -1,0 +1,325 @@
+/*
+ * wks(1) - the command-line tool of libwks: shared declarations.
+ *
+ * Layout: main.c holds the command table and the option parser; every
+ * subcommand lives in cmd_<verb>.c; util.c (messages, files, escaping),
+ * password.c (password sources and the prompt), store.c (opening and
+ * saving the keystore), pki.c (keys and certificates through OpenSSL) and
+ * p12.c (PKCS#12) are the helpers they share.  The tool uses only the
+ * public API of wks.h and OpenSSL.
+ */
+#ifndef WKS_CLI_H
+#define WKS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <openssl/x509.h>
+
+#include "wks/wks.h"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/*
+ * Exit statuses.  Documented in `wks --help`, wks(1) and docs/CLI.md; keep
+ * the three in step.
+ */
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAIL = 1,      /* verify found bad entries; other failures */
+	CLI_EXIT_USAGE = 2,     /* bad command line, or no password source */
+	CLI_EXIT_NOTFOUND = 3,  /* no such alias */
+	CLI_EXIT_INTEGRITY = 4, /* a MAC failed: wrong password or modified */
+	CLI_EXIT_MALFORMED = 5, /* unparsable store, key, certificate, P12 */
+	CLI_EXIT_IO = 6,        /* a file could not be read or written */
+	CLI_EXIT_EXISTS = 7,    /* alias or output file exists (no --force) */
+	CLI_EXIT_INVALID = 8,   /* rejected: key/certificate mismatch, broken
+	                         * chain, wrong entry type, unsupported */
+	CLI_EXIT_LIMIT = 9      /* a configured limit was exceeded */
+};
+
+/* ---- passwords (password.c) ------------------------------------------- */
+
+/* A password: `len` bytes at `p` (NUL-terminated too), heap memory that
+ * cli_pw_clear() wipes and frees. */
+typedef struct {
+	char *p;
+	size_t len;
+} cli_pw;
+
+#define CLI_PW_INIT { NULL, 0 }
+
+/* Where a password comes from: pass:TEXT, env:VAR, file:PATH, fd:N, stdin,
+ * or (not given) the terminal. */
+typedef enum {
+	CLI_PWSRC_NONE = 0,
+	CLI_PWSRC_PASS,
+	CLI_PWSRC_ENV,
+	CLI_PWSRC_FILE,
+	CLI_PWSRC_FD,
+	CLI_PWSRC_STDIN
+} cli_pwsrc_kind;
+
+typedef struct {
+	cli_pwsrc_kind kind;
+	const char *option; /* "--storepass", for messages */
+	char *value;        /* pass: a heap copy of the text (wiped);
+	                     * env/file: the name; fd: the number */
+	int fd;
+} cli_pwsrc;
+
+/* Parse a source spec from the command line.  For pass:TEXT the text is
+ * copied and the argv string is overwritten.  Returns 0 or CLI_EXIT_USAGE. */
+int cli_pwsrc_parse(cli_pwsrc *src, const char *option, char *arg);
+void cli_pwsrc_clear(cli_pwsrc *src);
+
+/* Flags for cli_pw_get(). */
+#define CLI_PW_NEW 1      /* a new password: confirm at the prompt,
+                           * refuse empty */
+#define CLI_PW_OPTIONAL 2 /* no source and no terminal: return an empty
+                           * password instead of failing */
+
+/*
+ * Get a password from `src`, or from the terminal (/dev/tty, echo off)
+ * with `prompt` when no source was given.  Without a terminal it fails
+ * with a message naming `option` (CLI_EXIT_USAGE), unless
+ * CLI_PW_OPTIONAL.  Returns 0 or an exit status (message printed).
+ */
+int cli_pw_get(cli_pw *out, const cli_pwsrc *src, const char *prompt,
+	       const char *option, int flags);
+int cli_pw_dup(cli_pw *out, const cli_pw *in);
+void cli_pw_clear(cli_pw *pw);
+
+/* 1 if a terminal can be opened for a prompt. */
+int cli_have_tty(void);
+
+/* ---- the parsed command line (main.c) -------------------------------- */
+
+struct cli_cmd;
+
+typedef struct {
+	const struct cli_cmd *cmd;
+	const char *keystore, *alias, *new_alias, *out, *key, *cert, *in;
+	const char *algorithm, *generate;
+	const char **chain;
+	size_t chain_count;
+	cli_pwsrc storepass, keypass, new_storepass, new_keypass;
+	cli_pwsrc inpass, outpass, hex;
+	int json, der, pem, verbose, force, leaf, no_storepass, encrypt;
+	int has_iterations;
+	long iterations;
+} cli_ctx;
+
+typedef int (*cli_cmd_fn)(cli_ctx *c);
+
+typedef struct cli_cmd {
+	const char *name;
+	cli_cmd_fn run;
+	uint64_t options;    /* bit (1 << opt id) per accepted option */
+	const char *summary; /* one line for `wks --help` */
+	const char *usage;   /* the text of `wks CMD --help` */
+} cli_cmd;
+
+int cmd_create(cli_ctx *c);
+int cmd_list(cli_ctx *c);
+int cmd_import_key(cli_ctx *c);
+int cmd_import_cert(cli_ctx *c);
+int cmd_import_secret(cli_ctx *c);
+int cmd_import_p12(cli_ctx *c);
+int cmd_export_p12(cli_ctx *c);
+int cmd_export_key(cli_ctx *c);
+int cmd_export_cert(cli_ctx *c);
+int cmd_delete(cli_ctx *c);
+int cmd_rename(cli_ctx *c);
+int cmd_passwd(cli_ctx *c);
+int cmd_keypasswd(cli_ctx *c);
+int cmd_verify(cli_ctx *c);
+int cmd_convert(cli_ctx *c);
+
+/* ---- messages, files, text (util.c) ----------------------------------- */
+
+/* "wks: FILE: message" (or "wks: message" when file is NULL) on stderr. */
+void cli_err(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* "wks: FILE: note: message". */
+void cli_note(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* Exit status for a libwks error code. */
+int cli_exit_for(int err);
+
+/*
+ * Report a failed libwks call about `file` (and `alias` if not NULL):
+ * prints one line with the library's detail and returns the exit status.
+ */
+int cli_lib_err(const char *file, const char *alias, int err,
+		const char *what);
+
+/* Report the OpenSSL error queue's last entry after `fmt`; clears the
+ * queue.  Returns `status`. */
+int cli_ssl_err(int status, const char *file, const char *fmt, ...)
+	CLI_PRINTF(3, 4);
+
+/* Require option `name` (value `v`).  Returns 0 or CLI_EXIT_USAGE. */
+int cli_need(const char *v, const char *name);
+
+/* Read a whole file ("-" is stdin) into a heap buffer, which the caller
+ * frees with cli_free_secret() when it may hold secrets.  Returns 0 or an
+ * exit status (message printed). */
+int cli_read_file(uint8_t **out, size_t *out_len, const char *path);
+void cli_free_secret(void *p, size_t len);
+
+/*
+ * Write output to `path` (NULL or "-": stdout).  A file is written
+ * atomically (temporary file, fsync, rename) with mode 0600 when `secret`
+ * (else 0644, both less the umask), replacing an existing one.  Binary
+ * data is never written to a terminal.  Returns 0 or an exit status.
+ */
+int cli_write_output(const char *path, const uint8_t *data, size_t len,
+		     int binary, int secret);
+
+/* 1 if `path` exists (any type). */
+int cli_exists(const char *path);
+
+/* An alias (or other modified-UTF-8 text from libwks) as printable text:
+ * control characters, U+0000 and lone surrogates are escaped (\n, \0,
+ * \x01, \udc80).  Returns a static-per-call heap string; free() it. */
+char *cli_display(const char *s);
+
+/* Append `s` as a JSON string literal (quotes included) to `f`. */
+void cli_json_string(FILE *f, const char *s);
+
+/* Lowercase hex of `len` bytes into `out` (2*len+1 bytes); `sep` (0 for
+ * none) between bytes, uppercase when sep != 0 (fingerprint style). */
+void cli_hex(char *out, const uint8_t *data, size_t len, char sep);
+
+/* Decode hex (whitespace and ':' ignored).  Returns 0 or -1. */
+int cli_unhex(uint8_t **out, size_t *out_len, const char *s, size_t slen);
+
+/* SHA-256 of data as lowercase hex (65 bytes). */
+void cli_sha256_hex(char out[65], const uint8_t *data, size_t len);
+
+/* "2024-05-01 12:00:00 UTC" for a creation time in ms. */
+void cli_format_time(char *out, size_t out_len, int64_t ms);
+
+/* ---- the keystore (store.c) ------------------------------------------- */
+
+/* How cli_store_open() treats a missing store password. */
+enum {
+	CLI_STORE_VERIFY,  /* required: prompt, or fail without a terminal */
+	CLI_STORE_OPTIONAL /* read-only use: skip the integrity check (and
+	                    * say so) when no password is at hand */
+};
+
+/*
+ * Load the store named by --keystore.  The password comes from
+ * --storepass or the prompt; on success *pw holds it (empty if the
+ * integrity check was skipped) and the store has --iterations applied.
+ */
+int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode);
+
+/* Save atomically to --keystore with `pw`.  Returns 0 or an exit status. */
+int cli_store_save(wks_store *st, cli_ctx *c, const cli_pw *pw);
+
+/* Apply --iterations to `st`.  Returns 0 or an exit status. */
+int cli_store_iterations(wks_store *st, cli_ctx *c);
+
+/* The key password: --keypass, else a copy of `storepw` (if not empty),
+ * else the prompt. */
+int cli_keypass(cli_pw *out, cli_ctx *c, const cli_pw *storepw,
+		const char *alias);
+
+/* Fail with CLI_EXIT_EXISTS unless --force when `alias` is in `st`. */
+int cli_check_alias_free(wks_store *st, cli_ctx *c, const char *alias);
+
+/* Store an entry's certificates (chain or single) into a new stack. */
+int cli_store_certs(STACK_OF(X509) **out, wks_store *st, const char *file,
+		    const char *alias);
+
+/*
+ * Write entry `from` again under `to` (which may equal `from`): a key
+ * entry is decrypted with `oldkp` and encrypted with `newkp` (fresh salt
+ * and IV, current time as creation time); a certificate is copied.
+ */
+int cli_store_copy_entry(wks_store *st, const char *file, const char *from,
+			 const char *to, const cli_pw *oldkp,
+			 const cli_pw *newkp);
+
+/* ---- keys and certificates (pki.c) ------------------------------------ */
+
+/*
+ * Read a private key from `path`: PEM or DER; PKCS#8 (plain or
+ * encrypted) or traditional RSA/EC.  An encrypted key's passphrase comes
+ * from `inpass` (or the prompt).  *pkcs8 is the key as PKCS#8 DER: the
+ * exact input bytes when the input was unencrypted PKCS#8, else OpenSSL's
+ * encoding.  Certificates found in a PEM key file are appended to `certs`
+ * (if not NULL).
+ */
+int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
+		 STACK_OF(X509) *certs, const char *path,
+		 const cli_pwsrc *inpass);
+
+/* Append every certificate of `path` (PEM bundle, or one or more DER
+ * certificates) to `certs`.  Returns 0 or an exit status. */
+int cli_load_certs(STACK_OF(X509) *certs, const char *path);
+
+/*
+ * Order `pool` into a chain, leaf first: the leaf is `leaf` if given,
+ * else the certificate whose public key is `key`'s; then each issuer in
+ * turn.  Duplicates are dropped; with `strict` a certificate that is not
+ * part of the chain is an error.  *out holds new references.
+ */
+int cli_order_chain(STACK_OF(X509) **out, X509 *leaf, EVP_PKEY *key,
+		    STACK_OF(X509) *pool, const char *file, int strict);
+
+/* PEM or DER encodings into a heap buffer (free with OPENSSL_free via
+ * cli_free_secret or free()). */
+int cli_pem_encode(uint8_t **out, size_t *out_len, const char *name,
+		   const uint8_t *der, size_t der_len);
+
+/* The DER of a certificate (heap, free()). */
+int cli_cert_der(uint8_t **out, size_t *out_len, X509 *x);
+
+/* "RSA 2048", "EC P-256", "ED25519", "ML-DSA-44" for a certificate's key. */
+void cli_key_desc(char *out, size_t out_len, X509 *x);
+
+/* Print verbose certificate details (subject, issuer, validity,
+ * fingerprint, key) indented by `indent` spaces. */
+void cli_print_cert(FILE *f, X509 *x, int indent);
+
+/* ---- PKCS#12 (p12.c) --------------------------------------------------- */
+
+typedef struct {
+	char *alias;            /* friendlyName, or NULL */
+	wks_entry_type type;    /* PRIVATE_KEY or CERTIFICATE */
+	uint8_t *pkcs8;         /* private key: PKCS#8 DER */
+	size_t pkcs8_len;
+	STACK_OF(X509) *chain;  /* private key: leaf first; certificate: 1 */
+} cli_p12_entry;
+
+/* Parse a PKCS#12 file into entries: keys with their chains (matched by
+ * localKeyID, else by public key) and the certificates that belong to no
+ * chain.  Returns 0 or an exit status (message printed). */
+int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
+		 const uint8_t *data, size_t len, const cli_pw *pw);
+void cli_p12_free(cli_p12_entry *e, size_t count);
+
+/* Put the entries into `st` (only `only` if not NULL; names for entries
+ * without a friendlyName are made up).  Returns 0 or an exit status. */
+int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
+		   cli_p12_entry *e, size_t count, const char *only,
+		   const cli_pw *keypw);
+
+/*
+ * Build a PKCS#12 of the key and certificate entries of `st` (only
+ * `alias` if not NULL), keys decrypted with `keypw`, encrypted with
+ * AES-256-CBC/PBKDF2 under `p12pw`, MAC HMAC-SHA-256.  *out is DER.
+ */
+int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
+		   const char *file, const char *alias, const cli_pw *keypw,
+		   const cli_pw *p12pw, int iterations);
+
+#endif

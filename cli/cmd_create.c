@@ -1,0 +1,37 @@
+/*
+ * wks create: a new, empty keystore.
+ */
+#include <stdio.h>
+
+#include "cli.h"
+
+int cmd_create(cli_ctx *c)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT;
+	char prompt[512];
+	int rc, err;
+
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
+		return rc;
+	if (!c->force && cli_exists(c->keystore)) {
+		cli_err(c->keystore, "exists (use --force to replace it)");
+		return CLI_EXIT_EXISTS;
+	}
+	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
+		 c->keystore);
+	if ((rc = cli_pw_get(&pw, &c->storepass, prompt, "--storepass",
+			     CLI_PW_NEW)) != 0)
+		return rc;
+	if ((err = wks_store_new(&st)) < 0) {
+		rc = cli_lib_err(c->keystore, NULL, err, NULL);
+		goto done;
+	}
+	if ((rc = cli_store_iterations(st, c)) != 0)
+		goto done;
+	rc = cli_store_save(st, c, &pw);
+done:
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	return rc;
+}

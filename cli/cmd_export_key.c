@@ -1,0 +1,150 @@
+/*
+ * wks export-key: a private key as PKCS#8 (exactly as stored, or
+ * encrypted), or a secret key as hex or raw bytes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
+
+#include "cli.h"
+
+/* Default PBKDF2 iterations of an encrypted export (wolfJCE's default). */
+#define EXPORT_ITER 210000
+
+static int encrypt_pkcs8(uint8_t **out, size_t *out_len, const uint8_t *der,
+			 size_t der_len, const cli_pw *pw, int iter,
+			 const char *file)
+{
+	const unsigned char *p = der;
+	PKCS8_PRIV_KEY_INFO *p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p,
+							  (long)der_len);
+	X509_SIG *sig = NULL;
+	unsigned char *enc = NULL;
+	int n = 0, rc = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!p8)
+		return cli_ssl_err(CLI_EXIT_MALFORMED, file,
+				   "the stored key is not PKCS#8");
+	/* PBES2: AES-256-CBC, PBKDF2 with OpenSSL's default PRF
+	 * (HMAC-SHA-256); works for algorithms OpenSSL cannot use. */
+	sig = PKCS8_encrypt(-1, EVP_aes_256_cbc(), pw->p, (int)pw->len, NULL,
+			    0, iter, p8);
+	if (!sig || (n = i2d_X509_SIG(sig, &enc)) <= 0) {
+		rc = cli_ssl_err(CLI_EXIT_FAIL, file, "cannot encrypt the key");
+		goto done;
+	}
+	*out = malloc((size_t)n);
+	if (!*out) {
+		cli_err(file, "out of memory");
+		rc = CLI_EXIT_FAIL;
+		goto done;
+	}
+	memcpy(*out, enc, (size_t)n);
+	*out_len = (size_t)n;
+done:
+	OPENSSL_free(enc);
+	X509_SIG_free(sig);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	return rc;
+}
+
+int cmd_export_key(cli_ctx *c)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT, outpw = CLI_PW_INIT;
+	wks_key *key = NULL;
+	uint8_t *buf = NULL, *pem = NULL;
+	size_t buf_len = 0, pem_len = 0, len;
+	const uint8_t *data;
+	const int encrypt = c->encrypt || c->outpass.kind != CLI_PWSRC_NONE;
+	wks_entry_type t;
+	int rc, err;
+
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
+	    (rc = cli_need(c->alias, "--alias")) != 0)
+		return rc;
+	if ((rc = cli_store_open(&st, &pw, c, c->no_storepass ?
+				 CLI_STORE_OPTIONAL : CLI_STORE_VERIFY)) != 0)
+		return rc;
+	t = wks_store_entry_type(st, c->alias);
+	if (t == WKS_ENTRY_NONE) {
+		rc = cli_lib_err(c->keystore, c->alias, WKS_ERR_NOTFOUND, NULL);
+		goto done;
+	}
+	if (t == WKS_ENTRY_CERTIFICATE) {
+		char *d = cli_display(c->alias);
+
+		cli_err(c->keystore, "entry \"%s\" is a certificate (use "
+			"export-cert)", d ? d : "");
+		free(d);
+		rc = CLI_EXIT_INVALID;
+		goto done;
+	}
+	if (t == WKS_ENTRY_SECRET_KEY && encrypt) {
+		cli_err(NULL, "--encrypt/--outpass apply to private keys only");
+		rc = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
+		goto done;
+	err = wks_store_get_key(&key, st, c->alias, kp.p, kp.len);
+	if (err < 0) {
+		rc = cli_lib_err(c->keystore, c->alias, err, NULL);
+		goto done;
+	}
+	data = wks_key_data(key, &len);
+	if (t == WKS_ENTRY_SECRET_KEY) {
+		if (c->der) {
+			rc = cli_write_output(c->out, data, len, 1, 1);
+		} else {
+			pem_len = len * 2 + 1;
+			pem = malloc(pem_len + 1);
+			if (!pem) {
+				rc = CLI_EXIT_FAIL;
+				goto done;
+			}
+			cli_hex((char *)pem, data, len, 0);
+			pem[len * 2] = '\n';
+			rc = cli_write_output(c->out, pem, pem_len, 0, 1);
+		}
+		goto done;
+	}
+	if (encrypt) {
+		if ((rc = cli_pw_get(&outpw, &c->outpass,
+				     "Password for the exported key: ",
+				     "--outpass", CLI_PW_NEW)) != 0)
+			goto done;
+		if ((rc = encrypt_pkcs8(&buf, &buf_len, data, len, &outpw,
+					c->has_iterations ? (int)c->iterations
+							  : EXPORT_ITER,
+					c->keystore)) != 0)
+			goto done;
+		data = buf;
+		len = buf_len;
+	}
+	if (c->der) {
+		rc = cli_write_output(c->out, data, len, 1, 1);
+	} else {
+		if ((rc = cli_pem_encode(&pem, &pem_len, encrypt ?
+					 PEM_STRING_PKCS8 : PEM_STRING_PKCS8INF,
+					 data, len)) != 0)
+			goto done;
+		rc = cli_write_output(c->out, pem, pem_len, 0, 1);
+	}
+done:
+	cli_free_secret(pem, pem_len);
+	cli_free_secret(buf, buf_len);
+	wks_key_free(key);
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	cli_pw_clear(&kp);
+	cli_pw_clear(&outpw);
+	return rc;
+}

@@ -1,0 +1,72 @@
+/*
+ * wks import-cert: a trusted certificate.
+ */
+#include <stdlib.h>
+
+#include <openssl/x509.h>
+
+#include "cli.h"
+
+int cmd_import_cert(cli_ctx *c)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT;
+	STACK_OF(X509) *certs = NULL;
+	uint8_t *der = NULL;
+	size_t der_len = 0;
+	char *other = NULL;
+	int rc, err;
+
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
+	    (rc = cli_need(c->alias, "--alias")) != 0 ||
+	    (rc = cli_need(c->cert, "--cert")) != 0)
+		return rc;
+	if (!(certs = sk_X509_new_null())) {
+		cli_err(NULL, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	if ((rc = cli_load_certs(certs, c->cert)) != 0)
+		goto done;
+	if (sk_X509_num(certs) != 1) {
+		cli_err(c->cert, "holds %d certificates; import-cert takes one",
+			sk_X509_num(certs));
+		rc = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if ((rc = cli_cert_der(&der, &der_len, sk_X509_value(certs, 0))) != 0)
+		goto done;
+	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+		goto done;
+	if (wks_store_entry_type(st, c->alias) == WKS_ENTRY_CERTIFICATE) {
+		if ((rc = cli_check_alias_free(st, c, c->alias)) != 0)
+			goto done;
+	} else if (wks_store_contains(st, c->alias)) {
+		char *d = cli_display(c->alias);
+
+		cli_err(c->keystore, "entry \"%s\" is a key entry; a "
+			"certificate never replaces it", d ? d : "");
+		free(d);
+		rc = c->force ? CLI_EXIT_INVALID : CLI_EXIT_EXISTS;
+		goto done;
+	}
+	if (wks_store_find_cert_alias(&other, st, der, der_len) == WKS_OK) {
+		char *d = cli_display(other);
+
+		cli_note(c->keystore, "the certificate is also in entry \"%s\"",
+			 d ? d : "");
+		free(d);
+		wks_free(other);
+	}
+	err = wks_store_set_cert_der(st, c->alias, der, der_len);
+	if (err < 0) {
+		rc = cli_lib_err(c->keystore, c->alias, err, "cannot import");
+		goto done;
+	}
+	rc = cli_store_save(st, c, &pw);
+done:
+	free(der);
+	sk_X509_pop_free(certs, X509_free);
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	return rc;
+}

@@ -1,0 +1,43 @@
+/*
+ * wks import-p12: the keys and certificates of a PKCS#12 file.
+ */
+#include <stdio.h>
+
+#include "cli.h"
+
+int cmd_import_p12(cli_ctx *c)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT, inpw = CLI_PW_INIT;
+	cli_p12_entry *e = NULL;
+	size_t count = 0, len = 0;
+	uint8_t *data = NULL;
+	char prompt[512];
+	int rc;
+
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
+	    (rc = cli_need(c->in, "--in")) != 0)
+		return rc;
+	if ((rc = cli_read_file(&data, &len, c->in)) != 0)
+		return rc;
+	snprintf(prompt, sizeof(prompt), "Password of %s: ", c->in);
+	if ((rc = cli_pw_get(&inpw, &c->inpass, prompt, "--inpass", 0)) != 0)
+		goto done;
+	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw)) != 0)
+		goto done;
+	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+		goto done;
+	if ((rc = cli_keypass(&kp, c, &pw, NULL)) != 0)
+		goto done;
+	if ((rc = cli_p12_import(st, c, c->in, e, count, c->alias, &kp)) != 0)
+		goto done;
+	rc = cli_store_save(st, c, &pw);
+done:
+	cli_p12_free(e, count);
+	cli_free_secret(data, len);
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	cli_pw_clear(&kp);
+	cli_pw_clear(&inpw);
+	return rc;
+}

@@ -1,0 +1,115 @@
+/*
+ * wks import-secret: a secret key from hex, from a file, or generated.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name, *algorithm;
+	size_t len;
+} kinds[] = {
+	{ "aes-128", "AES", 16 },
+	{ "aes-192", "AES", 24 },
+	{ "aes-256", "AES", 32 },
+	{ "hmac-sha256", "HmacSHA256", 32 },
+	{ "hmac-sha384", "HmacSHA384", 48 },
+	{ "hmac-sha512", "HmacSHA512", 64 },
+};
+
+int cmd_import_secret(cli_ctx *c)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT, hex = CLI_PW_INIT;
+	uint8_t *key = NULL;
+	size_t key_len = 0;
+	const char *alg = c->algorithm;
+	int rc, err, sources;
+
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
+	    (rc = cli_need(c->alias, "--alias")) != 0)
+		return rc;
+	sources = (c->hex.kind != CLI_PWSRC_NONE) + (c->in != NULL) +
+		  (c->generate != NULL);
+	if (sources != 1) {
+		cli_err(NULL, "import-secret: give exactly one of --hex, --in "
+			"and --generate");
+		return CLI_EXIT_USAGE;
+	}
+	if (alg && !*alg) {
+		cli_err(NULL, "--algorithm must not be empty");
+		return CLI_EXIT_USAGE;
+	}
+	if (c->generate) {
+		size_t i;
+
+		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (!strcmp(kinds[i].name, c->generate))
+				break;
+		if (i == sizeof(kinds) / sizeof(kinds[0])) {
+			cli_err(NULL, "--generate: expected aes-128, aes-192, "
+				"aes-256, hmac-sha256, hmac-sha384 or "
+				"hmac-sha512");
+			return CLI_EXIT_USAGE;
+		}
+		key_len = kinds[i].len;
+		if (!alg)
+			alg = kinds[i].algorithm;
+		key = malloc(key_len);
+		if (!key || RAND_priv_bytes(key, (int)key_len) != 1) {
+			rc = cli_ssl_err(CLI_EXIT_FAIL, NULL,
+					 "cannot generate a key");
+			goto done;
+		}
+	} else if (c->in) {
+		if ((rc = cli_read_file(&key, &key_len, c->in)) != 0)
+			goto done;
+		if (key_len == 0) {
+			cli_err(c->in, "is empty");
+			rc = CLI_EXIT_MALFORMED;
+			goto done;
+		}
+	} else {
+		if ((rc = cli_pw_get(&hex, &c->hex, "", "--hex", 0)) != 0)
+			goto done;
+		if (cli_unhex(&key, &key_len, hex.p, hex.len) < 0) {
+			cli_err(NULL, "--hex: not an even number of hex digits");
+			rc = CLI_EXIT_USAGE;
+			goto done;
+		}
+	}
+	if (!alg) {
+		if (key_len == 16 || key_len == 24 || key_len == 32) {
+			alg = "AES";
+		} else {
+			cli_err(NULL, "a %zu-byte key is no AES key: name its "
+				"algorithm with --algorithm", key_len);
+			rc = CLI_EXIT_USAGE;
+			goto done;
+		}
+	}
+	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+		goto done;
+	if ((rc = cli_check_alias_free(st, c, c->alias)) != 0)
+		goto done;
+	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
+		goto done;
+	err = wks_store_set_secret_key(st, c->alias, alg, key, key_len, kp.p,
+				       kp.len);
+	if (err < 0) {
+		rc = cli_lib_err(c->keystore, c->alias, err, "cannot import");
+		goto done;
+	}
+	rc = cli_store_save(st, c, &pw);
+done:
+	cli_free_secret(key, key_len);
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	cli_pw_clear(&kp);
+	cli_pw_clear(&hex);
+	return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * wks keypasswd: a new password for one key entry.  The key is decrypted
+ * with the old password and encrypted again with the new one, under a
+ * fresh salt and IV.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+int cmd_keypasswd(cli_ctx *c)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT, nkp = CLI_PW_INIT;
+	wks_entry_type t;
+	char prompt[512], *d = NULL;
+	int rc;
+
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
+	    (rc = cli_need(c->alias, "--alias")) != 0)
+		return rc;
+	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+		return rc;
+	d = cli_display(c->alias);
+	t = wks_store_entry_type(st, c->alias);
+	if (t == WKS_ENTRY_NONE) {
+		rc = cli_lib_err(c->keystore, c->alias, WKS_ERR_NOTFOUND, NULL);
+		goto done;
+	}
+	if (t == WKS_ENTRY_CERTIFICATE) {
+		cli_err(c->keystore, "entry \"%s\" is a certificate: it has no "
+			"key password", d ? d : "");
+		rc = CLI_EXIT_INVALID;
+		goto done;
+	}
+	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
+		goto done;
+	snprintf(prompt, sizeof(prompt), "New key password for \"%s\": ",
+		 d ? d : "");
+	if ((rc = cli_pw_get(&nkp, &c->new_keypass, prompt, "--new-keypass",
+			     CLI_PW_NEW)) != 0)
+		goto done;
+	if ((rc = cli_store_copy_entry(st, c->keystore, c->alias, c->alias,
+				       &kp, &nkp)) != 0)
+		goto done;
+	rc = cli_store_save(st, c, &pw);
+done:
+	free(d);
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	cli_pw_clear(&kp);
+	cli_pw_clear(&nkp);
+	return rc;
+}

@@ -1,0 +1,217 @@
+/*
+ * wks list: the entries of a store, as text (-v for certificate details)
+ * or as one JSON object (--json) for scripts.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/x509.h>
+
+#include "cli.h"
+
+static const char *type_name(wks_entry_type t)
+{
+	switch (t) {
+	case WKS_ENTRY_PRIVATE_KEY: return "private-key";
+	case WKS_ENTRY_CERTIFICATE: return "certificate";
+	case WKS_ENTRY_SECRET_KEY: return "secret-key";
+	default: return "unknown";
+	}
+}
+
+/* libwks gives the JCA algorithm of a secret key entry only with the
+ * decrypted key, so list reads it with --keypass or the store password
+ * (which opens the entry unless the key password differs) and prints
+ * null / "?" when neither does. */
+static char *secret_algorithm(wks_store *st, const char *alias,
+			      const cli_pw *pw)
+{
+	wks_key *key = NULL;
+	char *alg = NULL;
+
+	if (pw->len && wks_store_get_key(&key, st, alias, pw->p,
+					 pw->len) == WKS_OK) {
+		const char *a = wks_key_algorithm(key);
+
+		alg = a ? strdup(a) : NULL;
+	}
+	wks_key_free(key);
+	return alg;
+}
+
+static int json_entry(FILE *f, wks_store *st, const char *file,
+		      const char *alias, const cli_pw *pw, int first)
+{
+	wks_entry_type t = wks_store_entry_type(st, alias);
+	int64_t ms = 0;
+	size_t n = 0;
+	int err;
+
+	if ((err = wks_store_creation_time(&ms, st, alias)) < 0)
+		return cli_lib_err(file, alias, err, NULL);
+	fputs(first ? "\n  {\"alias\": " : ",\n  {\"alias\": ", f);
+	cli_json_string(f, alias);
+	fprintf(f, ", \"type\": \"%s\", \"created_ms\": %" PRId64,
+		type_name(t), ms);
+	if (t == WKS_ENTRY_PRIVATE_KEY || t == WKS_ENTRY_CERTIFICATE) {
+		if ((err = wks_store_cert_count(&n, st, alias)) < 0)
+			return cli_lib_err(file, alias, err, NULL);
+		fputs(t == WKS_ENTRY_PRIVATE_KEY ? ", \"chain_sha256\": ["
+						 : ", \"cert_sha256\": ", f);
+		for (size_t i = 0; i < n; i++) {
+			uint8_t *der = NULL;
+			size_t len = 0;
+			char hex[65];
+
+			err = wks_store_get_cert_der(&der, &len, st, alias, i);
+			if (err < 0)
+				return cli_lib_err(file, alias, err, NULL);
+			cli_sha256_hex(hex, der, len);
+			wks_free(der);
+			fprintf(f, "%s\"%s\"", i ? ", " : "", hex);
+			if (t == WKS_ENTRY_CERTIFICATE)
+				break;
+		}
+		if (t == WKS_ENTRY_PRIVATE_KEY)
+			fputc(']', f);
+	} else if (t == WKS_ENTRY_SECRET_KEY) {
+		char *alg = secret_algorithm(st, alias, pw);
+
+		if (alg) {
+			fputs(", \"algorithm\": ", f);
+			cli_json_string(f, alg);
+		} else {
+			fputs(", \"algorithm\": null", f);
+		}
+		free(alg);
+	}
+	fputc('}', f);
+	return 0;
+}
+
+static int text_entry(FILE *f, wks_store *st, const char *file,
+		      const char *alias, const cli_pw *pw, int verbose,
+		      int width)
+{
+	wks_entry_type t = wks_store_entry_type(st, alias);
+	STACK_OF(X509) *certs = NULL;
+	char when[64], desc[128] = "";
+	char *d = cli_display(alias);
+	int64_t ms = 0;
+	int err, rc = 0;
+
+	if ((err = wks_store_creation_time(&ms, st, alias)) < 0) {
+		rc = cli_lib_err(file, alias, err, NULL);
+		goto done;
+	}
+	cli_format_time(when, sizeof(when), ms);
+	if (t != WKS_ENTRY_SECRET_KEY &&
+	    (rc = cli_store_certs(&certs, st, file, alias)) != 0)
+		goto done;
+	if (t == WKS_ENTRY_PRIVATE_KEY) {
+		int n = sk_X509_num(certs);
+
+		cli_key_desc(desc, sizeof(desc), sk_X509_value(certs, 0));
+		snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc),
+			 ", chain of %d", n);
+	} else if (t == WKS_ENTRY_CERTIFICATE) {
+		cli_key_desc(desc, sizeof(desc), sk_X509_value(certs, 0));
+	} else {
+		char *alg = secret_algorithm(st, alias, pw);
+
+		snprintf(desc, sizeof(desc), "%s",
+			 alg ? alg : "? (needs the key password: --keypass)");
+		free(alg);
+	}
+	if (!verbose) {
+		fprintf(f, "%-*s  %-11s  %s  %s\n", width, d ? d : "",
+			type_name(t), when, desc);
+		goto done;
+	}
+	fprintf(f, "Alias:    %s\nType:     %s\nCreated:  %s\n", d ? d : "",
+		type_name(t), when);
+	if (t == WKS_ENTRY_SECRET_KEY) {
+		fprintf(f, "Algorithm: %s\n", desc);
+	} else {
+		if (t == WKS_ENTRY_PRIVATE_KEY)
+			fprintf(f, "Chain:    %d certificate%s\n",
+				sk_X509_num(certs),
+				sk_X509_num(certs) == 1 ? "" : "s");
+		for (int i = 0; i < sk_X509_num(certs); i++) {
+			fprintf(f, "  [%d]\n", i);
+			cli_print_cert(f, sk_X509_value(certs, i), 4);
+		}
+	}
+	fputc('\n', f);
+done:
+	sk_X509_pop_free(certs, X509_free);
+	free(d);
+	return rc;
+}
+
+int cmd_list(cli_ctx *c)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT;
+	char **aliases = NULL, *one[2] = { NULL, NULL };
+	char *const *list;
+	size_t count = 0;
+	int rc, err, width = 5;
+
+	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_OPTIONAL)) != 0)
+		return rc;
+	if (c->keypass.kind != CLI_PWSRC_NONE) {
+		/* Only used to read secret key algorithms (see above). */
+		cli_pw_clear(&kp);
+		if ((rc = cli_pw_get(&kp, &c->keypass, "", "--keypass", 0)))
+			goto done;
+	} else if ((rc = cli_pw_dup(&kp, &pw)) != 0) {
+		goto done;
+	}
+	if (c->alias) {
+		if (!wks_store_contains(st, c->alias)) {
+			rc = cli_lib_err(c->keystore, c->alias,
+					 WKS_ERR_NOTFOUND, NULL);
+			goto done;
+		}
+		one[0] = (char *)c->alias;
+		list = one;
+		count = 1;
+	} else {
+		if ((err = wks_store_aliases(&aliases, &count, st)) < 0) {
+			rc = cli_lib_err(c->keystore, NULL, err, NULL);
+			goto done;
+		}
+		list = aliases;
+	}
+	if (c->json) {
+		fputs("{\"entries\": [", stdout);
+		for (size_t i = 0; i < count && rc == 0; i++)
+			rc = json_entry(stdout, st, c->keystore, list[i], &kp,
+					i == 0);
+		fputs(count ? "\n]}\n" : "]}\n", stdout);
+		goto done;
+	}
+	for (size_t i = 0; i < count; i++) {
+		char *d = cli_display(list[i]);
+		int w = d ? (int)strlen(d) : 0;
+
+		if (w > width && w < 40)
+			width = w;
+		free(d);
+	}
+	if (!c->alias)
+		printf("Keystore %s: %zu entr%s\n%s", c->keystore, count,
+		       count == 1 ? "y" : "ies", count ? "\n" : "");
+	for (size_t i = 0; i < count && rc == 0; i++)
+		rc = text_entry(stdout, st, c->keystore, list[i], &kp,
+				c->verbose, width);
+done:
+	wks_aliases_free(aliases);
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	cli_pw_clear(&kp);
+	return rc;
+}

@@ -1,0 +1,158 @@
+/*
+ * wks verify: the store MAC, then every key entry with the key password
+ * (its entry MAC, decryption, and that a private key matches its leaf
+ * certificate).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include "cli.h"
+
+typedef struct {
+	const char *status; /* "ok" or a short failure class */
+	char message[256];
+} check;
+
+static const char *type_name(wks_entry_type t)
+{
+	return t == WKS_ENTRY_PRIVATE_KEY ? "private-key" :
+	       t == WKS_ENTRY_SECRET_KEY ? "secret-key" : "certificate";
+}
+
+static void check_private_key(check *r, wks_store *st, const char *alias,
+			      wks_key *key)
+{
+	const uint8_t *der;
+	size_t len;
+	PKCS8_PRIV_KEY_INFO *p8;
+	EVP_PKEY *pk = NULL, *pub;
+	X509 *leaf = NULL;
+
+	der = wks_key_data(key, &len);
+	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &der, (long)len);
+	if (p8)
+		pk = EVP_PKCS82PKEY(p8);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	if (wks_store_get_cert(&leaf, st, alias, 0) < 0) {
+		r->status = "malformed";
+		snprintf(r->message, sizeof(r->message), "no certificate");
+	} else if (!pk) {
+		snprintf(r->message, sizeof(r->message), "%s key decrypted; "
+			 "OpenSSL cannot read it, so its match with the "
+			 "certificate was not checked", wks_key_algorithm(key));
+	} else if (!(pub = X509_get0_pubkey(leaf)) ||
+		   EVP_PKEY_eq(pk, pub) != 1) {
+		r->status = "key_mismatch";
+		snprintf(r->message, sizeof(r->message),
+			 "the key does not match its certificate");
+	}
+	ERR_clear_error();
+	X509_free(leaf);
+	EVP_PKEY_free(pk);
+}
+
+int cmd_verify(cli_ctx *c)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT;
+	char **aliases = NULL;
+	size_t count = 0, keys = 0, failed = 0;
+	int rc, err;
+
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
+		return rc;
+	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+		return rc;
+	if ((rc = cli_keypass(&kp, c, &pw, NULL)) != 0)
+		goto done;
+	if ((err = wks_store_aliases(&aliases, &count, st)) < 0) {
+		rc = cli_lib_err(c->keystore, NULL, err, NULL);
+		goto done;
+	}
+	if (c->json)
+		fputs("{\"store_mac\": \"ok\", \"entries\": [", stdout);
+	else
+		printf("%s: store MAC ok\n", c->keystore);
+	for (size_t i = 0; i < count; i++) {
+		const char *a = aliases[i];
+		wks_entry_type t = wks_store_entry_type(st, a);
+		wks_key *key = NULL;
+		check r = { "ok", "" };
+		char *d;
+
+		if (t == WKS_ENTRY_CERTIFICATE) {
+			if (!c->verbose && !c->json)
+				continue;
+			snprintf(r.message, sizeof(r.message),
+				 "certificate (covered by the store MAC)");
+		} else {
+			keys++;
+			err = wks_store_get_key(&key, st, a, kp.p, kp.len);
+			if (err == WKS_ERR_INTEGRITY) {
+				r.status = "integrity_failure";
+				snprintf(r.message, sizeof(r.message),
+					 "integrity check failed: wrong key "
+					 "password, or the entry was modified");
+			} else if (err < 0) {
+				r.status = err == WKS_ERR_LIMIT ?
+						   "limit_exceeded" :
+					   err == WKS_ERR_UNSUPPORTED ?
+						   "unsupported" : "malformed";
+				snprintf(r.message, sizeof(r.message), "%s: %s",
+					 wks_strerror(err),
+					 wks_error_detail());
+			} else if (t == WKS_ENTRY_PRIVATE_KEY) {
+				check_private_key(&r, st, a, key);
+			}
+			wks_key_free(key);
+		}
+		if (strcmp(r.status, "ok"))
+			failed++;
+		if (c->json) {
+			fputs(i ? ",\n  {\"alias\": " : "\n  {\"alias\": ",
+			      stdout);
+			cli_json_string(stdout, a);
+			printf(", \"type\": \"%s\", \"status\": \"%s\"",
+			       type_name(t), r.status);
+			if (*r.message) {
+				fputs(", \"message\": ", stdout);
+				cli_json_string(stdout, r.message);
+			}
+			fputc('}', stdout);
+			continue;
+		}
+		d = cli_display(a);
+		if (!strcmp(r.status, "ok"))
+			printf("  %s (%s): ok%s%s\n", d ? d : "", type_name(t),
+			       *r.message ? ": " : "", r.message);
+		else
+			printf("  %s (%s): FAILED: %s\n", d ? d : "",
+			       type_name(t), r.message);
+		free(d);
+	}
+	if (c->json) {
+		printf("%s], \"ok\": %s}\n", count ? "\n" : "",
+		       failed ? "false" : "true");
+	} else if (failed) {
+		printf("%zu of %zu key entries FAILED\n", failed, keys);
+	} else {
+		printf("all %zu key entr%s ok\n", keys,
+		       keys == 1 ? "y" : "ies");
+	}
+	if (failed) {
+		cli_err(c->keystore, "%zu entr%s failed verification", failed,
+			failed == 1 ? "y" : "ies");
+		rc = CLI_EXIT_FAIL;
+	}
+done:
+	wks_aliases_free(aliases);
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	cli_pw_clear(&kp);
+	return rc;
+}

@@ -1,0 +1,545 @@
+/*
+ * wks(1): create, inspect and maintain WKS keystores.
+ *
+ * This file holds the command table and the option parser.  Every
+ * subcommand accepts the same option names (a table below says which ones
+ * make sense where; others are usage errors), so `--keystore` means the
+ * same thing everywhere.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "cli.h"
+
+enum {
+	O_KEYSTORE, O_ALIAS, O_OUT, O_STOREPASS, O_KEYPASS, O_NEW_STOREPASS,
+	O_NEW_KEYPASS, O_INPASS, O_OUTPASS, O_NO_STOREPASS, O_JSON, O_DER,
+	O_PEM, O_KEY, O_CHAIN, O_CERT, O_IN, O_ITERATIONS, O_FORCE, O_VERBOSE,
+	O_LEAF, O_HEX, O_GENERATE, O_ALGORITHM, O_NEW_ALIAS, O_ENCRYPT,
+	O_HELP, O_COUNT
+};
+
+#define B(o) ((uint64_t)1 << (o))
+/* Options every command takes. */
+#define COMMON (B(O_HELP))
+
+static const struct option long_options[] = {
+	{ "keystore", required_argument, NULL, 1000 + O_KEYSTORE },
+	{ "alias", required_argument, NULL, 1000 + O_ALIAS },
+	{ "out", required_argument, NULL, 1000 + O_OUT },
+	{ "storepass", required_argument, NULL, 1000 + O_STOREPASS },
+	{ "keypass", required_argument, NULL, 1000 + O_KEYPASS },
+	{ "new-storepass", required_argument, NULL, 1000 + O_NEW_STOREPASS },
+	{ "new-keypass", required_argument, NULL, 1000 + O_NEW_KEYPASS },
+	{ "inpass", required_argument, NULL, 1000 + O_INPASS },
+	{ "outpass", required_argument, NULL, 1000 + O_OUTPASS },
+	{ "no-storepass", no_argument, NULL, 1000 + O_NO_STOREPASS },
+	{ "json", no_argument, NULL, 1000 + O_JSON },
+	{ "der", no_argument, NULL, 1000 + O_DER },
+	{ "pem", no_argument, NULL, 1000 + O_PEM },
+	{ "key", required_argument, NULL, 1000 + O_KEY },
+	{ "chain", required_argument, NULL, 1000 + O_CHAIN },
+	{ "cert", required_argument, NULL, 1000 + O_CERT },
+	{ "in", required_argument, NULL, 1000 + O_IN },
+	{ "iterations", required_argument, NULL, 1000 + O_ITERATIONS },
+	{ "force", no_argument, NULL, 1000 + O_FORCE },
+	{ "verbose", no_argument, NULL, 1000 + O_VERBOSE },
+	{ "leaf", no_argument, NULL, 1000 + O_LEAF },
+	{ "hex", required_argument, NULL, 1000 + O_HEX },
+	{ "generate", required_argument, NULL, 1000 + O_GENERATE },
+	{ "algorithm", required_argument, NULL, 1000 + O_ALGORITHM },
+	{ "new-alias", required_argument, NULL, 1000 + O_NEW_ALIAS },
+	{ "encrypt", no_argument, NULL, 1000 + O_ENCRYPT },
+	{ "help", no_argument, NULL, 1000 + O_HELP },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char *option_name(int id)
+{
+	for (size_t i = 0; long_options[i].name; i++)
+		if (long_options[i].val == 1000 + id)
+			return long_options[i].name;
+	return "?";
+}
+
+#define STOREPASS_HELP \
+	"  -k, --keystore FILE     the keystore\n" \
+	"      --storepass SRC     store password (see PASSWORDS)\n"
+#define KEYPASS_HELP \
+	"      --keypass SRC       key password (default: the store password)\n"
+#define ITER_HELP \
+	"      --iterations N      PBKDF2 iterations for what is encrypted or\n" \
+	"                          MACed (>= 10000; default: the property\n" \
+	"                          wolfjce.wks.iterationCount, 210000)\n"
+
+static const cli_cmd commands[] = {
+	{ "create", cmd_create,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_ITERATIONS) |
+		  B(O_FORCE),
+	  "create a new, empty keystore",
+	  "usage: wks create -k FILE [--storepass SRC] [--iterations N] [--force]\n"
+	  "\nCreate an empty keystore.  The password is asked twice when it\n"
+	  "comes from the terminal.  An existing FILE is kept unless --force.\n\n"
+	  STOREPASS_HELP ITER_HELP
+	  "      --force             replace an existing file\n" },
+	{ "list", cmd_list,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
+		  B(O_KEYPASS) | B(O_ALIAS) | B(O_VERBOSE) | B(O_JSON),
+	  "list the entries of a keystore",
+	  "usage: wks list -k FILE [-a ALIAS] [-v | --json] [--storepass SRC | --no-storepass]\n"
+	  "\nList aliases, entry types and creation times (UTC).  -v adds, per\n"
+	  "certificate, subject, issuer, validity, SHA-256 fingerprint and key\n"
+	  "algorithm and size.  --json prints one JSON object:\n"
+	  "  {\"entries\": [{\"alias\", \"type\", \"created_ms\", \"chain_sha256\" |\n"
+	  "   \"cert_sha256\" | \"algorithm\"}, ...]}, aliases sorted.\n"
+	  "Without a store password (none given and no terminal, or\n"
+	  "--no-storepass) the integrity check is skipped, with a note on stderr.\n\n"
+	  STOREPASS_HELP
+	  "      --no-storepass      skip the integrity check, do not prompt\n"
+	  "      --keypass SRC       key password, to read the algorithm of\n"
+	  "                          secret keys (default: the store password)\n"
+	  "  -a, --alias NAME        only this entry\n"
+	  "  -v, --verbose           certificate and key details\n"
+	  "      --json              JSON output\n" },
+	{ "import-key", cmd_import_key,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_ALIAS) | B(O_KEY) | B(O_CHAIN) | B(O_INPASS) |
+		  B(O_ITERATIONS) | B(O_FORCE),
+	  "import a private key with its certificate chain",
+	  "usage: wks import-key -k FILE -a ALIAS --key KEYFILE [--chain CERTS]...\n"
+	  "\nImport a private key (PEM or DER; PKCS#8, encrypted PKCS#8, or\n"
+	  "traditional RSA/EC PEM, encrypted or not) with its certificate chain.\n"
+	  "Certificates come from the --chain files (PEM bundles or DER,\n"
+	  "repeatable) and from a PEM key file itself; they are put in order,\n"
+	  "leaf first, whatever order they are given in.  The leaf must match\n"
+	  "the key and each certificate must be signed by the next.\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "  -a, --alias NAME        the entry to create\n"
+	  "      --key FILE          the private key\n"
+	  "      --chain FILE        certificates (repeatable)\n"
+	  "      --inpass SRC        passphrase of an encrypted key file\n"
+	  ITER_HELP
+	  "      --force             replace an existing entry\n" },
+	{ "import-cert", cmd_import_cert,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_ALIAS) | B(O_CERT) |
+		  B(O_ITERATIONS) | B(O_FORCE),
+	  "import a trusted certificate",
+	  "usage: wks import-cert -k FILE -a ALIAS --cert CERTFILE\n"
+	  "\nImport one trusted certificate (PEM or DER).  A certificate never\n"
+	  "replaces a key entry.\n\n"
+	  STOREPASS_HELP
+	  "  -a, --alias NAME        the entry to create\n"
+	  "      --cert FILE         the certificate\n"
+	  ITER_HELP
+	  "      --force             replace an existing certificate entry\n" },
+	{ "import-secret", cmd_import_secret,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_ALIAS) | B(O_HEX) | B(O_IN) | B(O_GENERATE) |
+		  B(O_ALGORITHM) | B(O_ITERATIONS) | B(O_FORCE),
+	  "import or generate a secret key",
+	  "usage: wks import-secret -k FILE -a ALIAS (--hex SRC | --in FILE |\n"
+	  "                         --generate aes-128|aes-256|hmac-sha256)\n"
+	  "                         [--algorithm NAME]\n"
+	  "\nStore a secret key: hex text (--hex takes HEX, or a source as for\n"
+	  "passwords: pass:HEX, env:VAR, file:PATH, fd:N, stdin), the raw bytes\n"
+	  "of a file, or fresh random bytes.  The JCA algorithm name defaults\n"
+	  "to \"AES\" (16, 24 or 32 bytes) or \"HmacSHA256\" (hmac-sha256).\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "  -a, --alias NAME        the entry to create\n"
+	  "      --hex SRC           the key as hex\n"
+	  "      --in FILE           the key as raw bytes\n"
+	  "      --generate KIND     aes-128, aes-256 or hmac-sha256\n"
+	  "      --algorithm NAME    JCA algorithm name (AES, HmacSHA256, ...)\n"
+	  ITER_HELP
+	  "      --force             replace an existing entry\n" },
+	{ "import-p12", cmd_import_p12,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_ALIAS) | B(O_IN) | B(O_INPASS) | B(O_ITERATIONS) |
+		  B(O_FORCE),
+	  "import the entries of a PKCS#12 file",
+	  "usage: wks import-p12 -k FILE --in P12FILE [-a ALIAS] [--inpass SRC]\n"
+	  "\nImport every private key (with its chain) and every certificate\n"
+	  "that belongs to no chain from a PKCS#12 file, under their friendly\n"
+	  "names (entries without one are named 1, 2, ...).  With -a only the\n"
+	  "entry of that name; a file with a single entry is imported under\n"
+	  "ALIAS whatever its name.\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "      --in FILE           the PKCS#12 file\n"
+	  "      --inpass SRC        its password\n"
+	  "  -a, --alias NAME        import only this entry\n"
+	  ITER_HELP
+	  "      --force             replace existing entries\n" },
+	{ "export-p12", cmd_export_p12,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_ALIAS) | B(O_OUT) | B(O_OUTPASS) | B(O_ITERATIONS),
+	  "export entries to a PKCS#12 file",
+	  "usage: wks export-p12 -k FILE [-a ALIAS] -o P12FILE [--outpass SRC]\n"
+	  "\nWrite the private key and certificate entries (or only ALIAS) to a\n"
+	  "PKCS#12 file readable by `openssl pkcs12` and Java: keys and\n"
+	  "certificates encrypted with AES-256-CBC (PBKDF2-HMAC-SHA-256), MAC\n"
+	  "HMAC-SHA-256.  Secret key entries are skipped, with a note.\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "  -a, --alias NAME        only this entry\n"
+	  "  -o, --out FILE          the PKCS#12 file (binary; not a terminal)\n"
+	  "      --outpass SRC       its password (asked twice if prompted)\n"
+	  "      --iterations N      PBKDF2 iterations of the PKCS#12 (2048)\n" },
+	{ "export-key", cmd_export_key,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
+		  B(O_KEYPASS) | B(O_ALIAS) | B(O_OUT) | B(O_DER) |
+		  B(O_PEM) | B(O_OUTPASS) | B(O_ENCRYPT) | B(O_ITERATIONS),
+	  "export a private key (PKCS#8) or a secret key",
+	  "usage: wks export-key -k FILE -a ALIAS [-o OUT] [--der | --pem]\n"
+	  "                      [--encrypt] [--outpass SRC]\n"
+	  "\nWrite a private key as PKCS#8, exactly as stored (PEM by default),\n"
+	  "or encrypted (--encrypt or --outpass: PKCS#8 with PBES2,\n"
+	  "AES-256-CBC, PBKDF2-HMAC-SHA-256).  A secret key is written as hex\n"
+	  "(--pem, the default) or as raw bytes (--der).\n\n"
+	  STOREPASS_HELP
+	  "      --no-storepass      skip the integrity check (needs --keypass)\n"
+	  KEYPASS_HELP
+	  "  -a, --alias NAME        the entry\n"
+	  "  -o, --out FILE          output file (mode 0600; default stdout)\n"
+	  "      --der, --pem        encoding\n"
+	  "      --encrypt           encrypt the output (password asked twice)\n"
+	  "      --outpass SRC       encrypt the output with this password\n"
+	  "      --iterations N      PBKDF2 iterations of the encryption\n"
+	  "                          (default 210000)\n" },
+	{ "export-cert", cmd_export_cert,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
+		  B(O_ALIAS) | B(O_OUT) | B(O_DER) | B(O_PEM) | B(O_LEAF),
+	  "export a certificate or a certificate chain",
+	  "usage: wks export-cert -k FILE -a ALIAS [-o OUT] [--der | --pem] [--leaf]\n"
+	  "\nWrite the certificate of a certificate entry, or the chain of a\n"
+	  "private key entry (leaf first; only the leaf with --leaf), as PEM\n"
+	  "(default) or DER (certificates concatenated).  Works without the\n"
+	  "store password (the integrity check is then skipped, with a note).\n\n"
+	  STOREPASS_HELP
+	  "      --no-storepass      skip the integrity check, do not prompt\n"
+	  "  -a, --alias NAME        the entry\n"
+	  "  -o, --out FILE          output file (default stdout)\n"
+	  "      --der, --pem        encoding\n"
+	  "      --leaf              only the first certificate of a chain\n" },
+	{ "delete", cmd_delete,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_ALIAS) |
+		  B(O_ITERATIONS),
+	  "delete an entry",
+	  "usage: wks delete -k FILE -a ALIAS\n\n"
+	  STOREPASS_HELP
+	  "  -a, --alias NAME        the entry to delete\n" ITER_HELP },
+	{ "rename", cmd_rename,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_ALIAS) | B(O_NEW_ALIAS) | B(O_ITERATIONS) | B(O_FORCE),
+	  "rename an entry",
+	  "usage: wks rename -k FILE -a ALIAS --new-alias NEW\n"
+	  "\nGive an entry a new alias.  A key entry is re-encrypted under the\n"
+	  "new alias (with its key password, a fresh salt and IV) and gets the\n"
+	  "current time as creation time.\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "  -a, --alias NAME        the entry\n"
+	  "      --new-alias NEW     its new alias\n" ITER_HELP
+	  "      --force             replace an existing entry named NEW\n" },
+	{ "passwd", cmd_passwd,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NEW_STOREPASS) |
+		  B(O_ITERATIONS),
+	  "change the store password",
+	  "usage: wks passwd -k FILE [--storepass SRC] [--new-storepass SRC]\n"
+	  "\nVerify the store with its password and save it with a new one\n"
+	  "(asked twice if prompted).  Key passwords are not changed (see\n"
+	  "keypasswd).\n\n"
+	  STOREPASS_HELP
+	  "      --new-storepass SRC the new store password\n" ITER_HELP },
+	{ "keypasswd", cmd_keypasswd,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_NEW_KEYPASS) | B(O_ALIAS) | B(O_ITERATIONS),
+	  "change the password of a key entry",
+	  "usage: wks keypasswd -k FILE -a ALIAS [--keypass SRC] [--new-keypass SRC]\n"
+	  "\nDecrypt a key entry with its password and encrypt it again with a\n"
+	  "new one (asked twice if prompted), a fresh salt and IV.  The entry\n"
+	  "gets the current time as creation time.\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "      --new-keypass SRC   the new key password\n"
+	  "  -a, --alias NAME        the entry\n" ITER_HELP },
+	{ "verify", cmd_verify,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_VERBOSE) | B(O_JSON),
+	  "check the store MAC and every key entry",
+	  "usage: wks verify -k FILE [--storepass SRC] [--keypass SRC]\n"
+	  "\nCheck the store MAC, then decrypt every key entry with the key\n"
+	  "password and check that each private key matches its certificate.\n"
+	  "Prints one line per key entry; the exit status is 0 only if all\n"
+	  "pass (4 if the store MAC fails, 1 if an entry fails).\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "  -v, --verbose           also list certificate entries\n"
+	  "      --json              JSON output\n" },
+	{ "convert", cmd_convert,
+	  COMMON | B(O_IN) | B(O_OUT) | B(O_INPASS) | B(O_OUTPASS) |
+		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE),
+	  "convert a whole store: PKCS#12 to WKS, or WKS to PKCS#12",
+	  "usage: wks convert --in FILE -o FILE [--inpass SRC] [--outpass SRC]\n"
+	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
+	  "becomes a PKCS#12 file, anything else is read as PKCS#12 and becomes\n"
+	  "a WKS store.  --inpass is the password of the input, --outpass that\n"
+	  "of the output (asked twice if prompted).  WKS key passwords are\n"
+	  "--keypass, by default the WKS store password.\n\n"
+	  "      --in FILE           the input\n"
+	  "  -o, --out FILE          the output (kept unless --force)\n"
+	  "      --inpass SRC        password of the input\n"
+	  "      --outpass SRC       password of the output\n"
+	  KEYPASS_HELP ITER_HELP
+	  "      --force             replace an existing output file\n" },
+	{ NULL, NULL, 0, NULL, NULL }
+};
+
+static const char general_help[] =
+	"\n"
+	"PASSWORDS\n"
+	"  A password option takes a source: pass:TEXT (visible to other\n"
+	"  users; for tests), env:VAR, file:PATH (first line), fd:N (first\n"
+	"  line), or stdin.  Without one the password is asked on the terminal\n"
+	"  without echo (twice for a new password); without a terminal the\n"
+	"  command fails instead of waiting.  A key password defaults to the\n"
+	"  store password.  Passwords are never printed or logged.\n"
+	"\n"
+	"ENVIRONMENT\n"
+	"  WKS_PROPERTIES  a java.security-style properties file, e.g.\n"
+	"                  wolfjce.wks.iterationCount=300000\n"
+	"\n"
+	"EXIT STATUS\n"
+	"  0 success              5 malformed input (store, key, certificate)\n"
+	"  1 failure (verify)     6 I/O error (cannot read or write a file)\n"
+	"  2 usage error          7 alias or output file exists (use --force)\n"
+	"  3 alias not found      8 rejected input: key and certificate do\n"
+	"  4 integrity check        not match, broken chain, wrong entry\n"
+	"    failed: wrong          type, unsupported algorithm\n"
+	"    password or modified 9 a configured limit was exceeded\n";
+
+static void print_main_help(FILE *f)
+{
+	fprintf(f, "usage: wks COMMAND [OPTIONS]     (wks COMMAND --help)\n"
+		   "       wks --version\n\n"
+		   "Create, inspect and maintain WKS keystores (wolfJCE).\n\n"
+		   "COMMANDS\n");
+	for (const cli_cmd *cmd = commands; cmd->name; cmd++)
+		fprintf(f, "  %-14s %s\n", cmd->name, cmd->summary);
+	fputs(general_help, f);
+}
+
+static int add_chain(cli_ctx *c, const char *path)
+{
+	const char **n = realloc(c->chain, (c->chain_count + 1) * sizeof(*n));
+
+	if (!n) {
+		cli_err(NULL, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	n[c->chain_count++] = path;
+	c->chain = n;
+	return 0;
+}
+
+static int parse_iterations(cli_ctx *c, const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 10000 || v > INT32_MAX) {
+		cli_err(NULL, "--iterations: \"%s\" is not a number from 10000 "
+			"to 2147483647", arg);
+		return CLI_EXIT_USAGE;
+	}
+	c->iterations = v;
+	c->has_iterations = 1;
+	return 0;
+}
+
+static int parse_options(cli_ctx *c, int argc, char **argv)
+{
+	const cli_cmd *cmd = c->cmd;
+	int ch, rc = 0;
+
+	opterr = 0;
+	optind = 1; /* argv[0] is the command name */
+	while ((ch = getopt_long(argc, argv, ":k:a:o:vh", long_options,
+				 NULL)) != -1) {
+		int id;
+
+		switch (ch) {
+		case 'k': id = O_KEYSTORE; break;
+		case 'a': id = O_ALIAS; break;
+		case 'o': id = O_OUT; break;
+		case 'v': id = O_VERBOSE; break;
+		case 'h': id = O_HELP; break;
+		case ':':
+			cli_err(NULL, "%s: option %s needs a value", cmd->name,
+				argv[optind - 1]);
+			return CLI_EXIT_USAGE;
+		case '?':
+			if (optopt)
+				cli_err(NULL, "%s: unknown option -%c", cmd->name,
+					optopt);
+			else
+				cli_err(NULL, "%s: unknown option %s", cmd->name,
+					argv[optind - 1]);
+			cli_err(NULL, "try: wks %s --help", cmd->name);
+			return CLI_EXIT_USAGE;
+		default:
+			id = ch - 1000;
+			break;
+		}
+		if (id < 0 || id >= O_COUNT)
+			return CLI_EXIT_USAGE;
+		if (!(cmd->options & B(id))) {
+			cli_err(NULL, "%s: option --%s does not apply (see wks %s "
+				"--help)", cmd->name, option_name(id), cmd->name);
+			return CLI_EXIT_USAGE;
+		}
+		switch (id) {
+		case O_KEYSTORE: c->keystore = optarg; break;
+		case O_ALIAS: c->alias = optarg; break;
+		case O_OUT: c->out = optarg; break;
+		case O_STOREPASS:
+			rc = cli_pwsrc_parse(&c->storepass, "--storepass", optarg);
+			break;
+		case O_KEYPASS:
+			rc = cli_pwsrc_parse(&c->keypass, "--keypass", optarg);
+			break;
+		case O_NEW_STOREPASS:
+			rc = cli_pwsrc_parse(&c->new_storepass, "--new-storepass",
+					     optarg);
+			break;
+		case O_NEW_KEYPASS:
+			rc = cli_pwsrc_parse(&c->new_keypass, "--new-keypass",
+					     optarg);
+			break;
+		case O_INPASS:
+			rc = cli_pwsrc_parse(&c->inpass, "--inpass", optarg);
+			break;
+		case O_OUTPASS:
+			rc = cli_pwsrc_parse(&c->outpass, "--outpass", optarg);
+			break;
+		case O_HEX:
+			rc = cli_pwsrc_parse(&c->hex, "--hex", optarg);
+			break;
+		case O_NO_STOREPASS: c->no_storepass = 1; break;
+		case O_JSON: c->json = 1; break;
+		case O_DER: c->der = 1; break;
+		case O_PEM: c->pem = 1; break;
+		case O_KEY: c->key = optarg; break;
+		case O_CHAIN: rc = add_chain(c, optarg); break;
+		case O_CERT: c->cert = optarg; break;
+		case O_IN: c->in = optarg; break;
+		case O_ITERATIONS: rc = parse_iterations(c, optarg); break;
+		case O_FORCE: c->force = 1; break;
+		case O_VERBOSE: c->verbose = 1; break;
+		case O_LEAF: c->leaf = 1; break;
+		case O_GENERATE: c->generate = optarg; break;
+		case O_ALGORITHM: c->algorithm = optarg; break;
+		case O_NEW_ALIAS: c->new_alias = optarg; break;
+		case O_ENCRYPT: c->encrypt = 1; break;
+		case O_HELP:
+			fputs(cmd->usage, stdout);
+			fputs(general_help, stdout);
+			return -1;
+		default: break;
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc) {
+		cli_err(NULL, "%s: unexpected argument \"%s\" (options take the "
+			"form --name VALUE; see wks %s --help)", cmd->name,
+			argv[optind], cmd->name);
+		return CLI_EXIT_USAGE;
+	}
+	if (c->der && c->pem) {
+		cli_err(NULL, "%s: --der and --pem exclude each other",
+			cmd->name);
+		return CLI_EXIT_USAGE;
+	}
+	if (c->json && c->verbose && cmd->run == cmd_list) {
+		cli_err(NULL, "list: --json and -v exclude each other");
+		return CLI_EXIT_USAGE;
+	}
+	if (c->no_storepass && c->storepass.kind != CLI_PWSRC_NONE) {
+		cli_err(NULL, "%s: --storepass and --no-storepass exclude each "
+			"other", cmd->name);
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void ctx_clear(cli_ctx *c)
+{
+	cli_pwsrc_clear(&c->storepass);
+	cli_pwsrc_clear(&c->keypass);
+	cli_pwsrc_clear(&c->new_storepass);
+	cli_pwsrc_clear(&c->new_keypass);
+	cli_pwsrc_clear(&c->inpass);
+	cli_pwsrc_clear(&c->outpass);
+	cli_pwsrc_clear(&c->hex);
+	free(c->chain);
+}
+
+/* Library warnings (e.g. a bad value in the properties file). */
+static void on_warning(const char *message, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr, "wks: warning: %s\n", message);
+}
+
+int main(int argc, char **argv)
+{
+	cli_ctx c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	if (argc < 2) {
+		print_main_help(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			for (const cli_cmd *cmd = commands; cmd->name; cmd++)
+				if (!strcmp(cmd->name, argv[2])) {
+					fputs(cmd->usage, stdout);
+					fputs(general_help, stdout);
+					return CLI_EXIT_OK;
+				}
+		}
+		print_main_help(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("wks %s (libwks %s, %s)\n", WKS_VERSION_STRING,
+		       wks_version(), OpenSSL_version(OPENSSL_VERSION));
+		return CLI_EXIT_OK;
+	}
+	for (const cli_cmd *cmd = commands; cmd->name; cmd++)
+		if (!strcmp(cmd->name, argv[1]))
+			c.cmd = cmd;
+	if (!c.cmd) {
+		cli_err(NULL, "unknown command \"%s\" (see wks --help)", argv[1]);
+		return CLI_EXIT_USAGE;
+	}
+	wks_set_warning_handler(on_warning, NULL);
+	rc = parse_options(&c, argc - 1, argv + 1);
+	if (rc == 0)
+		rc = c.cmd->run(&c);
+	else if (rc < 0)
+		rc = CLI_EXIT_OK; /* --help */
+	ctx_clear(&c);
+	if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {
+		cli_err(NULL, "cannot write to standard output");
+		rc = CLI_EXIT_IO;
+	}
+	return rc;
+}

@@ -1,0 +1,720 @@
+/*
+ * PKCS#12 for wks(1), through OpenSSL's PKCS12 API.
+ *
+ * PKCS12_parse() and PKCS12_create() handle one key only, so the safe
+ * bags are walked (read) and built (write) here with the same API, which
+ * lets a whole store travel in one file.  What is written matches
+ * `openssl pkcs12 -export` with its modern defaults: shrouded key bags and
+ * an encrypted certificate safe under PBES2 (AES-256-CBC,
+ * PBKDF2-HMAC-SHA-256), and an HMAC-SHA-256 MAC.  Trusted certificates
+ * carry Java's trusted-key-usage attribute, so that keytool sees them as
+ * trusted certificate entries.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/pkcs12.h>
+#include <openssl/provider.h>
+#include <openssl/x509.h>
+
+#include "cli.h"
+
+/* Oracle's "trusted key usage" attribute and its usual value
+ * (anyExtendedKeyUsage). */
+#define JAVA_TRUSTED_OID "2.16.840.1.113894.746875.1.1"
+#define ANY_EKU_OID "2.5.29.37.0"
+
+/* ---- reading -------------------------------------------------------------- */
+
+typedef struct {
+	char *name;          /* friendlyName (UTF-8) or NULL */
+	uint8_t *id;         /* localKeyID or NULL */
+	size_t id_len;
+	uint8_t *pkcs8;      /* keys */
+	size_t pkcs8_len;
+	X509 *cert;          /* certificates */
+} bag_item;
+
+typedef struct {
+	bag_item *v;
+	size_t n, cap;
+	const char *file;
+	const char *pass;
+	int passlen;
+	int skipped;
+	int rc;
+} bag_list;
+
+static void item_clear(bag_item *it)
+{
+	OPENSSL_free(it->name);
+	free(it->id);
+	cli_free_secret(it->pkcs8, it->pkcs8_len);
+	X509_free(it->cert);
+	memset(it, 0, sizeof(*it));
+}
+
+static bag_item *item_add(bag_list *l, PKCS12_SAFEBAG *bag)
+{
+	const ASN1_TYPE *id;
+	bag_item *it;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 8;
+		bag_item *nv = realloc(l->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	it = &l->v[l->n++];
+	memset(it, 0, sizeof(*it));
+	it->name = PKCS12_get_friendlyname(bag);
+	id = PKCS12_SAFEBAG_get0_attr(bag, NID_localKeyID);
+	if (id && id->type == V_ASN1_OCTET_STRING &&
+	    id->value.octet_string->length > 0) {
+		it->id_len = (size_t)id->value.octet_string->length;
+		it->id = malloc(it->id_len);
+		if (!it->id) {
+			l->n--;
+			return NULL;
+		}
+		memcpy(it->id, id->value.octet_string->data, it->id_len);
+	}
+	return it;
+}
+
+static int add_p8(bag_list *l, PKCS12_SAFEBAG *bag,
+		  const PKCS8_PRIV_KEY_INFO *p8)
+{
+	unsigned char *der = NULL;
+	int n = i2d_PKCS8_PRIV_KEY_INFO(p8, &der);
+	bag_item *it;
+
+	if (n <= 0)
+		return cli_ssl_err(CLI_EXIT_MALFORMED, l->file,
+				   "malformed private key");
+	it = item_add(l, bag);
+	if (!it || !(it->pkcs8 = malloc((size_t)n))) {
+		OPENSSL_clear_free(der, (size_t)n);
+		cli_err(l->file, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	memcpy(it->pkcs8, der, (size_t)n);
+	it->pkcs8_len = (size_t)n;
+	OPENSSL_clear_free(der, (size_t)n);
+	return 0;
+}
+
+static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
+		     int depth)
+{
+	for (int i = 0; i < sk_PKCS12_SAFEBAG_num(bags); i++) {
+		PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(bags, i);
+		PKCS8_PRIV_KEY_INFO *p8;
+		bag_item *it;
+		X509 *x;
+		int rc = 0;
+
+		switch (PKCS12_SAFEBAG_get_nid(bag)) {
+		case NID_keyBag:
+			rc = add_p8(l, bag, PKCS12_SAFEBAG_get0_p8inf(bag));
+			break;
+		case NID_pkcs8ShroudedKeyBag:
+			p8 = PKCS12_decrypt_skey(bag, l->pass, l->passlen);
+			if (!p8)
+				return cli_ssl_err(CLI_EXIT_INTEGRITY, l->file,
+						   "cannot decrypt a private key: "
+						   "wrong password, or the file "
+						   "was modified");
+			rc = add_p8(l, bag, p8);
+			PKCS8_PRIV_KEY_INFO_free(p8);
+			break;
+		case NID_certBag:
+			if (PKCS12_SAFEBAG_get_bag_nid(bag) !=
+			    NID_x509Certificate) {
+				l->skipped++;
+				break;
+			}
+			x = PKCS12_SAFEBAG_get1_cert(bag);
+			if (!x)
+				return cli_ssl_err(CLI_EXIT_MALFORMED, l->file,
+						   "malformed certificate");
+			it = item_add(l, bag);
+			if (!it) {
+				X509_free(x);
+				cli_err(l->file, "out of memory");
+				return CLI_EXIT_FAIL;
+			}
+			it->cert = x;
+			break;
+		case NID_safeContentsBag:
+			if (depth > 8)
+				return cli_ssl_err(CLI_EXIT_MALFORMED, l->file,
+						   "safe contents nested too "
+						   "deeply");
+			rc = walk_bags(l, PKCS12_SAFEBAG_get0_safes(bag),
+				       depth + 1);
+			break;
+		default:
+			l->skipped++; /* secret and CRL bags */
+			break;
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int same_id(const bag_item *a, const bag_item *b)
+{
+	return a->id && b->id && a->id_len == b->id_len &&
+	       !memcmp(a->id, b->id, a->id_len);
+}
+
+void cli_p12_free(cli_p12_entry *e, size_t count)
+{
+	for (size_t i = 0; e && i < count; i++) {
+		OPENSSL_free(e[i].alias);
+		cli_free_secret(e[i].pkcs8, e[i].pkcs8_len);
+		sk_X509_pop_free(e[i].chain, X509_free);
+	}
+	free(e);
+}
+
+/* Entries from the bag items: keys with their chains, then the
+ * certificates that stand alone. */
+static int build_entries(cli_p12_entry **out, size_t *count, bag_list *l)
+{
+	STACK_OF(X509) *pool = sk_X509_new_null();
+	cli_p12_entry *e = calloc(l->n ? l->n : 1, sizeof(*e));
+	char *used = calloc(l->n ? l->n : 1, 1);
+	size_t ne = 0;
+	int rc = CLI_EXIT_FAIL;
+
+	if (!pool || !e || !used)
+		goto nomem;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].cert && !sk_X509_push(pool, l->v[i].cert))
+			goto nomem;
+
+	for (size_t i = 0; i < l->n; i++) {
+		bag_item *k = &l->v[i];
+		const unsigned char *p = k->pkcs8;
+		PKCS8_PRIV_KEY_INFO *p8;
+		EVP_PKEY *pk = NULL;
+		X509 *leaf = NULL;
+
+		if (!k->pkcs8)
+			continue;
+		for (size_t j = 0; j < l->n && !leaf; j++)
+			if (l->v[j].cert && same_id(k, &l->v[j]))
+				leaf = l->v[j].cert;
+		p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)k->pkcs8_len);
+		if (p8) {
+			pk = EVP_PKCS82PKEY(p8);
+			PKCS8_PRIV_KEY_INFO_free(p8);
+		}
+		ERR_clear_error();
+		if (!leaf && !pk) {
+			cli_err(l->file, "a private key has no certificate "
+				"(no localKeyID matches, and OpenSSL cannot read "
+				"the key to match it)");
+			rc = CLI_EXIT_INVALID;
+			goto done;
+		}
+		rc = cli_order_chain(&e[ne].chain, leaf, pk, pool, l->file, 0);
+		EVP_PKEY_free(pk);
+		if (rc)
+			goto done;
+		e[ne].type = WKS_ENTRY_PRIVATE_KEY;
+		e[ne].alias = k->name;
+		k->name = NULL;
+		e[ne].pkcs8 = k->pkcs8;
+		e[ne].pkcs8_len = k->pkcs8_len;
+		k->pkcs8 = NULL;
+		k->pkcs8_len = 0;
+		/* The leaf belongs to the key; the rest is used unless named. */
+		for (size_t j = 0; j < l->n; j++) {
+			bag_item *c = &l->v[j];
+
+			if (!c->cert)
+				continue;
+			for (int m = 0; m < sk_X509_num(e[ne].chain); m++)
+				if (!X509_cmp(c->cert,
+					      sk_X509_value(e[ne].chain, m)) &&
+				    (m == 0 || !c->name))
+					used[j] = 1;
+		}
+		ne++;
+	}
+	/* Certificates of no chain, and named ones that are no leaf. */
+	for (size_t j = 0; j < l->n; j++) {
+		bag_item *c = &l->v[j];
+
+		if (!c->cert || used[j])
+			continue;
+		e[ne].type = WKS_ENTRY_CERTIFICATE;
+		e[ne].alias = c->name;
+		c->name = NULL;
+		e[ne].chain = sk_X509_new_null();
+		if (!e[ne].chain || !X509_up_ref(c->cert) ||
+		    !sk_X509_push(e[ne].chain, c->cert))
+			goto nomem;
+		ne++;
+	}
+	*out = e;
+	*count = ne;
+	e = NULL;
+	rc = 0;
+	goto done;
+nomem:
+	cli_err(l->file, "out of memory");
+	rc = CLI_EXIT_FAIL;
+done:
+	cli_p12_free(e, ne);
+	sk_X509_free(pool);
+	free(used);
+	return rc;
+}
+
+int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
+		 const uint8_t *data, size_t len, const cli_pw *pw)
+{
+	const unsigned char *p = data;
+	PKCS12 *p12 = d2i_PKCS12(NULL, &p, (long)len);
+	STACK_OF(PKCS7) *asafes = NULL;
+	bag_list l;
+	int rc = 0;
+
+	*out = NULL;
+	*count = 0;
+	memset(&l, 0, sizeof(l));
+	l.file = file;
+	l.pass = pw->p ? pw->p : "";
+	l.passlen = (int)pw->len;
+	if (!p12)
+		return cli_ssl_err(CLI_EXIT_MALFORMED, file,
+				   "not a PKCS#12 file");
+	if (PKCS12_mac_present(p12)) {
+		if (PKCS12_verify_mac(p12, l.pass, l.passlen)) {
+			/* ok */
+		} else if (l.passlen == 0 && PKCS12_verify_mac(p12, NULL, 0)) {
+			l.pass = NULL;
+		} else {
+			ERR_clear_error();
+			cli_err(file, "integrity check failed: wrong password, "
+				"or the file was modified");
+			rc = CLI_EXIT_INTEGRITY;
+			goto done;
+		}
+	}
+	/* Old files use RC2/3DES with SHA-1: in OpenSSL 3 RC2 needs the
+	 * legacy provider (keeping the default one). */
+	(void)OSSL_PROVIDER_try_load(NULL, "legacy", 1);
+	ERR_clear_error();
+	asafes = PKCS12_unpack_authsafes(p12);
+	if (!asafes) {
+		rc = cli_ssl_err(CLI_EXIT_MALFORMED, file,
+				 "malformed PKCS#12 contents");
+		goto done;
+	}
+	for (int i = 0; i < sk_PKCS7_num(asafes) && rc == 0; i++) {
+		PKCS7 *p7 = sk_PKCS7_value(asafes, i);
+		STACK_OF(PKCS12_SAFEBAG) *bags = NULL;
+		int nid = OBJ_obj2nid(p7->type);
+
+		if (nid == NID_pkcs7_data) {
+			bags = PKCS12_unpack_p7data(p7);
+		} else if (nid == NID_pkcs7_encrypted) {
+			bags = PKCS12_unpack_p7encdata(p7, l.pass, l.passlen);
+			if (!bags) {
+				rc = cli_ssl_err(CLI_EXIT_INTEGRITY, file,
+						 "cannot decrypt the certificates: "
+						 "wrong password, unsupported "
+						 "algorithm, or modified file");
+				break;
+			}
+		} else {
+			l.skipped++;
+			continue;
+		}
+		if (!bags) {
+			rc = cli_ssl_err(CLI_EXIT_MALFORMED, file,
+					 "malformed PKCS#12 contents");
+			break;
+		}
+		rc = walk_bags(&l, bags, 0);
+		sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+	}
+	if (rc == 0) {
+		rc = build_entries(out, count, &l);
+		if (rc == 0 && l.skipped)
+			cli_note(file, "%d item(s) of other kinds (secret keys, "
+				 "CRLs) skipped", l.skipped);
+	}
+done:
+	for (size_t i = 0; i < l.n; i++)
+		item_clear(&l.v[i]);
+	free(l.v);
+	sk_PKCS7_pop_free(asafes, PKCS7_free);
+	PKCS12_free(p12);
+	return rc;
+}
+
+int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
+		   cli_p12_entry *e, size_t count, const char *only,
+		   const cli_pw *keypw)
+{
+	char **names = calloc(count ? count : 1, sizeof(*names));
+	size_t selected = 0, counter = 0;
+	int rc = 0, err;
+
+	if (!names) {
+		cli_err(NULL, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	/* Names: friendlyName, else 1, 2, ... (as Java does). */
+	for (size_t i = 0; i < count; i++) {
+		char buf[32];
+
+		if (e[i].alias) {
+			names[i] = strdup(e[i].alias);
+		} else {
+			int clash;
+
+			do {
+				snprintf(buf, sizeof(buf), "%zu", ++counter);
+				clash = 0;
+				for (size_t j = 0; j < count; j++)
+					clash |= e[j].alias &&
+						 !strcmp(e[j].alias, buf);
+			} while (clash);
+			names[i] = strdup(buf);
+		}
+		if (!names[i]) {
+			cli_err(NULL, "out of memory");
+			rc = CLI_EXIT_FAIL;
+			goto done;
+		}
+	}
+	if (count == 0) {
+		cli_err(p12file, "holds no key or certificate");
+		rc = CLI_EXIT_NOTFOUND;
+		goto done;
+	}
+	if (only) {
+		for (size_t i = 0; i < count; i++)
+			if (!strcmp(names[i], only))
+				selected++;
+		if (!selected && count == 1) {
+			/* A single entry takes the name asked for. */
+			free(names[0]);
+			names[0] = strdup(only);
+			if (!names[0]) {
+				rc = CLI_EXIT_FAIL;
+				goto done;
+			}
+			selected = 1;
+		}
+		if (!selected) {
+			char *d = cli_display(only);
+
+			cli_err(p12file, "no entry named \"%s\"", d ? d : "");
+			free(d);
+			for (size_t i = 0; i < count; i++) {
+				d = cli_display(names[i]);
+				cli_note(p12file, "it holds \"%s\" (%s)",
+					 d ? d : "",
+					 e[i].type == WKS_ENTRY_PRIVATE_KEY ?
+						 "private-key" : "certificate");
+				free(d);
+			}
+			rc = CLI_EXIT_NOTFOUND;
+			goto done;
+		}
+	}
+	/* Check everything before changing anything. */
+	for (size_t i = 0; i < count; i++) {
+		if (only && strcmp(names[i], only))
+			continue;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(names[i], names[j]) &&
+			    (!only || !strcmp(names[j], only))) {
+				char *d = cli_display(names[i]);
+
+				cli_err(p12file, "two entries are named \"%s\"",
+					d ? d : "");
+				free(d);
+				rc = CLI_EXIT_INVALID;
+				goto done;
+			}
+		if ((rc = cli_check_alias_free(st, c, names[i])) != 0)
+			goto done;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (only && strcmp(names[i], only))
+			continue;
+		if (e[i].type == WKS_ENTRY_PRIVATE_KEY) {
+			int n = sk_X509_num(e[i].chain);
+			const uint8_t **ders = calloc((size_t)n, sizeof(*ders));
+			size_t *lens = calloc((size_t)n, sizeof(*lens));
+			unsigned char **bufs = calloc((size_t)n, sizeof(*bufs));
+
+			err = (ders && lens && bufs) ? 0 : WKS_ERR_NOMEM;
+			for (int m = 0; m < n && !err; m++) {
+				int dl = i2d_X509(sk_X509_value(e[i].chain, m),
+						  &bufs[m]);
+
+				if (dl <= 0)
+					err = WKS_ERR_FORMAT;
+				ders[m] = bufs[m];
+				lens[m] = dl > 0 ? (size_t)dl : 0;
+			}
+			if (!err)
+				err = wks_store_set_private_key(st, names[i],
+						e[i].pkcs8, e[i].pkcs8_len,
+						ders, lens, (size_t)n,
+						keypw->p, keypw->len);
+			for (int m = 0; bufs && m < n; m++)
+				OPENSSL_free(bufs[m]);
+			free(bufs);
+			free(lens);
+			free((void *)ders);
+		} else {
+			err = wks_store_set_cert(st, names[i],
+						 sk_X509_value(e[i].chain, 0));
+		}
+		if (err < 0) {
+			rc = cli_lib_err(p12file, names[i], err,
+					 "cannot import");
+			goto done;
+		}
+	}
+done:
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+static int add_cert_bag(STACK_OF(PKCS12_SAFEBAG) **bags, X509 *x,
+			const char *name, const uint8_t *id, size_t id_len,
+			int trusted)
+{
+	PKCS12_SAFEBAG *bag = PKCS12_add_cert(bags, x);
+
+	if (!bag)
+		return -1;
+	if (name && !PKCS12_add_friendlyname_utf8(bag, name, -1))
+		return -1;
+	if (id && !PKCS12_add_localkeyid(bag, (unsigned char *)id,
+					 (int)id_len))
+		return -1;
+	if (trusted) {
+		ASN1_OBJECT *eku = OBJ_txt2obj(ANY_EKU_OID, 1);
+		int ok = eku && PKCS12_add1_attr_by_txt(bag, JAVA_TRUSTED_OID,
+					V_ASN1_OBJECT,
+					(const unsigned char *)eku, -1);
+
+		ASN1_OBJECT_free(eku);
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
+
+static int export_key(STACK_OF(PKCS12_SAFEBAG) **keybags,
+		      STACK_OF(PKCS12_SAFEBAG) **certbags,
+		      STACK_OF(X509) *added, wks_store *st, const char *file,
+		      const char *alias, const cli_pw *keypw,
+		      const cli_pw *p12pw, int iterations)
+{
+	STACK_OF(X509) *chain = NULL;
+	wks_key *key = NULL;
+	PKCS8_PRIV_KEY_INFO *p8 = NULL;
+	PKCS12_SAFEBAG *bag = NULL;
+	unsigned char id[EVP_MAX_MD_SIZE];
+	unsigned int id_len = 0;
+	const uint8_t *der;
+	size_t der_len;
+	int err, rc;
+
+	if ((err = wks_store_get_key(&key, st, alias, keypw->p,
+				     keypw->len)) < 0)
+		return cli_lib_err(file, alias, err, NULL);
+	if ((rc = cli_store_certs(&chain, st, file, alias)) != 0)
+		goto done;
+	der = wks_key_data(key, &der_len);
+	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &der, (long)der_len);
+	if (!p8) {
+		rc = cli_ssl_err(CLI_EXIT_MALFORMED, file,
+				 "entry key is not PKCS#8");
+		goto done;
+	}
+	rc = CLI_EXIT_FAIL;
+	if (!X509_digest(sk_X509_value(chain, 0), EVP_sha1(), id, &id_len))
+		goto ssl_fail;
+	bag = PKCS12_SAFEBAG_create_pkcs8_encrypt(NID_aes_256_cbc, p12pw->p,
+						  (int)p12pw->len, NULL, 0,
+						  iterations, p8);
+	if (!bag || !PKCS12_add_friendlyname_utf8(bag, alias, -1) ||
+	    !PKCS12_add_localkeyid(bag, id, (int)id_len))
+		goto ssl_fail;
+	if (!*keybags && !(*keybags = sk_PKCS12_SAFEBAG_new_null()))
+		goto ssl_fail;
+	if (!sk_PKCS12_SAFEBAG_push(*keybags, bag))
+		goto ssl_fail;
+	bag = NULL;
+	if (add_cert_bag(certbags, sk_X509_value(chain, 0), alias, id, id_len,
+			 0) < 0)
+		goto ssl_fail;
+	for (int i = 1; i < sk_X509_num(chain); i++) {
+		X509 *x = sk_X509_value(chain, i);
+		int seen = 0;
+
+		for (int j = 0; j < sk_X509_num(added) && !seen; j++)
+			seen = !X509_cmp(x, sk_X509_value(added, j));
+		if (seen)
+			continue;
+		if (add_cert_bag(certbags, x, NULL, NULL, 0, 0) < 0 ||
+		    !X509_up_ref(x))
+			goto ssl_fail;
+		if (!sk_X509_push(added, x)) {
+			X509_free(x);
+			goto ssl_fail;
+		}
+	}
+	rc = 0;
+	goto done;
+ssl_fail:
+	rc = cli_ssl_err(CLI_EXIT_FAIL, file, "cannot build the PKCS#12 file");
+done:
+	PKCS12_SAFEBAG_free(bag);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	sk_X509_pop_free(chain, X509_free);
+	wks_key_free(key);
+	return rc;
+}
+
+int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
+		   const char *file, const char *alias, const cli_pw *keypw,
+		   const cli_pw *p12pw, int iterations)
+{
+	STACK_OF(PKCS12_SAFEBAG) *keybags = NULL, *certbags = NULL;
+	STACK_OF(PKCS7) *safes = NULL;
+	STACK_OF(X509) *added = sk_X509_new_null();
+	PKCS12 *p12 = NULL;
+	char **aliases = NULL, *one[2] = { NULL, NULL };
+	const char *const *list;
+	size_t count = 0, exported = 0;
+	unsigned char *der = NULL;
+	int der_len, rc = 0, err;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!added) {
+		cli_err(file, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	if (alias) {
+		if (!wks_store_contains(st, alias)) {
+			rc = cli_lib_err(file, alias, WKS_ERR_NOTFOUND, NULL);
+			goto done;
+		}
+		one[0] = (char *)alias;
+		list = (const char *const *)one;
+		count = 1;
+	} else if ((err = wks_store_aliases(&aliases, &count, st)) < 0) {
+		rc = cli_lib_err(file, NULL, err, NULL);
+		goto done;
+	} else {
+		list = (const char *const *)aliases;
+	}
+	for (size_t i = 0; i < count && rc == 0; i++) {
+		const char *a = list[i];
+		X509 *x = NULL;
+		char *d;
+
+		switch (wks_store_entry_type(st, a)) {
+		case WKS_ENTRY_PRIVATE_KEY:
+			rc = export_key(&keybags, &certbags, added, st, file, a,
+					keypw, p12pw, iterations);
+			exported++;
+			break;
+		case WKS_ENTRY_CERTIFICATE:
+			if ((err = wks_store_get_cert(&x, st, a, 0)) < 0) {
+				rc = cli_lib_err(file, a, err, NULL);
+				break;
+			}
+			if (add_cert_bag(&certbags, x, a, NULL, 0, 1) < 0)
+				rc = cli_ssl_err(CLI_EXIT_FAIL, file,
+						 "cannot build the PKCS#12 file");
+			X509_free(x);
+			exported++;
+			break;
+		case WKS_ENTRY_SECRET_KEY:
+			d = cli_display(a);
+			if (alias) {
+				cli_err(file, "entry \"%s\" is a secret key: "
+					"PKCS#12 export takes private keys and "
+					"certificates", d ? d : "");
+				rc = CLI_EXIT_INVALID;
+			} else {
+				cli_note(file, "secret key entry \"%s\" "
+					 "skipped", d ? d : "");
+			}
+			free(d);
+			break;
+		default:
+			break;
+		}
+	}
+	if (rc)
+		goto done;
+	if (!exported) {
+		cli_err(file, "no private key or certificate entry to export");
+		rc = CLI_EXIT_NOTFOUND;
+		goto done;
+	}
+	rc = CLI_EXIT_FAIL;
+	if (certbags && !PKCS12_add_safe(&safes, certbags, NID_aes_256_cbc,
+					 iterations, p12pw->p))
+		goto ssl_fail;
+	if (keybags && !PKCS12_add_safe(&safes, keybags, -1, 0, NULL))
+		goto ssl_fail;
+	p12 = PKCS12_add_safes(safes, 0);
+	if (!p12 || !PKCS12_set_mac(p12, p12pw->p, (int)p12pw->len, NULL, 0,
+				    iterations, EVP_sha256()))
+		goto ssl_fail;
+	der_len = i2d_PKCS12(p12, &der);
+	if (der_len <= 0)
+		goto ssl_fail;
+	*out = malloc((size_t)der_len);
+	if (!*out) {
+		cli_err(file, "out of memory");
+		goto done;
+	}
+	memcpy(*out, der, (size_t)der_len);
+	*out_len = (size_t)der_len;
+	rc = 0;
+	goto done;
+ssl_fail:
+	rc = cli_ssl_err(CLI_EXIT_FAIL, file, "cannot build the PKCS#12 file");
+done:
+	OPENSSL_free(der);
+	PKCS12_free(p12);
+	sk_PKCS7_pop_free(safes, PKCS7_free);
+	sk_PKCS12_SAFEBAG_pop_free(keybags, PKCS12_SAFEBAG_free);
+	sk_PKCS12_SAFEBAG_pop_free(certbags, PKCS12_SAFEBAG_free);
+	sk_X509_pop_free(added, X509_free);
+	wks_aliases_free(aliases);
+	return rc;
+}
