@@ -59,6 +59,11 @@ void wks__settings_get(wks_settings *out, wks_props *store_props);
 int wks__property_text(char *buf, size_t buf_len, wks_props *store_props,
                        const char *name);
 
+/* The properties of a store; defined by the store module (store.c).  Used
+ * by wks_get_property(). */
+struct wks_store;
+wks_props *wks__store_props(struct wks_store *st);
+
 /* Send a warning to the handler set with wks_set_warning_handler(). */
 void wks__warn(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -71,5 +76,60 @@ void wks__warn(const char *fmt, ...)
  * WKS_ERR_FORMAT (with the line number in the detail). */
 typedef int (*wks_prop_fn)(const char *name, const char *value, void *ctx);
 int wks__props_parse(const char *text, size_t len, wks_prop_fn fn, void *ctx);
+
+/* ---- Internal to src/config (values.c, props.c, parse.c) ---------------- */
+
+/* The known properties, in a fixed order. */
+enum {
+	WKS_P_ITERATIONS,        /* wolfjce.wks.iterationCount */
+	WKS_P_MAX_CHAIN,         /* wolfjce.wks.maxCertChainLength */
+	WKS_P_MAX_ENTRY,         /* wolfjce.wks.maxEntrySize */
+	WKS_P_CACHE_ENABLED,     /* wolfjce.keystore.kekCacheEnabled */
+	WKS_P_CACHE_TTL,         /* wolfjce.keystore.kekCacheTtlSec */
+	WKS_P_MAX_ITERATIONS,    /* libwks.wks.maxIterationCount */
+	WKS_P_REQUIRE_INTEGRITY, /* libwks.wks.requireIntegrity */
+	WKS_P_CACHE_MAX,         /* libwks.keystore.kekCacheMaxEntries */
+	WKS_P_CACHE_IDLE,        /* libwks.keystore.kekCacheIdleSec */
+	WKS_P_KDF_IMPL,          /* libwks.kdf.impl */
+	WKS_P_KDF_THREADS,       /* libwks.kdf.threads */
+	WKS_PROP_COUNT
+};
+
+/* How a value is parsed. */
+enum {
+	WKS_PK_INT,       /* Integer.parseInt, no trimming */
+	WKS_PK_LONG_TRIM, /* Long.parseLong after String.trim() */
+	WKS_PK_BOOL,      /* "true" in any case, no trimming; else false */
+	WKS_PK_KDF_IMPL   /* "native" | "openssl", any case */
+};
+
+typedef struct {
+	const char *name;
+	int kind;
+	int64_t def;      /* the default, also used for bad values */
+	int64_t min, max; /* valid range (inclusive) */
+} wks_prop_desc;
+
+extern const wks_prop_desc wks__prop_descs[WKS_PROP_COUNT];
+
+/* Index of a known property, or -1. */
+int wks__prop_find(const char *name);
+
+/* The value in force for text `v` (NULL or "" = unset) of property `id`.
+ * A bad value gives the default and a reason in why ("" if good). */
+int64_t wks__prop_eval(int id, const char *v, char *why, size_t why_len);
+
+/* The text of value `v` of property `id` ("true", "native", "300"...). */
+void wks__prop_format(char *buf, size_t buf_len, int id, int64_t v);
+
+/* Fill settings from the values of all known properties. */
+void wks__settings_from_values(wks_settings *s, const int64_t v[WKS_PROP_COUNT]);
+
+/* For tests: forget every process-wide property (the API and the file
+ * layers).  The $WKS_PROPERTIES file is not read again. */
+void wks__props_reset_process(void);
+
+/* Upper bound on the size of a properties file. */
+#define WKS_PROPS_FILE_MAX (4u << 20)
 
 #endif

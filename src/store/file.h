@@ -8,7 +8,10 @@
 #include "util/buf.h"
 
 /* Read all of `path` into out (at most max_len bytes, else WKS_ERR_LIMIT).
- * WKS_ERR_IO with strerror(errno) in the detail if it cannot be read. */
+ * WKS_ERR_IO with strerror(errno) in the detail if it cannot be read.
+ * Only regular files are read (a folder, FIFO or device is WKS_ERR_IO; a
+ * FIFO is refused without blocking).  On success out's previous contents
+ * are released and replaced; on failure out is unchanged. */
 int wks__file_read(wks_buf *out, const char *path, size_t max_len);
 
 /*
@@ -17,6 +20,14 @@ int wks__file_read(wks_buf *out, const char *path, size_t max_len);
  * everything (retrying short writes and EINTR), fsync, close, rename over
  * path, fsync the folder.  On any failure the temporary file is removed and
  * `path` is untouched.  WKS_ERR_IO with the failing step in the detail.
+ *
+ * If `path` is a symbolic link, the file it points to (realpath()) is
+ * replaced and the link kept; a dangling link is WKS_ERR_IO.  An existing
+ * `path` that is not a regular file is refused (WKS_ERR_IO).  To undo the
+ * rename when the folder fsync fails, the old file gets a second name (a
+ * hard link ".<name>.tmp-XXXXXX") for the duration of the call; on file
+ * systems without hard links that one failure leaves the new file in
+ * place (still reported).  Details in file.c and docs/PROPERTIES.md.
  */
 int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len);
 

@@ -1,0 +1,462 @@
+/* Whole-file read with a size bound, and atomic whole-file replace.
+ *
+ * wks__file_write_atomic() in detail (see also docs/PROPERTIES.md,
+ * "Atomic saving"):
+ *
+ *  1. If `path` is a symbolic link, the file it points to is replaced (the
+ *     link stays a link): the target is found with realpath().  A dangling
+ *     link is an error.
+ *  2. An existing `path` must be a regular file; its permission bits are
+ *     kept (owner and group are those of the writing process, as with any
+ *     new file).  A new file gets mode 0600 whatever the umask.
+ *  3. The data goes to ".<name>.tmp-XXXXXX" in the same folder, created
+ *     with O_CREAT|O_EXCL (mode 0600, then fchmod to the final mode before
+ *     any byte is written), written with retries on EINTR and short
+ *     writes, fsync()ed and closed.
+ *  4. If `path` exists, a second name for it (a hard link, also
+ *     ".<name>.tmp-XXXXXX") is made, then the temporary file is renamed
+ *     over `path` and the folder is fsync()ed.  If that folder sync fails,
+ *     the old file is renamed back (or the new one removed if there was no
+ *     old one), so a failure at any step leaves `path` as it was.  The
+ *     hard link is then removed.  On a file system without hard links a
+ *     failed folder sync cannot be undone: the error is still reported.
+ *  5. On any failure every temporary name is removed.
+ *
+ * A crash (not a failure) can leave a ".<name>.tmp-XXXXXX" file behind,
+ * never a partial `path`. */
+#include "store/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+#define IO_CHUNK ((size_t)1 << 30) /* largest single read()/write() */
+#define TMP_TRIES 100
+#define TMP_BASE_MAX 200 /* bytes of the file name kept in the temp name */
+
+/* ---- fault injection ------------------------------------------------------ */
+
+static _Atomic(wks_io_fault_fn) g_fault_fn;
+static _Atomic(void *) g_fault_ctx;
+
+void wks__file_set_fault_hook(wks_io_fault_fn fn, void *ctx)
+{
+	atomic_store(&g_fault_ctx, ctx);
+	atomic_store(&g_fault_fn, fn);
+}
+
+/* 0, or the errno (or, for "write", -n) the hook wants for `op`. */
+static int fault(const char *op)
+{
+	wks_io_fault_fn fn = atomic_load(&g_fault_fn);
+
+	return fn ? fn(op, atomic_load(&g_fault_ctx)) : 0;
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+typedef struct {
+	char text[128];
+} errbuf;
+
+static const char *errtext(errbuf *b, int e)
+{
+	/* XSI strerror_r (we do not define _GNU_SOURCE): thread-safe. */
+	if (strerror_r(e, b->text, sizeof(b->text)) != 0)
+		snprintf(b->text, sizeof(b->text), "error %d", e);
+	return b->text;
+}
+
+/* ---- read ------------------------------------------------------------------ */
+
+int wks__file_read(wks_buf *out, const char *path, size_t max_len)
+{
+	wks_buf b = WKS_BUF_INIT;
+	struct stat st;
+	errbuf eb;
+	size_t room;
+	ssize_t r;
+	uint8_t extra;
+	int fd = -1, err = WKS_OK;
+
+	if (!out || !path)
+		return wks__err(WKS_ERR_INVALID, "NULL buffer or path");
+	/* O_NONBLOCK: opening a FIFO must not hang; it is refused below. */
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		err = wks__err(WKS_ERR_IO, "cannot open \"%s\": %s", path,
+		               errtext(&eb, errno));
+		goto done;
+	}
+	if (fstat(fd, &st) != 0) {
+		err = wks__err(WKS_ERR_IO, "cannot stat \"%s\": %s", path,
+		               errtext(&eb, errno));
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = wks__err(WKS_ERR_IO, "cannot read \"%s\": %s", path,
+		               S_ISDIR(st.st_mode) ? "it is a folder"
+		                                   : "not a regular file");
+		goto done;
+	}
+	if (st.st_size > 0 && (uintmax_t)st.st_size > max_len) {
+		err = wks__err(WKS_ERR_LIMIT,
+		               "\"%s\" has %jd bytes, more than the limit %zu",
+		               path, (intmax_t)st.st_size, max_len);
+		goto done;
+	}
+	if (st.st_size > 0 &&
+	    (err = wks_buf_reserve(&b, (size_t)st.st_size)) < 0)
+		goto done;
+	/* Read to EOF (the file may have changed size since fstat). */
+	for (;;) {
+		if (b.len == max_len) {
+			/* At the bound: one more byte means too long. */
+			do
+				r = read(fd, &extra, 1);
+			while (r < 0 && errno == EINTR);
+			if (r == 0)
+				break;
+			if (r > 0) {
+				err = wks__err(WKS_ERR_LIMIT,
+				               "\"%s\" is longer than the limit %zu",
+				               path, max_len);
+				goto done;
+			}
+			err = wks__err(WKS_ERR_IO, "cannot read \"%s\": %s",
+			               path, errtext(&eb, errno));
+			goto done;
+		}
+		if (b.len == b.cap) {
+			room = max_len - b.len < 65536 ? max_len - b.len : 65536;
+			if ((err = wks_buf_reserve(&b, room)) < 0)
+				goto done;
+		}
+		room = b.cap - b.len;
+		if (room > max_len - b.len)
+			room = max_len - b.len;
+		if (room > IO_CHUNK)
+			room = IO_CHUNK;
+		r = read(fd, b.ptr + b.len, room);
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			err = wks__err(WKS_ERR_IO, "cannot read \"%s\": %s",
+			               path, errtext(&eb, errno));
+			goto done;
+		}
+		if (r == 0)
+			break;
+		b.len += (size_t)r;
+	}
+	wks_buf_dispose(out);
+	*out = b;
+	b = (wks_buf)WKS_BUF_INIT;
+done:
+	if (fd >= 0)
+		close(fd);
+	wks_buf_dispose(&b);
+	return err;
+}
+
+/* ---- atomic write ------------------------------------------------------- */
+
+/* Write ".<base>.tmp-XXXXXX" (X random) into name, after dir + '/'. */
+static void tmp_name(char *name, size_t cap, const char *dir, const char *base)
+{
+	static const char al[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static _Atomic uint64_t counter;
+	struct timespec ts;
+	char sfx[7];
+	uint64_t x;
+	int i;
+
+	/* Unpredictability is not needed (O_EXCL / link() refuse existing
+	 * names and we retry); only distinct names across threads and
+	 * processes. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
+	    (uint64_t)getpid() << 40 ^
+	    atomic_fetch_add(&counter, UINT64_C(0x9E3779B97F4A7C15));
+	x ^= x >> 30;
+	x *= UINT64_C(0xBF58476D1CE4E5B9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94D049BB133111EB);
+	x ^= x >> 31;
+	for (i = 0; i < 6; i++) {
+		sfx[i] = al[x % 62];
+		x /= 62;
+	}
+	sfx[6] = '\0';
+	snprintf(name, cap, "%s/.%.*s.tmp-%s", dir, TMP_BASE_MAX, base, sfx);
+}
+
+/* The state of one wks__file_write_atomic() call. */
+typedef struct {
+	const char *path;   /* as given (for messages) */
+	const char *target; /* the file replaced (path or its link target) */
+	char *dir;          /* its folder */
+	char *tmp;          /* the temporary file, if created */
+	char *bak;          /* the hard link to the old file, if made */
+	size_t name_cap;
+	int fd;
+} wctx;
+
+static int io_fail(const wctx *w, const char *step, int e)
+{
+	errbuf eb;
+
+	return wks__err(WKS_ERR_IO, "saving \"%s\": %s: %s", w->path, step,
+	                errtext(&eb, e));
+}
+
+static int create_tmp(wctx *w, const char *base)
+{
+	int i, f;
+
+	for (i = 0; i < TMP_TRIES; i++) {
+		tmp_name(w->tmp, w->name_cap, w->dir, base);
+		if ((f = fault("open")) != 0) {
+			errno = f;
+		} else {
+			w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL |
+			             O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+			if (w->fd >= 0)
+				return WKS_OK;
+		}
+		if (errno != EEXIST && errno != EINTR)
+			break;
+	}
+	return io_fail(w, "cannot create a temporary file in its folder", errno);
+}
+
+static int write_all(wctx *w, const uint8_t *data, size_t len)
+{
+	size_t off = 0, n;
+	ssize_t r;
+	int f;
+
+	while (off < len) {
+		n = len - off < IO_CHUNK ? len - off : IO_CHUNK;
+		if ((f = fault("write")) > 0) {
+			errno = f;
+			r = -1;
+		} else {
+			if (f < 0 && (size_t)-(long long)f < n)
+				n = (size_t)-(long long)f; /* short write */
+			r = write(w->fd, data + off, n);
+		}
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return io_fail(w, "write", errno);
+		}
+		if (r == 0)
+			return io_fail(w, "write", EIO); /* no progress */
+		off += (size_t)r;
+	}
+	return WKS_OK;
+}
+
+/* fsync fd, retrying EINTR; `op` names the hook call. */
+static int sync_fd(int fd, const char *op)
+{
+	int f, rc;
+
+	do {
+		if ((f = fault(op)) != 0) {
+			errno = f;
+			rc = -1;
+		} else {
+			rc = fsync(fd);
+		}
+	} while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+/* fsync the folder.  With `hooked` the fault hook applies ("fsyncdir");
+ * folders that cannot be opened for reading or synced (EACCES, EINVAL,
+ * ENOTSUP from a real call) count as synced: nothing more can be done. */
+static int sync_dir(const char *dir, int hooked)
+{
+	int f, fd, rc, e;
+
+	if (hooked && (f = fault("fsyncdir")) != 0) {
+		errno = f;
+		return -1;
+	}
+	do
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return errno == EACCES ? 0 : -1;
+	do
+		rc = fsync(fd);
+	while (rc < 0 && errno == EINTR);
+	e = errno;
+	close(fd);
+	if (rc < 0 && (e == EINVAL || e == ENOTSUP))
+		rc = 0;
+	errno = e;
+	return rc;
+}
+
+/* A second name for the old file, so that the rename can be undone. */
+static void make_backup(wctx *w, const char *base)
+{
+	int i;
+
+	if (!(w->bak = malloc(w->name_cap)))
+		return;
+	for (i = 0; i < TMP_TRIES; i++) {
+		tmp_name(w->bak, w->name_cap, w->dir, base);
+		if (link(w->target, w->bak) == 0)
+			return;
+		if (errno != EEXIST)
+			break;
+	}
+	free(w->bak);
+	w->bak = NULL; /* no hard links here: proceed without */
+}
+
+int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
+{
+	wctx w = { path, path, NULL, NULL, NULL, 0, -1 };
+	char *real = NULL;
+	const char *base, *slash;
+	struct stat st;
+	mode_t mode = 0600;
+	int err = WKS_OK, existed = 0, f, rc, e;
+
+	if (!path || !*path || (!data && len))
+		return wks__err(WKS_ERR_INVALID, "NULL or empty path, or NULL data");
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (!(real = realpath(path, NULL))) {
+			err = io_fail(&w, "cannot resolve the symbolic link", errno);
+			goto done;
+		}
+		w.target = real;
+	}
+	slash = strrchr(w.target, '/');
+	base = slash ? slash + 1 : w.target;
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		err = wks__err(WKS_ERR_INVALID, "saving \"%s\": not a file name",
+		               path);
+		goto done;
+	}
+	w.dir = slash ? strndup(w.target, slash == w.target ? 1
+	                                  : (size_t)(slash - w.target))
+	              : strdup(".");
+	if (!w.dir) {
+		err = wks__err(WKS_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	if (stat(w.target, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			err = wks__err(WKS_ERR_IO, "saving \"%s\": it exists and "
+			               "is not a regular file", path);
+			goto done;
+		}
+		existed = 1;
+		mode = st.st_mode & 07777;
+	} else if (errno != ENOENT) {
+		err = io_fail(&w, "stat", errno);
+		goto done;
+	}
+
+	w.name_cap = strlen(w.dir) + TMP_BASE_MAX + sizeof("/..tmp-XXXXXX");
+	if (!(w.tmp = malloc(w.name_cap))) {
+		err = wks__err(WKS_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	if ((err = create_tmp(&w, base)) < 0) {
+		free(w.tmp);
+		w.tmp = NULL; /* nothing to remove */
+		goto done;
+	}
+	/* The final mode before any byte is written (open() applied the
+	 * umask to 0600; an existing file's mode may be wider). */
+	if (fchmod(w.fd, mode) != 0) {
+		err = io_fail(&w, "fchmod", errno);
+		goto done;
+	}
+	if ((err = write_all(&w, data, len)) < 0)
+		goto done;
+	if (sync_fd(w.fd, "fsync") != 0) {
+		err = io_fail(&w, "fsync", errno);
+		goto done;
+	}
+	/* close: the descriptor is gone whatever close() returns (Linux), so
+	 * never retry it; EINTR is not a failure, the data is synced. */
+	f = fault("close");
+	rc = close(w.fd);
+	e = errno;
+	w.fd = -1;
+	if (f != 0 || (rc != 0 && e != EINTR)) {
+		err = io_fail(&w, "close", f ? f : e);
+		goto done;
+	}
+	if (existed)
+		make_backup(&w, base);
+	if ((f = fault("rename")) != 0) {
+		errno = f;
+		rc = -1;
+	} else {
+		rc = rename(w.tmp, w.target);
+	}
+	if (rc != 0) {
+		err = io_fail(&w, "rename", errno);
+		goto done;
+	}
+	free(w.tmp);
+	w.tmp = NULL; /* it is `target` now */
+	if (sync_dir(w.dir, 1) != 0) {
+		e = errno;
+		/* Undo: put the old file back (or remove the new one). */
+		if (w.bak && rename(w.bak, w.target) != 0) {
+			/* Cannot happen short of another process meddling:
+			 * keep the only name the old contents still have. */
+			err = wks__err(WKS_ERR_IO, "saving \"%s\": fsync of its "
+			               "folder failed and the old file could not "
+			               "be put back; it is in \"%s\"", path, w.bak);
+			free(w.bak);
+			w.bak = NULL;
+			goto done;
+		}
+		if (w.bak) {
+			free(w.bak);
+			w.bak = NULL;
+		} else if (!existed) {
+			unlink(w.target);
+		}
+		(void)sync_dir(w.dir, 0);
+		err = io_fail(&w, "fsync of its folder", e);
+		goto done;
+	}
+done:
+	if (w.fd >= 0)
+		close(w.fd);
+	if (w.tmp) {
+		unlink(w.tmp);
+		free(w.tmp);
+	}
+	if (w.bak) {
+		unlink(w.bak);
+		free(w.bak);
+	}
+	free(w.dir);
+	free(real);
+	return err;
+}

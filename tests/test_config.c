@@ -1,0 +1,1058 @@
+/* Properties: defaults, parsing and fallback rules (spec section 8 and the
+ * table in wks.h), warnings, resolution order, $WKS_PROPERTIES, and the
+ * java.util.Properties parser. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "util/error.h"
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* Warnings collected by the handler. */
+typedef struct {
+	int count;
+	char last[512];
+} warn_log;
+
+static warn_log g_warns;
+
+static void on_warning(const char *msg, void *ctx)
+{
+	warn_log *w = ctx;
+
+	w->count++;
+	snprintf(w->last, sizeof(w->last), "%s", msg);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	wks__props_reset_process();
+	memset(&g_warns, 0, sizeof(g_warns));
+	wks_set_warning_handler(on_warning, &g_warns);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	wks_set_warning_handler(NULL, NULL);
+	wks__props_reset_process();
+	return 0;
+}
+
+static void settings(wks_settings *s, wks_props *p)
+{
+	wks__settings_get(s, p);
+}
+
+/* The text in force for `name` in the process-wide view. */
+static const char *prop_text(wks_props *p, const char *name)
+{
+	static char buf[256];
+
+	TU_OK(wks__property_text(buf, sizeof(buf), p, name));
+	return buf;
+}
+
+/* A fresh store-level property set. */
+static wks_props *props_new(void)
+{
+	wks_props *p = NULL;
+
+	TU_OK(wks__props_new(&p));
+	assert_non_null(p);
+	return p;
+}
+
+static char *write_tmp_props(char **dir_out, const char *text)
+{
+	char *dir = tu_tmpdir();
+	char *path = malloc(strlen(dir) + 32);
+
+	assert_non_null(path);
+	sprintf(path, "%s/wks.properties", dir);
+	tu_write_file(path, (const uint8_t *)text, strlen(text));
+	*dir_out = dir;
+	return path;
+}
+
+/* ---- defaults ------------------------------------------------------------- */
+
+static void test_config__defaults(void **state)
+{
+	wks_settings s;
+	wks_props *p = props_new();
+
+	(void)state;
+	settings(&s, NULL);
+	assert_int_equal(s.iteration_count, 210000);
+	assert_int_equal(s.max_chain, 100);
+	assert_int_equal(s.max_entry_size, 10485760);
+	assert_int_equal(s.max_iterations, 5000000);
+	assert_int_equal(s.require_integrity, 0);
+	assert_int_equal(s.cache_enabled, 0);
+	assert_true(s.cache_ttl_ms == 300000);
+	assert_true(s.cache_idle_ms == 0);
+	assert_true(s.cache_max_entries == 1024);
+	assert_int_equal(s.kdf_impl, WKS_KDF_NATIVE);
+	assert_int_equal(s.kdf_threads, 0);
+
+	/* A store with nothing set sees the same. */
+	memset(&s, 0xAA, sizeof(s));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, WKS_DEFAULT_ITERATIONS);
+	assert_true(s.cache_ttl_ms == 300000);
+
+	assert_string_equal(prop_text(NULL, "wolfjce.wks.iterationCount"), "210000");
+	assert_string_equal(prop_text(NULL, "wolfjce.wks.maxCertChainLength"), "100");
+	assert_string_equal(prop_text(NULL, "wolfjce.wks.maxEntrySize"), "10485760");
+	assert_string_equal(prop_text(NULL, "wolfjce.keystore.kekCacheEnabled"), "false");
+	assert_string_equal(prop_text(NULL, "wolfjce.keystore.kekCacheTtlSec"), "300");
+	assert_string_equal(prop_text(NULL, "libwks.wks.maxIterationCount"), "5000000");
+	assert_string_equal(prop_text(NULL, "libwks.wks.requireIntegrity"), "false");
+	assert_string_equal(prop_text(NULL, "libwks.keystore.kekCacheMaxEntries"), "1024");
+	assert_string_equal(prop_text(NULL, "libwks.keystore.kekCacheIdleSec"), "0");
+	assert_string_equal(prop_text(NULL, "libwks.kdf.impl"), "native");
+	assert_string_equal(prop_text(NULL, "libwks.kdf.threads"), "0");
+	assert_int_equal(g_warns.count, 0);
+	wks__props_free(p);
+}
+
+/* ---- value rules ---------------------------------------------------------- */
+
+typedef struct {
+	const char *value; /* NULL = unset */
+	const char *want;  /* text in force */
+	int warns;         /* 1 if setting it must warn */
+} vcase;
+
+/* Set each value on a store-level set, check the text in force and the
+ * warning count, then unset. */
+static void check_cases(const char *name, const vcase *c, size_t n)
+{
+	wks_props *p = props_new();
+	size_t i;
+	int before;
+
+	for (i = 0; i < n; i++) {
+		before = g_warns.count;
+		TU_OK(wks__props_set(p, name, c[i].value));
+		if (strcmp(prop_text(p, name), c[i].want) != 0)
+			fail_msg("%s=\"%s\": got %s, want %s", name,
+			         c[i].value ? c[i].value : "(unset)",
+			         prop_text(p, name), c[i].want);
+		if (g_warns.count - before != c[i].warns)
+			fail_msg("%s=\"%s\": %d warnings, want %d (last: %s)", name,
+			         c[i].value ? c[i].value : "(unset)",
+			         g_warns.count - before, c[i].warns, g_warns.last);
+		if (c[i].warns && !strstr(g_warns.last, name))
+			fail_msg("warning does not name the property: %s",
+			         g_warns.last);
+		TU_OK(wks__props_set(p, name, NULL));
+	}
+	wks__props_free(p);
+}
+
+#define CHECK(name, cases) check_cases(name, cases, sizeof(cases) / sizeof(cases[0]))
+
+static void test_config__iteration_count(void **state)
+{
+	static const vcase c[] = {
+		{ NULL, "210000", 0 },
+		{ "", "210000", 0 },
+		{ "10000", "10000", 0 },
+		{ "10001", "10001", 0 },
+		{ "+20000", "20000", 0 },
+		{ "2147483647", "2147483647", 0 },
+		{ "0010000", "10000", 0 },
+		{ "9999", "210000", 1 },     /* below the minimum: the default, */
+		{ "5000", "210000", 1 },     /* not clamped to 10000 */
+		{ "0", "210000", 1 },
+		{ "-1", "210000", 1 },
+		{ "-2147483648", "210000", 1 },
+		{ "2147483648", "210000", 1 }, /* outside int32: unparsable */
+		{ "99999999999999999999", "210000", 1 },
+		{ " 20000", "210000", 1 },   /* Integer.parseInt: no trimming */
+		{ "20000 ", "210000", 1 },
+		{ "20000\n", "210000", 1 },
+		{ "abc", "210000", 1 },
+		{ "2e5", "210000", 1 },
+		{ "0x10000", "210000", 1 },
+		{ "20_000", "210000", 1 },
+		{ "+", "210000", 1 },
+		{ "-", "210000", 1 },
+		{ "++20000", "210000", 1 },
+		/* ASCII digits only (Java would also take these Arabic-Indic
+		 * digits: a documented difference, see docs/PROPERTIES.md). */
+		{ "\xd9\xa2\xd9\xa1\xd9\xa0\xd9\xa0\xd9\xa0", "210000", 1 },
+	};
+
+	(void)state;
+	CHECK("wolfjce.wks.iterationCount", c);
+}
+
+static void test_config__max_chain_and_entry(void **state)
+{
+	static const vcase chain[] = {
+		{ "1", "1", 0 },
+		{ "100", "100", 0 },
+		{ "5", "5", 0 },
+		{ "2147483647", "2147483647", 0 },
+		{ "0", "100", 1 },
+		{ "-5", "100", 1 },
+		{ " 5", "100", 1 },
+		{ "five", "100", 1 },
+		{ "", "100", 0 },
+	};
+	static const vcase entry[] = {
+		{ "1", "1", 0 },
+		{ "4096", "4096", 0 },
+		{ "2147483647", "2147483647", 0 },
+		{ "0", "10485760", 1 },
+		{ "-1", "10485760", 1 },
+		{ "2147483648", "10485760", 1 },
+		{ "10MB", "10485760", 1 },
+		{ "", "10485760", 0 },
+	};
+
+	(void)state;
+	CHECK("wolfjce.wks.maxCertChainLength", chain);
+	CHECK("wolfjce.wks.maxEntrySize", entry);
+}
+
+static void test_config__booleans(void **state)
+{
+	static const vcase c[] = {
+		{ "true", "true", 0 },
+		{ "TRUE", "true", 0 },
+		{ "True", "true", 0 },
+		{ "tRuE", "true", 0 },
+		{ "false", "false", 0 },
+		{ "FALSE", "false", 0 },
+		{ "", "false", 0 },
+		{ " true", "false", 1 }, /* no trimming */
+		{ "true ", "false", 1 },
+		{ "yes", "false", 1 },
+		{ "1", "false", 1 },
+		{ "on", "false", 1 },
+		{ "truee", "false", 1 },
+	};
+
+	(void)state;
+	CHECK("wolfjce.keystore.kekCacheEnabled", c);
+	CHECK("libwks.wks.requireIntegrity", c);
+}
+
+static void test_config__ttl(void **state)
+{
+	static const vcase c[] = {
+		{ "1", "1", 0 },
+		{ "60", "60", 0 },
+		{ "+60", "60", 0 },
+		{ " 60 ", "60", 0 },      /* trimmed */
+		{ "\t60\r\n", "60", 0 },
+		{ "\x01" "60\x1f", "60", 0 }, /* String.trim(): all <= U+0020 */
+		{ "", "300", 0 },
+		{ "   ", "300", 0 },      /* blank: as empty */
+		{ "0", "300", 1 },        /* not clamped to 1 */
+		{ "-5", "300", 1 },
+		{ "abc", "300", 1 },
+		{ "6 0", "300", 1 },
+		{ "60s", "300", 1 },
+		{ "1.5", "300", 1 },
+		{ "9223372036854775807", "9223372036854775807", 0 },
+		{ "9223372036854775808", "300", 1 }, /* beyond a Java long */
+		{ "-9223372036854775808", "300", 1 },
+	};
+	wks_settings s;
+	wks_props *p = props_new();
+
+	(void)state;
+	CHECK("wolfjce.keystore.kekCacheTtlSec", c);
+
+	/* Milliseconds saturate instead of wrapping. */
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheTtlSec", "7"));
+	settings(&s, p);
+	assert_true(s.cache_ttl_ms == 7000);
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheTtlSec",
+	                     "18446744073709551"));
+	settings(&s, p);
+	assert_true(s.cache_ttl_ms == UINT64_C(18446744073709551000));
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheTtlSec",
+	                     "18446744073709552"));
+	settings(&s, p);
+	assert_true(s.cache_ttl_ms == UINT64_MAX);
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheTtlSec",
+	                     "9223372036854775807"));
+	settings(&s, p);
+	assert_true(s.cache_ttl_ms == UINT64_MAX);
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheTtlSec", "0"));
+	settings(&s, p);
+	assert_true(s.cache_ttl_ms == 300000);
+	wks__props_free(p);
+}
+
+static void test_config__libwks_values(void **state)
+{
+	static const vcase maxit[] = {
+		{ "10000", "10000", 0 },
+		{ "100000000", "100000000", 0 },
+		{ "2147483647", "2147483647", 0 },
+		{ "9999", "5000000", 1 },
+		{ "0", "5000000", 1 },
+		{ "-1", "5000000", 1 },
+		{ " 20000", "5000000", 1 },
+		{ "", "5000000", 0 },
+	};
+	static const vcase maxent[] = {
+		{ "1", "1", 0 },
+		{ "100000", "100000", 0 },
+		{ "0", "1024", 1 },
+		{ "-3", "1024", 1 },
+		{ "x", "1024", 1 },
+		{ "", "1024", 0 },
+	};
+	static const vcase idle[] = {
+		{ "0", "0", 0 },
+		{ "30", "30", 0 },
+		{ " 30\t", "30", 0 },
+		{ "", "0", 0 },
+		{ " ", "0", 0 },
+		{ "-1", "0", 1 },
+		{ "soon", "0", 1 },
+	};
+	static const vcase impl[] = {
+		{ "native", "native", 0 },
+		{ "openssl", "openssl", 0 },
+		{ "OpenSSL", "openssl", 0 },
+		{ "NATIVE", "native", 0 },
+		{ "", "native", 0 },
+		{ "fast", "native", 1 },
+		{ " openssl", "native", 1 },
+	};
+	static const vcase threads[] = {
+		{ "0", "0", 0 },
+		{ "1", "1", 0 },
+		{ "16", "16", 0 },
+		{ "17", "0", 1 },
+		{ "-1", "0", 1 },
+		{ " 4", "0", 1 },
+		{ "four", "0", 1 },
+		{ "", "0", 0 },
+	};
+	wks_settings s;
+	wks_props *p = props_new();
+
+	(void)state;
+	CHECK("libwks.wks.maxIterationCount", maxit);
+	CHECK("libwks.keystore.kekCacheMaxEntries", maxent);
+	CHECK("libwks.keystore.kekCacheIdleSec", idle);
+	CHECK("libwks.kdf.impl", impl);
+	CHECK("libwks.kdf.threads", threads);
+
+	/* Good values reach the settings struct, silently. */
+	g_warns.count = 0;
+	TU_OK(wks__props_set(p, "wolfjce.wks.iterationCount", "12345"));
+	TU_OK(wks__props_set(p, "wolfjce.wks.maxCertChainLength", "7"));
+	TU_OK(wks__props_set(p, "wolfjce.wks.maxEntrySize", "65536"));
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheEnabled", "TRUE"));
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheTtlSec", " 42 "));
+	TU_OK(wks__props_set(p, "libwks.wks.maxIterationCount", "20000"));
+	TU_OK(wks__props_set(p, "libwks.wks.requireIntegrity", "true"));
+	TU_OK(wks__props_set(p, "libwks.keystore.kekCacheMaxEntries", "3"));
+	TU_OK(wks__props_set(p, "libwks.keystore.kekCacheIdleSec", "9"));
+	TU_OK(wks__props_set(p, "libwks.kdf.impl", "openssl"));
+	TU_OK(wks__props_set(p, "libwks.kdf.threads", "4"));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 12345);
+	assert_int_equal(s.max_chain, 7);
+	assert_int_equal(s.max_entry_size, 65536);
+	assert_int_equal(s.cache_enabled, 1);
+	assert_true(s.cache_ttl_ms == 42000);
+	assert_int_equal(s.max_iterations, 20000);
+	assert_int_equal(s.require_integrity, 1);
+	assert_true(s.cache_max_entries == 3);
+	assert_true(s.cache_idle_ms == 9000);
+	assert_int_equal(s.kdf_impl, WKS_KDF_OPENSSL);
+	assert_int_equal(s.kdf_threads, 4);
+	assert_int_equal(g_warns.count, 0);
+	wks__props_free(p);
+}
+
+/* ---- warnings ------------------------------------------------------------- */
+
+static void test_config__warnings(void **state)
+{
+	wks_settings s;
+	wks_props *p = props_new();
+	char buf[64];
+	int i;
+
+	(void)state;
+	TU_OK(wks_set_property("wolfjce.wks.iterationCount", "5000"));
+	assert_int_equal(g_warns.count, 1);
+	assert_string_equal(g_warns.last, "wolfjce.wks.iterationCount=\"5000\" "
+	                    "is below 10000; using 210000");
+	/* Once when set, never at use. */
+	for (i = 0; i < 100; i++) {
+		settings(&s, NULL);
+		settings(&s, p);
+		TU_OK(wks_get_property(buf, sizeof(buf), NULL,
+		                       "wolfjce.wks.iterationCount"));
+	}
+	assert_int_equal(g_warns.count, 1);
+	assert_string_equal(buf, "210000");
+	assert_int_equal(s.iteration_count, 210000);
+
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheTtlSec", "-5"));
+	assert_int_equal(g_warns.count, 2);
+	assert_string_equal(g_warns.last, "wolfjce.keystore.kekCacheTtlSec=\"-5\" "
+	                    "is not positive; using 300");
+	TU_OK(wks__props_set(p, "wolfjce.wks.maxEntrySize", "1 MiB"));
+	assert_string_equal(g_warns.last, "wolfjce.wks.maxEntrySize=\"1 MiB\" "
+	                    "is not a 32-bit integer; using 10485760");
+	TU_OK(wks__props_set(p, "libwks.kdf.threads", "99"));
+	assert_string_equal(g_warns.last, "libwks.kdf.threads=\"99\" "
+	                    "is not in 0..16; using 0");
+	TU_OK(wks__props_set(p, "wolfjce.keystore.kekCacheEnabled", "yes"));
+	assert_string_equal(g_warns.last, "wolfjce.keystore.kekCacheEnabled=\"yes\" "
+	                    "is not \"true\" or \"false\"; using false");
+	/* Control characters and quotes are shown escaped, long values cut. */
+	TU_OK(wks__props_set(p, "libwks.kdf.impl", "a\"b\n\x01"));
+	assert_string_equal(g_warns.last, "libwks.kdf.impl=\"a\\\"b\\x0a\\x01\" "
+	                    "is not \"native\" or \"openssl\"; using native");
+	TU_OK(wks__props_set(p, "libwks.kdf.impl",
+	                     "0123456789012345678901234567890123456789TOOLONG"));
+	assert_non_null(strstr(g_warns.last, "0123456789...\""));
+	assert_null(strstr(g_warns.last, "TOOLONG"));
+	assert_int_equal(g_warns.count, 7);
+
+	/* Unknown names: kept silently, except libwks.* (a likely typo). */
+	TU_OK(wks_set_property("jdk.tls.disabledAlgorithms", "SSLv3"));
+	TU_OK(wks_set_property("wolfjce.mapJKStoWKS", "true"));
+	assert_int_equal(g_warns.count, 7);
+	TU_OK(wks_set_property("libwks.wks.iterationCount", "20000"));
+	assert_int_equal(g_warns.count, 8);
+	assert_non_null(strstr(g_warns.last, "libwks.wks.iterationCount"));
+	/* Unsetting never warns; neither do good or empty values. */
+	TU_OK(wks_set_property("libwks.wks.iterationCount", NULL));
+	TU_OK(wks_set_property("wolfjce.wks.iterationCount", NULL));
+	TU_OK(wks_set_property("wolfjce.wks.iterationCount", ""));
+	TU_OK(wks_set_property("wolfjce.wks.iterationCount", "20000"));
+	assert_int_equal(g_warns.count, 8);
+
+	/* No handler: dropped (and nothing crashes). */
+	wks_set_warning_handler(NULL, NULL);
+	TU_OK(wks_set_property("wolfjce.wks.iterationCount", "1"));
+	assert_int_equal(g_warns.count, 8);
+	wks__props_free(p);
+}
+
+/* ---- resolution order ------------------------------------------------------ */
+
+static void test_config__resolution_order(void **state)
+{
+	const char *n = "wolfjce.wks.iterationCount";
+	char *dir, *path;
+	wks_settings s;
+	wks_props *p = props_new(), *q = props_new();
+
+	(void)state;
+	path = write_tmp_props(&dir, "wolfjce.wks.iterationCount=30000\n"
+	                             "wolfjce.wks.maxCertChainLength=30\n");
+	TU_OK(wks_load_properties_file(path));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 30000); /* file > default */
+	assert_int_equal(s.max_chain, 30);
+	assert_int_equal(s.max_entry_size, WKS_DEFAULT_MAX_ENTRY_SIZE);
+
+	TU_OK(wks_set_property(n, "40000"));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 40000); /* process > file */
+	assert_int_equal(s.max_chain, 30);
+
+	TU_OK(wks__props_set(p, n, "50000"));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 50000); /* store > process */
+	settings(&s, q);
+	assert_int_equal(s.iteration_count, 40000); /* other stores unaffected */
+	settings(&s, NULL);
+	assert_int_equal(s.iteration_count, 40000);
+	assert_string_equal(prop_text(p, n), "50000");
+	assert_string_equal(prop_text(NULL, n), "40000");
+
+	/* A bad value decides at its level: the default, not the level below
+	 * (a bad value means the default, as in wolfJCE). */
+	TU_OK(wks__props_set(p, n, "100"));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 210000);
+	/* So does an empty value. */
+	TU_OK(wks__props_set(p, n, ""));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 210000);
+
+	/* Unsetting falls through again, immediately. */
+	TU_OK(wks__props_set(p, n, NULL));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 40000);
+	TU_OK(wks_set_property(n, NULL));
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 30000);
+	wks__props_reset_process();
+	settings(&s, p);
+	assert_int_equal(s.iteration_count, 210000);
+	assert_int_equal(s.max_chain, 100);
+
+	/* A later file overrides an earlier one, name by name. */
+	TU_OK(wks_load_properties_file(path));
+	tu_write_file(path, (const uint8_t *)"wolfjce.wks.maxCertChainLength=31\n", 34);
+	TU_OK(wks_load_properties_file(path));
+	settings(&s, NULL);
+	assert_int_equal(s.iteration_count, 30000);
+	assert_int_equal(s.max_chain, 31);
+
+	wks__props_free(p);
+	wks__props_free(q);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+/* The public store API reaches the store level. */
+static void test_config__store_api(void **state)
+{
+	wks_store *st = NULL;
+	char buf[32];
+
+	(void)state;
+	TU_OK(wks_store_new(&st));
+	TU_OK(wks_set_property("wolfjce.wks.maxCertChainLength", "12"));
+	TU_OK(wks_get_property(buf, sizeof(buf), st, "wolfjce.wks.maxCertChainLength"));
+	assert_string_equal(buf, "12");
+	TU_OK(wks_store_set_property(st, "wolfjce.wks.maxCertChainLength", "13"));
+	TU_OK(wks_get_property(buf, sizeof(buf), st, "wolfjce.wks.maxCertChainLength"));
+	assert_string_equal(buf, "13");
+	TU_OK(wks_get_property(buf, sizeof(buf), NULL, "wolfjce.wks.maxCertChainLength"));
+	assert_string_equal(buf, "12");
+	TU_OK(wks_store_set_property(st, "wolfjce.wks.maxCertChainLength", "-1"));
+	assert_int_equal(g_warns.count, 1);
+	TU_OK(wks_get_property(buf, sizeof(buf), st, "wolfjce.wks.maxCertChainLength"));
+	assert_string_equal(buf, "100");
+	wks_store_free(st);
+}
+
+static void test_config__get_property(void **state)
+{
+	char buf[16];
+
+	(void)state;
+	TU_EXPECT(WKS_ERR_NOTFOUND, wks_get_property(buf, sizeof(buf), NULL,
+	                                             "wolfjce.wks.nosuch"));
+	assert_non_null(strstr(wks_error_detail(), "wolfjce.wks.nosuch"));
+	TU_EXPECT(WKS_ERR_INVALID, wks_get_property(NULL, 5, NULL,
+	                                            "libwks.kdf.impl"));
+	TU_EXPECT(WKS_ERR_INVALID, wks_get_property(buf, 0, NULL,
+	                                            "libwks.kdf.impl"));
+	TU_EXPECT(WKS_ERR_INVALID, wks_get_property(buf, sizeof(buf), NULL, NULL));
+	/* Truncated to the buffer. */
+	TU_OK(wks_get_property(buf, 4, NULL, "wolfjce.wks.maxEntrySize"));
+	assert_string_equal(buf, "104");
+	/* Unknown names are kept; their raw value can be read back. */
+	TU_OK(wks_set_property("jdk.security.provider.preferred", "AES:SunJCE"));
+	TU_OK(wks_get_property(buf, sizeof(buf), NULL,
+	                       "jdk.security.provider.preferred"));
+	assert_string_equal(buf, "AES:SunJCE");
+	TU_OK(wks_set_property("jdk.security.provider.preferred", NULL));
+	TU_EXPECT(WKS_ERR_NOTFOUND, wks_get_property(buf, sizeof(buf), NULL,
+	                                             "jdk.security.provider.preferred"));
+	/* Names must be non-empty. */
+	TU_EXPECT(WKS_ERR_INVALID, wks_set_property("", "x"));
+	TU_EXPECT(WKS_ERR_INVALID, wks_set_property(NULL, "x"));
+}
+
+/* ---- properties files ------------------------------------------------------ */
+
+static void test_config__load_file(void **state)
+{
+	static const char text[] =
+		"# A java.security-style file\n"
+		"security.provider.1=SUN\n"
+		"jdk.tls.disabledAlgorithms=SSLv3, TLSv1, \\\n"
+		"    RC4\n"
+		"wolfjce.wks.iterationCount = 25000\n"
+		"wolfjce.keystore.kekCacheEnabled:TRUE\n"
+		"wolfjce.keystore.kekCacheTtlSec    \\u0020 90 \n"
+		"wolfjce.wks.maxEntrySize=0\n"
+		"libwks.kdf.impl=openssl\r\n";
+	char *dir, *path, buf[64];
+	wks_settings s;
+
+	(void)state;
+	path = write_tmp_props(&dir, text);
+	TU_OK(wks_load_properties_file(path));
+	settings(&s, NULL);
+	assert_int_equal(s.iteration_count, 25000);
+	assert_int_equal(s.cache_enabled, 1);
+	assert_true(s.cache_ttl_ms == 90000);
+	assert_int_equal(s.max_entry_size, WKS_DEFAULT_MAX_ENTRY_SIZE);
+	assert_int_equal(s.kdf_impl, WKS_KDF_OPENSSL);
+	/* The bad value warned once, naming the file. */
+	assert_int_equal(g_warns.count, 1);
+	assert_non_null(strstr(g_warns.last, path));
+	assert_non_null(strstr(g_warns.last, "wolfjce.wks.maxEntrySize=\"0\""));
+	/* Unrelated names are kept. */
+	TU_OK(wks_get_property(buf, sizeof(buf), NULL, "jdk.tls.disabledAlgorithms"));
+	assert_string_equal(buf, "SSLv3, TLSv1, RC4");
+	TU_OK(wks_get_property(buf, sizeof(buf), NULL, "security.provider.1"));
+	assert_string_equal(buf, "SUN");
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+static void test_config__load_file_errors(void **state)
+{
+	char *dir, *path, *missing;
+	wks_settings s;
+
+	(void)state;
+	/* Bad \u on line 3: WKS_ERR_FORMAT naming the line, nothing applied. */
+	path = write_tmp_props(&dir, "wolfjce.wks.iterationCount=20000\n\n"
+	                             "x=\\u12G4\n");
+	TU_EXPECT(WKS_ERR_FORMAT, wks_load_properties_file(path));
+	assert_non_null(strstr(wks_error_detail(), "line 3"));
+	assert_non_null(strstr(wks_error_detail(), path));
+	settings(&s, NULL);
+	assert_int_equal(s.iteration_count, 210000);
+
+	missing = malloc(strlen(dir) + 32);
+	assert_non_null(missing);
+	sprintf(missing, "%s/missing.properties", dir);
+	TU_EXPECT(WKS_ERR_IO, wks_load_properties_file(missing));
+	assert_non_null(strstr(wks_error_detail(), missing));
+	TU_EXPECT(WKS_ERR_IO, wks_load_properties_file(dir)); /* a folder */
+	TU_EXPECT(WKS_ERR_INVALID, wks_load_properties_file(NULL));
+	assert_int_equal(g_warns.count, 0);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+	free(missing);
+}
+
+/* ---- $WKS_PROPERTIES (in a fresh process: it is read once) ----------------- */
+
+static char g_self[4096];
+
+/* Run this program again with argv[1] = mode and WKS_PROPERTIES = value;
+ * returns its exit status. */
+static int run_child(const char *mode, const char *env_value)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("WKS_PROPERTIES", env_value, 1);
+		execl(g_self, g_self, mode, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(waitpid(pid, &status, 0) == pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Child: the file named by $WKS_PROPERTIES applies at first use and is
+ * not read again. */
+static int child_env_good(void)
+{
+	const char *path = getenv("WKS_PROPERTIES");
+	wks_settings s;
+	FILE *f;
+
+	wks_set_warning_handler(on_warning, &g_warns);
+	wks__settings_get(&s, NULL);
+	if (s.iteration_count != 33333 || s.max_chain != 100)
+		return 1;
+	if (g_warns.count != 1 || !strstr(g_warns.last, "maxCertChainLength"))
+		return 2;
+	/* Changing the file now has no effect: it was read once. */
+	if (!(f = fopen(path, "w")))
+		return 3;
+	fputs("wolfjce.wks.iterationCount=44444\n", f);
+	fclose(f);
+	wks__settings_get(&s, NULL);
+	if (s.iteration_count != 33333)
+		return 4;
+	/* API values still beat the file. */
+	if (wks_set_property("wolfjce.wks.iterationCount", "55555") != WKS_OK)
+		return 5;
+	wks__settings_get(&s, NULL);
+	if (s.iteration_count != 55555)
+		return 6;
+	/* An explicit load overrides the $WKS_PROPERTIES values. */
+	if (wks_load_properties_file(path) != WKS_OK)
+		return 7;
+	wks_set_property("wolfjce.wks.iterationCount", NULL);
+	wks__settings_get(&s, NULL);
+	if (s.iteration_count != 44444)
+		return 8;
+	return 0;
+}
+
+/* Child: an unreadable $WKS_PROPERTIES is a warning, not a failure. */
+static int child_env_bad(void)
+{
+	wks_settings s;
+	wks_store *st = NULL;
+
+	wks_set_warning_handler(on_warning, &g_warns);
+	if (wks_store_new(&st) != WKS_OK)
+		return 1;
+	wks__settings_get(&s, NULL);
+	if (s.iteration_count != 210000)
+		return 2;
+	if (g_warns.count != 1 || !strstr(g_warns.last, "WKS_PROPERTIES") ||
+	    !strstr(g_warns.last, "/nonexistent/wks.properties"))
+		return 3;
+	/* No failure leaked into the caller's error detail. */
+	if (wks_error_detail()[0] != '\0')
+		return 4;
+	wks_store_free(st);
+	return 0;
+}
+
+/* Child: with WKS_PROPERTIES empty nothing is read and nothing warns. */
+static int child_env_empty(void)
+{
+	wks_settings s;
+
+	wks_set_warning_handler(on_warning, &g_warns);
+	wks__settings_get(&s, NULL);
+	return s.iteration_count == 210000 && g_warns.count == 0 ? 0 : 1;
+}
+
+static void test_config__env_file(void **state)
+{
+	char *dir, *path;
+	int rc;
+
+	(void)state;
+	path = write_tmp_props(&dir, "wolfjce.wks.iterationCount=33333\n"
+	                             "wolfjce.wks.maxCertChainLength=-1\n");
+	rc = run_child("--child-env-good", path);
+	if (rc != 0)
+		fail_msg("child-env-good failed at step %d", rc);
+	rc = run_child("--child-env-bad", "/nonexistent/wks.properties");
+	if (rc != 0)
+		fail_msg("child-env-bad failed at step %d", rc);
+	rc = run_child("--child-env-empty", "");
+	if (rc != 0)
+		fail_msg("child-env-empty failed at step %d", rc);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+
+/* ---- the parser ------------------------------------------------------------ */
+
+typedef struct {
+	char out[4096];
+	int n;
+} pairs;
+
+static int collect(const char *name, const char *value, void *ctx)
+{
+	pairs *p = ctx;
+	size_t len = strlen(p->out);
+
+	snprintf(p->out + len, sizeof(p->out) - len, "[%s]=[%s]\n", name, value);
+	p->n++;
+	return WKS_OK;
+}
+
+/* Parse text (explicit length) and compare the "[k]=[v]\n" list. */
+static void parses_n(const char *text, size_t len, const char *want)
+{
+	pairs p;
+
+	memset(&p, 0, sizeof(p));
+	TU_OK(wks__props_parse(text, len, collect, &p));
+	if (strcmp(p.out, want) != 0)
+		fail_msg("parsing \"%s\":\n got:\n%s want:\n%s", text, p.out, want);
+}
+
+static void parses(const char *text, const char *want)
+{
+	parses_n(text, strlen(text), want);
+}
+
+static void test_config__parse_basic(void **state)
+{
+	(void)state;
+	parses("", "");
+	parses("\n\n  \n\t\f\n", "");
+	parses("# only\n! comments\n   # indented\n", "");
+	parses("a=b", "[a]=[b]\n");
+	parses("a:b\n", "[a]=[b]\n");
+	parses("a b\n", "[a]=[b]\n");
+	parses("a\tb\n", "[a]=[b]\n");
+	parses("a\fb\n", "[a]=[b]\n");
+	parses("   a = b  \n", "[a]=[b  ]\n"); /* trailing space kept */
+	parses("a=\n", "[a]=[]\n");
+	parses("a\n", "[a]=[]\n");
+	parses("a   \n", "[a]=[]\n");
+	parses("a==b\n", "[a]=[=b]\n");
+	parses("a = = b\n", "[a]=[= b]\n");
+	parses("a : b\n", "[a]=[b]\n");
+	parses("a :=b\n", "[a]=[=b]\n");
+	parses("=b\n", "[]=[b]\n");
+	parses("a=b # not a comment\n", "[a]=[b # not a comment]\n");
+	parses("a=b\nc=d\n", "[a]=[b]\n[c]=[d]\n");
+	parses("a=1\r\nb=2\r\n", "[a]=[1]\n[b]=[2]\n");      /* CRLF */
+	parses("a=1\rb=2\r", "[a]=[1]\n[b]=[2]\n");          /* CR */
+	parses("a=1\n\r\n\rb=2", "[a]=[1]\n[b]=[2]\n");
+	parses("a=1\nb=2", "[a]=[1]\n[b]=[2]\n");            /* no final EOL */
+	parses("#c\na=1\n!c\nb=2\n", "[a]=[1]\n[b]=[2]\n");
+	parses("a=b\na=c\n", "[a]=[b]\n[a]=[c]\n");          /* both reported */
+}
+
+static void test_config__parse_continuations(void **state)
+{
+	(void)state;
+	parses("a=b\\\n   c\n", "[a]=[bc]\n");
+	parses("a=b\\\r\n   c\r\n", "[a]=[bc]\n");
+	parses("a=b\\\r  c\n", "[a]=[bc]\n");
+	parses("a=x\\\n  y\\\n\tz\nq=1\n", "[a]=[xyz]\n[q]=[1]\n");
+	parses("a=b \\\n c\n", "[a]=[b c]\n");
+	/* An even number of backslashes does not continue. */
+	parses("a=b\\\\\nc=d\n", "[a]=[b\\]\n[c]=[d]\n");
+	parses("a=b\\\\\\\nc\n", "[a]=[b\\c]\n");
+	/* A comment line never continues. */
+	parses("# c \\\nx=y\n", "[x]=[y]\n");
+	/* A continued line starting with '#' is data. */
+	parses("a=b\\\n#c\n", "[a]=[b#c]\n");
+	/* A blank continuation line ends the logical line. */
+	parses("a=b\\\n\nc=d\n", "[a]=[b]\n[c]=[d]\n");
+	parses("a=b\\\n   \nc=d\n", "[a]=[b]\n[c]=[d]\n");
+	/* A backslash at the very end is dropped. */
+	parses("a=b\\", "[a]=[b]\n");
+	parses("a=b\\\n", "[a]=[b]\n");
+	/* The key can span lines too. */
+	parses("ke\\\n  y=v\n", "[key]=[v]\n");
+	/* After a lone "\" line, a "#" starts a comment (as in Java). */
+	parses("\\\n#c\na=1\n", "[a]=[1]\n");
+}
+
+static void test_config__parse_escapes(void **state)
+{
+	(void)state;
+	parses("a=\\t\\n\\r\\f\\\\\n", "[a]=[\t\n\r\f\\]\n");
+	parses("a=\\=\\:\\ \\#\\!\\q\\b\n", "[a]=[=: #!qb]\n");
+	parses("k\\=ey=v\n", "[k=ey]=[v]\n");
+	parses("k\\:ey:v\n", "[k:ey]=[v]\n");
+	parses("k\\ ey v\n", "[k ey]=[v]\n");
+	parses("k\\\\=v\n", "[k\\]=[v]\n");
+	parses("a=\\ b\n", "[a]=[ b]\n"); /* escaped leading space kept */
+	parses("a=\\u0041\\u0062c\n", "[a]=[Abc]\n");
+	parses("a=\\u00e9\\u00E9\n", "[a]=[\xc3\xa9\xc3\xa9]\n");
+	parses("a=\\u20AC\n", "[a]=[\xe2\x82\xac]\n");
+	parses("a=\\uD83D\\uDE00\n", "[a]=[\xf0\x9f\x98\x80]\n"); /* pair */
+	parses("a=\\uD800x\n", "[a]=[\xed\xa0\x80x]\n");          /* lone high */
+	parses("a=\\uDC00\n", "[a]=[\xed\xb0\x80]\n");            /* lone low */
+	parses("a=\\uD800\\u0041\n", "[a]=[\xed\xa0\x80" "A]\n");
+	parses("a=\\u0000\n", "[a]=[\xc0\x80]\n");
+	parses("\\u0061=\\u003d\n", "[a]=[=]\n");
+	parses("a=\\U0041\n", "[a]=[U0041]\n");
+	parses("a=\xc3\xa9t\xc3\xa9\n", "[a]=[\xc3\xa9t\xc3\xa9]\n"); /* UTF-8 kept */
+	parses_n("a=x\0y\n", 6, "[a]=[x\xc0\x80y]\n");              /* raw NUL */
+}
+
+static void bad_parse(const char *text, const char *line)
+{
+	pairs p;
+
+	memset(&p, 0, sizeof(p));
+	TU_EXPECT(WKS_ERR_FORMAT, wks__props_parse(text, strlen(text), collect, &p));
+	if (!strstr(wks_error_detail(), line))
+		fail_msg("\"%s\": detail \"%s\" lacks \"%s\"", text,
+		         wks_error_detail(), line);
+}
+
+static int stop_at_second(const char *name, const char *value, void *ctx)
+{
+	int *n = ctx;
+
+	(void)name;
+	(void)value;
+	return ++*n == 2 ? wks__err(WKS_ERR_NOMEM, "stop") : WKS_OK;
+}
+
+static void test_config__parse_errors(void **state)
+{
+	int n = 0;
+
+	(void)state;
+	bad_parse("a=\\u12G4\n", "line 1");
+	bad_parse("a=\\u12", "line 1");
+	bad_parse("a=\\u", "line 1");
+	bad_parse("\\uXYZW=1\n", "line 1");
+	bad_parse("x=1\n\ny=\\u12\n", "line 3");
+	bad_parse("x=1\r\n\r\ny=\\uq\r\n", "line 3");
+	bad_parse("x=1\r\ry=\\uq\r", "line 3");
+	bad_parse("# \\uZZZZ\na=\\\n b\nc=\\uZZZZ\n", "line 4");
+	/* The line where the logical line starts. */
+	bad_parse("a=\\\n \\uZZZZ\n", "line 1");
+	/* Lines are joined before escapes are read (as in Java). */
+	parses("a=\\u00\\\n  41\n", "[a]=[A]\n");
+	/* A comment line may hold anything. */
+	parses("# \\uZZZZ\n", "");
+	/* The callback's error stops the parse. */
+	TU_EXPECT(WKS_ERR_NOMEM, wks__props_parse("a=1\nb=2\nc=3\n", 12,
+	                                          stop_at_second, &n));
+	assert_int_equal(n, 2);
+	TU_EXPECT(WKS_ERR_INVALID, wks__props_parse(NULL, 3, collect, &n));
+	TU_OK(wks__props_parse(NULL, 0, collect, &n));
+}
+
+static int count_only(const char *name, const char *value, void *ctx)
+{
+	(void)ctx;
+	/* Touch every byte (ASan checks the bounds). */
+	return strlen(name) + strlen(value) < SIZE_MAX ? WKS_OK : WKS_ERR_FORMAT;
+}
+
+/* Random inputs over the alphabet that matters: never a crash, only OK or
+ * FORMAT. */
+static void test_config__parse_random(void **state)
+{
+	static const char alpha[] = "ab=: \t\f\\\r\n#!u0DdE8xG\x00\xc3\xa9";
+	char text[96];
+	unsigned long seed = 12345;
+	int i, rc;
+	size_t j, len;
+
+	(void)state;
+	for (i = 0; i < 200000; i++) {
+		seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+		len = (seed >> 33) % sizeof(text);
+		for (j = 0; j < len; j++) {
+			seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+			text[j] = alpha[(seed >> 33) % (sizeof(alpha) - 1)];
+		}
+		rc = wks__props_parse(text, len, count_only, NULL);
+		if (rc != WKS_OK && rc != WKS_ERR_FORMAT)
+			fail_msg("rc %d", rc);
+	}
+}
+
+/* ---- concurrency (also run under TSan) ------------------------------------- */
+
+typedef struct {
+	wks_props *p;
+	volatile int stop;
+	int bad;
+} race_ctx;
+
+static void *reader(void *arg)
+{
+	race_ctx *c = arg;
+	wks_settings s;
+	long n = 0;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) || n < 1000) {
+		wks__settings_get(&s, (n & 1) ? c->p : NULL);
+		/* Every value seen is one that was set (or the default). */
+		if (s.iteration_count != 210000 &&
+		    (s.iteration_count < 20000 || s.iteration_count > 20100))
+			__atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
+		if (s.max_chain != 100 && s.max_chain != 7)
+			__atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
+		n++;
+	}
+	return NULL;
+}
+
+static void test_config__concurrent(void **state)
+{
+	race_ctx c = { props_new(), 0, 0 };
+	pthread_t t[4];
+	char v[16];
+	wks_settings s;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, reader, &c), 0);
+	for (i = 0; i <= 100; i++) {
+		snprintf(v, sizeof(v), "%d", 20000 + i);
+		TU_OK(wks_set_property("wolfjce.wks.iterationCount", v));
+		TU_OK(wks__props_set(c.p, "wolfjce.wks.maxCertChainLength",
+		                     (i & 1) ? "7" : NULL));
+		if (i % 10 == 5)
+			wks_set_property("wolfjce.wks.iterationCount", NULL);
+	}
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(c.bad, 0);
+	/* The last change is visible to everyone. */
+	wks__settings_get(&s, c.p);
+	assert_int_equal(s.iteration_count, 20100);
+	assert_int_equal(s.max_chain, 100);
+	wks__settings_get(&s, NULL);
+	assert_int_equal(s.iteration_count, 20100);
+	wks__props_free(c.p);
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_config__defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__iteration_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__max_chain_and_entry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__booleans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__ttl, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__libwks_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__warnings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__resolution_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__store_api, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__get_property, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__load_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__load_file_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__env_file, setup, teardown),
+		cmocka_unit_test(test_config__parse_basic),
+		cmocka_unit_test(test_config__parse_continuations),
+		cmocka_unit_test(test_config__parse_escapes),
+		cmocka_unit_test(test_config__parse_errors),
+		cmocka_unit_test(test_config__parse_random),
+		cmocka_unit_test_setup_teardown(test_config__concurrent, setup, teardown),
+	};
+	ssize_t n;
+
+	if (argc == 2 && strncmp(argv[1], "--child-", 8) == 0) {
+		if (strcmp(argv[1], "--child-env-good") == 0)
+			return child_env_good();
+		if (strcmp(argv[1], "--child-env-bad") == 0)
+			return child_env_bad();
+		if (strcmp(argv[1], "--child-env-empty") == 0)
+			return child_env_empty();
+		return 99;
+	}
+	n = readlink("/proc/self/exe", g_self, sizeof(g_self) - 1);
+	if (n <= 0)
+		snprintf(g_self, sizeof(g_self), "%s", argv[0]);
+	else
+		g_self[n] = '\0';
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
