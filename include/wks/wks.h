@@ -425,7 +425,8 @@ WKS_API int wks_load_properties_file(const char *path);
 /*
  * The value a store would use for a property (after fallbacks), as text,
  * written to buf (NUL-terminated, truncated to buf_len).  `st` may be NULL
- * for the process-wide value.  WKS_ERR_NOTFOUND for an unknown name.
+ * for the process-wide value.  A name libwks does not know is returned as
+ * the raw text some level holds for it; WKS_ERR_NOTFOUND if none does.
  */
 WKS_API int wks_get_property(char *buf, size_t buf_len, wks_store *st,
                      const char *name);
