@@ -230,8 +230,10 @@ void wks__cache_drop_entry(wks_cache *c, uint64_t entry_id)
 	limits l;
 
 	wks__cache_wrlock(c);
-	/* A derivation for this entry still running must not insert. */
+	/* A derivation for this entry still running must not insert, nor
+	 * one about to start (see dropped[]). */
 	wks__flight_poison(c, 0, entry_id);
+	c->dropped[c->dropped_next++ % WKS_CACHE_DROPPED] = entry_id;
 	for (e = c->head; e; e = next) {
 		next = e->next;
 		if (e->entry_id == entry_id) {
@@ -363,8 +365,20 @@ static int try_hit(wks_cache *c, limits l, const wks_cache_keys *k,
 	return err;
 }
 
+static int recently_dropped(const wks_cache *c, uint64_t entry_id)
+{
+	unsigned i, n = c->dropped_next < WKS_CACHE_DROPPED ? c->dropped_next
+	                                                    : WKS_CACHE_DROPPED;
+
+	for (i = 0; i < n; i++)
+		if (c->dropped[i] == entry_id)
+			return 1;
+	return 0;
+}
+
 /* Insert after a verified derivation, unless a drop or clear ran while
- * we derived (the flight is poisoned) or the tag is already there. */
+ * we derived (the flight is poisoned), the entry was dropped just before
+ * we started, or the tag is already there. */
 static void insert(wks_cache *c, limits l, wks_flight *f,
                    const uint8_t tag[WKS_CACHE_TAG_LEN], uint64_t entry_id,
                    const uint8_t dk[WKS_DK_LEN])
@@ -375,7 +389,8 @@ static void insert(wks_cache *c, limits l, wks_flight *f,
 	if (!e)
 		return; /* the key is returned anyway, just not cached */
 	wks__cache_wrlock(c);
-	if (wks__flight_poisoned(c, f) || wks__table_find(c, tag)) {
+	if (wks__flight_poisoned(c, f) || recently_dropped(c, entry_id) ||
+	    wks__table_find(c, tag)) {
 		wks_wipe_free(e, sizeof(*e));
 	} else {
 		now = wks__cache_now(c);
@@ -462,4 +477,15 @@ int wks__cache_test_find(wks_cache *c, const uint8_t *needle, size_t len)
 	        (k && wks__cache_keys_test_find(k, needle, len));
 	wks__cache_wrunlock(c);
 	return found;
+}
+
+size_t wks__cache_test_count(wks_cache *c)
+{
+	unsigned s = wks__cache_my_stripe();
+	size_t n;
+
+	wks__cache_rdlock(c, s);
+	n = c->count;
+	wks__cache_rdunlock(c, s);
+	return n;
 }

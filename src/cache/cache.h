@@ -81,5 +81,9 @@ void wks__cache_unregister(wks_cache *c);
  */
 int wks__cache_test_find(wks_cache *c, const uint8_t *needle, size_t len);
 int wks__cache_test_find_all(const uint8_t *needle, size_t len);
+/* TEST ONLY: keys cached now in `c` / in all registered caches, without
+ * sweeping (wks__cache_stats() sweeps first), to watch the reaper. */
+size_t wks__cache_test_count(wks_cache *c);
+size_t wks__cache_test_count_all(void);
 
 #endif

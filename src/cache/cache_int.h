@@ -30,6 +30,7 @@
 
 #define WKS_CACHE_STRIPES 8
 #define WKS_CACHE_LINE 64
+#define WKS_CACHE_DROPPED 64
 
 typedef struct wks_cache_ent {
 	uint8_t tag[WKS_CACHE_TAG_LEN];
@@ -85,6 +86,11 @@ struct wks_cache {
 	wks_cache_ent *head, *tail;
 	uint64_t next_serial;
 	wks_secpool pool;
+	/* The ids most recently dropped (ring): a get_key that fetched its
+	 * entry just before a delete but reaches the cache after the drop
+	 * must not insert a key for the dead entry. */
+	uint64_t dropped[WKS_CACHE_DROPPED];
+	unsigned dropped_next;
 	/* Lower bounds of the entries' insertion and last-use times
 	 * (UINT64_MAX when empty): the cheap "is anything due?" test run on
 	 * every operation.  Exact after each sweep. */

@@ -225,3 +225,16 @@ int wks__cache_test_find_all(const uint8_t *needle, size_t len)
 	pthread_mutex_unlock(&reg_mu);
 	return found;
 }
+
+size_t wks__cache_test_count_all(void)
+{
+	size_t n = 0;
+	reg *r;
+
+	pthread_once(&once, init_once);
+	pthread_mutex_lock(&reg_mu);
+	for (r = regs; r; r = r->next)
+		n += wks__cache_test_count(r->c);
+	pthread_mutex_unlock(&reg_mu);
+	return n;
+}
