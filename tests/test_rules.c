@@ -489,12 +489,18 @@ static void test_wrong_store_password(void **state)
 	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_load_buffer(ld, buf, len, "wolfsslpassworD", PWL));
 	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_load_buffer(ld, buf, len, PW, PWL - 1));
 	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_load_buffer(ld, buf, len, PW "x", PWL + 1));
+	assert_null(strstr(wks_error_detail(), PW));
 	expect_aliases(ld, keep, 1);
 	expect_cert(ld, "keep", 0, C(C_CA_ECC, 0));
 	TU_OK(wks_store_load_buffer(ld, buf, len, PW, PWL));
 	assert_int_equal(wks_store_size(ld), 2);
 	assert_int_equal(wks_store_contains(ld, "keep"), 0);
 	wks_free(buf);
+	/* a store password with a NUL byte inside */
+	TU_OK(wks_store_save_buffer(st, &buf, &len, "pw\0with-nul", 11));
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_load_buffer(ld, buf, len, "pw", 2));
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_load_buffer(ld, buf, len, "pw\0with-nuL", 11));
+	TU_OK(wks_store_load_buffer(ld, buf, len, "pw\0with-nul", 11));
 	wks_store_free(ld);
 	wks_store_free(st);
 }
@@ -518,6 +524,22 @@ static void test_wrong_key_password(void **state)
 	}
 	expect_key(st, "s", kpw, (const uint8_t *)"0123456789abcdef", 16);
 	expect_key_der(st, "k", kpw, KEY(K_RSA));
+	/* the detail of a failure never shows the password */
+	expect_key_fail(st, "s", "my-secret-guess", 15, WKS_ERR_INTEGRITY);
+	assert_null(strstr(wks_error_detail(), "my-secret-guess"));
+	/* passwords are byte strings: a NUL inside counts, nothing is cut */
+	TU_OK(wks_store_set_secret_key(st, "nul-pw", "AES", (const uint8_t *)"0123456789abcdef",
+	                               16, "ab\0cd", 5));
+	expect_key_fail(st, "nul-pw", "ab", 2, WKS_ERR_INTEGRITY);
+	expect_key_fail(st, "nul-pw", "ab\0ce", 5, WKS_ERR_INTEGRITY);
+	/* (a trailing NUL would not differ: HMAC pads short keys with zeros) */
+	{
+		wks_key *k = NULL;
+
+		TU_OK(wks_store_get_key(&k, st, "nul-pw", "ab\0cd", 5));
+		wks_key_free(k);
+	}
+	TU_OK(wks_store_delete(st, "nul-pw"));
 	/* and again after a save/load with a store password that differs */
 	{
 		uint8_t *buf;
@@ -775,6 +797,28 @@ static void test_chain_rules(void **state)
 		          ders, lens, 1, PW, PWL));
 		TU_EXPECT(WKS_ERR_FORMAT, wks_store_set_private_key(st, "x", KEY(K_RSA)->der,
 		          KEY(K_RSA)->len - 1, ders, lens, 1, PW, PWL));
+	}
+	/* a public key (SubjectPublicKeyInfo) where the PKCS#8 key belongs */
+	{
+		const unsigned char *p = L->der;
+		X509 *x = d2i_X509(NULL, &p, (long)L->len);
+		unsigned char *spki = NULL;
+		int sl;
+		const uint8_t *ders[1] = { L->der };
+		size_t lens[1] = { L->len };
+		int r;
+
+		assert_non_null(x);
+		sl = i2d_PUBKEY(X509_get0_pubkey(x), &spki);
+		assert_true(sl > 0);
+		TU_EXPECT(WKS_ERR_FORMAT, wks_store_set_private_key(st, "x", spki, (size_t)sl,
+		          ders, lens, 1, PW, PWL));
+		/* and as an EVP_PKEY without its private part */
+		r = wks_store_set_pkey(st, "x", X509_get0_pubkey(x), &x, 1, PW, PWL);
+		if (r != WKS_ERR_INVALID && r != WKS_ERR_FORMAT)
+			fail_msg("set_pkey with a public key: %d (%s)", r, wks_error_detail());
+		OPENSSL_free(spki);
+		X509_free(x);
 	}
 	assert_int_equal(wks_store_size(st), 9);
 	wks_store_free(st);
@@ -1724,6 +1768,99 @@ static void test_crafted_streams(void **state)
 	wks_store_free(st);
 }
 
+/* "Invalid argument: NULL where not allowed"; "Out-parameters are set to
+ * NULL / 0 on failure".  All violations are collected, then reported. */
+static char g_soft[2048];
+
+static void soft(int ok, const char *what)
+{
+	if (!ok && strlen(g_soft) + strlen(what) + 3 < sizeof(g_soft)) {
+		strcat(g_soft, what);
+		strcat(g_soft, "; ");
+	}
+}
+
+#define SOFT_RC(want, call) soft((call) == (want), #call " returns " #want)
+
+static void test_null_arguments(void **state)
+{
+	wks_store *st = tu_store_fast();
+	wks_key *k = (wks_key *)1;
+	uint8_t *buf = (uint8_t *)1;
+	size_t len = 1, cc = 1;
+	char **a = (char **)1;
+	char *al = (char *)1;
+	int64_t t = 1;
+	EVP_PKEY *pk = (EVP_PKEY *)1;
+	X509 *x = (X509 *)1;
+	static const uint8_t key16[16] = { 1 };
+
+	(void)state;
+	g_soft[0] = 0;
+	TU_OK(wks_store_set_secret_key(st, "s", "AES", key16, 16, PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_get_key(NULL, st, "s", PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_get_key(&k, NULL, "s", PW, PWL));
+	soft(k == NULL, "get_key(st NULL) clears *out");
+	k = (wks_key *)1;
+	SOFT_RC(WKS_ERR_INVALID, wks_store_get_key(&k, st, NULL, PW, PWL));
+	soft(k == NULL, "get_key(alias NULL) clears *out");
+	SOFT_RC(WKS_ERR_INVALID, wks_store_get_pkey(&pk, st, NULL, PW, PWL));
+	soft(pk == NULL, "get_pkey(alias NULL) clears *out");
+	SOFT_RC(WKS_ERR_INVALID, wks_store_save_buffer(st, NULL, &len, PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_save_buffer(NULL, &buf, &len, PW, PWL));
+	soft(buf == NULL && len == 0, "save_buffer(st NULL) clears *out, *out_len");
+	SOFT_RC(WKS_ERR_INVALID, wks_store_load_buffer(NULL, key16, 16, PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_load_buffer(st, NULL, 100, PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_load_file(st, NULL, PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_save_file(st, NULL, PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_aliases(NULL, &len, st));
+	len = 1;
+	SOFT_RC(WKS_ERR_INVALID, wks_store_aliases(&a, &len, NULL));
+	soft(a == NULL && len == 0, "aliases(st NULL) clears *out, *count");
+	SOFT_RC(WKS_ERR_INVALID, wks_store_creation_time(NULL, st, "s"));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_creation_time(&t, st, NULL));
+	soft(t == 0, "creation_time(alias NULL) clears *out_ms");
+	SOFT_RC(WKS_ERR_INVALID, wks_store_cert_count(NULL, st, "s"));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_cert_count(&cc, st, NULL));
+	soft(cc == 0, "cert_count(alias NULL) clears *out");
+	cc = 1;
+	SOFT_RC(WKS_ERR_NOTFOUND, wks_store_cert_count(&cc, st, "absent"));
+	soft(cc == 0, "cert_count(absent) clears *out");
+	t = 1;
+	SOFT_RC(WKS_ERR_NOTFOUND, wks_store_creation_time(&t, st, "absent"));
+	soft(t == 0, "creation_time(absent) clears *out_ms");
+	SOFT_RC(WKS_ERR_INVALID, wks_store_get_cert_der(NULL, &len, st, "s", 0));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_get_cert(NULL, st, "s", 0));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_get_cert(&x, st, NULL, 0));
+	soft(x == NULL, "get_cert(alias NULL) clears *out");
+	SOFT_RC(WKS_ERR_INVALID, wks_store_find_cert_alias(&al, st, NULL, 10));
+	soft(al == NULL, "find_cert_alias(der NULL) clears *out");
+	al = (char *)1;
+	SOFT_RC(WKS_ERR_INVALID, wks_store_find_cert_alias(&al, NULL, key16, 16));
+	soft(al == NULL, "find_cert_alias(st NULL) clears *out");
+	SOFT_RC(WKS_ERR_INVALID, wks_store_find_cert_alias(NULL, st, key16, 16));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_set_cert_der(st, "c", NULL, 10));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_set_cert(st, "c", NULL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_set_cert_der(NULL, "c", C(C_CA, 0)->der,
+	                                                 C(C_CA, 0)->len));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_set_secret_key(NULL, "s", "AES", key16, 16, PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_set_private_key(st, "k", NULL, 10, NULL, NULL, 0,
+	                                                    PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_set_pkey(st, "k", NULL, NULL, 0, PW, PWL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_delete(st, NULL));
+	SOFT_RC(WKS_ERR_INVALID, wks_store_delete(NULL, "s"));
+	soft(wks_store_entry_type(st, NULL) == WKS_ENTRY_NONE, "entry_type(NULL) is NONE");
+	/* free functions ignore NULL */
+	wks_key_free(NULL);
+	wks_free(NULL);
+	wks_aliases_free(NULL);
+	wks_store_free(NULL);
+	assert_int_equal(wks_store_size(st), 1);
+	wks_store_free(st);
+	if (g_soft[0])
+		fail_msg("violations: %s", g_soft);
+}
+
 static void test_empty_store_round_trip(void **state)
 {
 	wks_store *st = tu_store_fast(), *ld = tu_store_fast();
@@ -1778,6 +1915,7 @@ int main(void)
 		cmocka_unit_test(test_queries),
 		cmocka_unit_test(test_crafted_streams),
 		cmocka_unit_test(test_empty_store_round_trip),
+		cmocka_unit_test(test_null_arguments),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
