@@ -501,6 +501,7 @@ static void test_wrong_store_password(void **state)
 	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_load_buffer(ld, buf, len, "pw", 2));
 	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_load_buffer(ld, buf, len, "pw\0with-nuL", 11));
 	TU_OK(wks_store_load_buffer(ld, buf, len, "pw\0with-nul", 11));
+	wks_free(buf);
 	wks_store_free(ld);
 	wks_store_free(st);
 }
