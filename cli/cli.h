@@ -239,15 +239,6 @@ int cli_check_alias_free(wks_store *st, cli_ctx *c, const char *alias);
 int cli_store_certs(STACK_OF(X509) **out, wks_store *st, const char *file,
 		    const char *alias);
 
-/*
- * Write entry `from` again under `to` (which may equal `from`): a key
- * entry is decrypted with `oldkp` and encrypted with `newkp` (fresh salt
- * and IV, current time as creation time); a certificate is copied.
- */
-int cli_store_copy_entry(wks_store *st, const char *file, const char *from,
-			 const char *to, const cli_pw *oldkp,
-			 const cli_pw *newkp);
-
 /* ---- keys and certificates (pki.c) ------------------------------------ */
 
 /*

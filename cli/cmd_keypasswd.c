@@ -1,7 +1,7 @@
 /*
  * wks keypasswd: a new password for one key entry.  The key is decrypted
  * with the old password and encrypted again with the new one, under a
- * fresh salt and IV.
+ * fresh salt and IV; the creation time is kept.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@ int cmd_keypasswd(cli_ctx *c)
 	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT, nkp = CLI_PW_INIT;
 	wks_entry_type t;
 	char prompt[512], *d = NULL;
-	int rc;
+	int rc, err;
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
 	    (rc = cli_need(c->alias, "--alias")) != 0)
@@ -40,9 +40,11 @@ int cmd_keypasswd(cli_ctx *c)
 	if ((rc = cli_pw_get(&nkp, &c->new_keypass, prompt, "--new-keypass",
 			     CLI_PW_NEW)) != 0)
 		goto done;
-	if ((rc = cli_store_copy_entry(st, c->keystore, c->alias, c->alias,
-				       &kp, &nkp)) != 0)
+	if ((err = wks_store_change_key_password(st, c->alias, kp.p, kp.len,
+						 nkp.p, nkp.len)) < 0) {
+		rc = cli_lib_err(c->keystore, c->alias, err, NULL);
 		goto done;
+	}
 	rc = cli_store_save(st, c, &pw);
 done:
 	free(d);

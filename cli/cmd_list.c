@@ -126,8 +126,8 @@ static int text_entry(FILE *f, wks_store *st, const char *file,
 		free(alg);
 	}
 	if (!verbose) {
-		fprintf(f, "%-*s  %-11s  %s  %s\n", width, d ? d : "",
-			type_name(t), when, desc);
+		fprintf(f, "%-*s  %-11s  %s  %s\n", width,
+			d && *d ? d : "\"\"", type_name(t), when, desc);
 		goto done;
 	}
 	fprintf(f, "Alias:    %s\nType:     %s\nCreated:  %s\n", d ? d : "",

@@ -233,14 +233,13 @@ static const cli_cmd commands[] = {
 	  STOREPASS_HELP
 	  "  -a, --alias NAME        the entry to delete\n" ITER_HELP },
 	{ "rename", cmd_rename,
-	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
-		  B(O_ALIAS) | B(O_NEW_ALIAS) | B(O_ITERATIONS) | B(O_FORCE),
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_ALIAS) |
+		  B(O_NEW_ALIAS) | B(O_ITERATIONS) | B(O_FORCE),
 	  "rename an entry",
 	  "usage: wks rename -k FILE -a ALIAS --new-alias NEW\n"
-	  "\nGive an entry a new alias.  A key entry is re-encrypted under the\n"
-	  "new alias (with its key password, a fresh salt and IV) and gets the\n"
-	  "current time as creation time.\n\n"
-	  STOREPASS_HELP KEYPASS_HELP
+	  "\nGive an entry a new alias.  The entry is kept as it is (encrypted\n"
+	  "key, creation time), so no key password is needed.\n\n"
+	  STOREPASS_HELP
 	  "  -a, --alias NAME        the entry\n"
 	  "      --new-alias NEW     its new alias\n" ITER_HELP
 	  "      --force             replace an existing entry named NEW\n" },
@@ -260,8 +259,8 @@ static const cli_cmd commands[] = {
 	  "change the password of a key entry",
 	  "usage: wks keypasswd -k FILE -a ALIAS [--keypass SRC] [--new-keypass SRC]\n"
 	  "\nDecrypt a key entry with its password and encrypt it again with a\n"
-	  "new one (asked twice if prompted), a fresh salt and IV.  The entry\n"
-	  "gets the current time as creation time.\n\n"
+	  "new one (asked twice if prompted), a fresh salt and IV.  The\n"
+	  "creation time is kept.\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "      --new-keypass SRC   the new key password\n"
 	  "  -a, --alias NAME        the entry\n" ITER_HELP },

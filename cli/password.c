@@ -244,7 +244,8 @@ static int prompt_once(cli_pw *out, const char *prompt)
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 4; i++)
 		sigaction(sigs[i], &sa, &old[i]);
-	(void)!write(tty_fd, prompt, strlen(prompt));
+	/* Echo goes off before the prompt is shown, so that nothing typed
+	 * in answer to it is ever echoed. */
 	if (tcgetattr(tty_fd, &tty_old) == 0) {
 		t = tty_old;
 		t.c_lflag &= ~(tcflag_t)ECHO;
@@ -252,6 +253,7 @@ static int prompt_once(cli_pw *out, const char *prompt)
 		tty_saved = 1;
 		tcsetattr(tty_fd, TCSAFLUSH, &t);
 	}
+	(void)!write(tty_fd, prompt, strlen(prompt));
 	rc = read_line(out, tty_fd, "terminal");
 	if (tty_saved) {
 		tcsetattr(tty_fd, TCSAFLUSH, &tty_old);

@@ -104,9 +104,20 @@ static int decode_key(EVP_PKEY **pkey, const uint8_t *data, size_t len,
 	OSSL_DECODER_CTX *dctx;
 	const unsigned char *p = data;
 	size_t left = len;
+	PKCS8_PRIV_KEY_INFO *p8;
 	int ok;
 
 	*pkey = NULL;
+	/* Plain PKCS#8 DER directly: the decoders of OpenSSL 3.0 do not
+	 * guess every key type from DER (Ed25519). */
+	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)len);
+	if (p8 && p == data + len)
+		*pkey = EVP_PKCS82PKEY(p8);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	if (*pkey)
+		return 0;
+	ERR_clear_error();
+	p = data;
 	dctx = OSSL_DECODER_CTX_new_for_pkey(pkey, NULL, NULL, NULL,
 					     EVP_PKEY_KEYPAIR, NULL, NULL);
 	if (!dctx)

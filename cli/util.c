@@ -63,6 +63,7 @@ int cli_exit_for(int err)
 	case WKS_ERR_UNSUPPORTED:
 	case WKS_ERR_INVALID: return CLI_EXIT_INVALID;
 	case WKS_ERR_LIMIT: return CLI_EXIT_LIMIT;
+	case WKS_ERR_EXISTS: return CLI_EXIT_EXISTS;
 	default: return CLI_EXIT_FAIL;
 	}
 }
@@ -91,6 +92,7 @@ int cli_lib_err(const char *file, const char *alias, int err, const char *what)
 	case WKS_ERR_UNSUPPORTED: problem = "unsupported"; break;
 	case WKS_ERR_INVALID: problem = "rejected"; break;
 	case WKS_ERR_IO: problem = "I/O error"; break;
+	case WKS_ERR_EXISTS: problem = "exists"; break;
 	default: problem = wks_strerror(err); break;
 	}
 	if (what && *what) {
@@ -135,8 +137,8 @@ int cli_ssl_err(int status, const char *file, const char *fmt, ...)
 
 int cli_need(const char *v, const char *name)
 {
-	if (v && *v)
-		return 0;
+	if (v)
+		return 0; /* "" is a valid alias; an empty path fails to open */
 	cli_err(NULL, "option %s is required", name);
 	return CLI_EXIT_USAGE;
 }
