@@ -353,7 +353,7 @@ static void first_u(uint64_t u[8], const kdf_ctx *ctx, size_t index)
  */
 __attribute__((noinline)) static void burn_stack(void)
 {
-	uint8_t pad[8192];
+	uint8_t pad[16384];
 
 	wks_wipe(pad, sizeof(pad));
 	__asm__ __volatile__("" : : "r"(pad) : "memory");
@@ -407,9 +407,11 @@ static struct {
 	pthread_cond_t done; /* a job finished */
 	kdf_job *head, *tail;
 	int workers;
+	int stop; /* set at exit: workers finish the queue and return */
 	pid_t pid;
+	pthread_t tid[MAX_THREADS];
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	   PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0 };
+	   PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, { 0 } };
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
@@ -420,8 +422,10 @@ static void *worker_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&pool.mu);
 	for (;;) {
-		while (!pool.head)
+		while (!pool.head && !pool.stop)
 			pthread_cond_wait(&pool.work, &pool.mu);
+		if (!pool.head)
+			break;
 		job = pool.head;
 		pool.head = job->next;
 		if (!pool.head)
@@ -436,33 +440,49 @@ static void *worker_main(void *arg)
 		job->state = JOB_DONE;
 		pthread_cond_broadcast(&pool.done);
 	}
+	pthread_mutex_unlock(&pool.mu);
 	return NULL;
 }
 
 static void pool_start(void)
 {
 	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t tid;
 	int i, want = online_cpus() - 1;
 
 	if (want < 1)
 		want = 1;
-	if (pthread_attr_init(&attr) != 0)
-		return;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* Workers inherit this mask: signals go to the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (i = 0; i < want; i++)
-		if (pthread_create(&tid, &attr, worker_main, NULL) != 0)
+		if (pthread_create(&pool.tid[i], NULL, worker_main, NULL) != 0)
 			break;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 	pthread_mutex_lock(&pool.mu);
 	pool.workers = i;
 	pool.pid = getpid();
 	pthread_mutex_unlock(&pool.mu);
+}
+
+/*
+ * At exit, stop and join the workers, so that leak checkers see every
+ * thread's memory released.  A worker finishes the jobs still queued; a
+ * derivation started after this runs in its caller's thread (no workers).
+ */
+__attribute__((destructor)) static void pool_stop(void)
+{
+	int i, n;
+
+	if (pool.pid != getpid())
+		return;
+	pthread_mutex_lock(&pool.mu);
+	n = pool.workers;
+	pool.workers = 0;
+	pool.stop = 1;
+	pthread_cond_broadcast(&pool.work);
+	pthread_mutex_unlock(&pool.mu);
+	for (i = 0; i < n; i++)
+		pthread_join(pool.tid[i], NULL);
 }
 
 /* Number of workers usable by this process (0 in a forked child). */
