@@ -461,6 +461,70 @@ static void test_cache__failed_mac_removes(void **state)
 	assert_int_equal(stats(f).size, 2);
 }
 
+/* A damaged cached value is detected by its check value: dropped and
+ * derived again, never used. */
+static void test_cache__corrupt_slot_rederived(void **state)
+{
+	fx *f = *state;
+	wks_cache_stats s;
+
+	expect_ok(f, &f->e[0], "correct horse");
+	expect_ok(f, &f->e[1], "correct horse");
+	wks__cache_test_corrupt(f->c);
+	expect_ok(f, &f->e[0], "correct horse");
+	s = stats(f);
+	assert_int_equal(s.invalidations, 1);
+	assert_int_equal(s.derivations, 3);
+	assert_int_equal(s.size, 2);
+	expect_ok(f, &f->e[0], "correct horse"); /* the fresh key hits */
+	assert_int_equal(DERIVES(f), 3);
+	expect_ok(f, &f->e[1], "correct horse");
+	assert_int_equal(DERIVES(f), 4);
+}
+
+static int get_trusted(fx *f, fake_entry *e, const char *pw,
+                       uint8_t dk[WKS_DK_LEN])
+{
+	fake_call call = { e, pw, &f->n };
+
+	return wks__cache_obtain_ex(f->c, &f->cfg, e->id, (const uint8_t *)pw,
+	                            strlen(pw), e->salt, e->iterations,
+	                            fake_derive, fake_verify, &call,
+	                            WKS_CACHE_TRUST_HITS, dk);
+}
+
+/* WKS_CACHE_TRUST_HITS: misses verify, hits return the verified key. */
+static void test_cache__trust_hits(void **state)
+{
+	fx *f = *state;
+	uint8_t dk[WKS_DK_LEN], want[WKS_DK_LEN], zero[WKS_DK_LEN] = { 0 };
+
+	fake_dk(want, &f->e[0], "correct horse");
+	TU_OK(get_trusted(f, &f->e[0], "correct horse", dk));
+	assert_memory_equal(dk, want, WKS_DK_LEN);
+	assert_int_equal(atomic_load(&f->n.verifies), 1);
+	TU_OK(get_trusted(f, &f->e[0], "correct horse", dk));
+	TU_OK(get_trusted(f, &f->e[0], "correct horse", dk));
+	assert_memory_equal(dk, want, WKS_DK_LEN);
+	assert_int_equal(atomic_load(&f->n.verifies), 1);
+	assert_int_equal(stats(f).hits, 2);
+	/* a wrong password still misses and fails verification */
+	memset(dk, 0xAA, sizeof(dk));
+	TU_EXPECT(WKS_ERR_INTEGRITY, get_trusted(f, &f->e[0], "wrong", dk));
+	assert_memory_equal(dk, zero, WKS_DK_LEN);
+	assert_int_equal(atomic_load(&f->n.verifies), 2);
+	/* a damaged value is re-derived and verified, not trusted */
+	wks__cache_test_corrupt(f->c);
+	TU_OK(get_trusted(f, &f->e[0], "correct horse", dk));
+	assert_memory_equal(dk, want, WKS_DK_LEN);
+	assert_int_equal(atomic_load(&f->n.verifies), 3);
+	assert_int_equal(DERIVES(f), 3);
+	/* the plain variant still verifies its hits */
+	expect_ok(f, &f->e[0], "correct horse");
+	assert_int_equal(atomic_load(&f->n.verifies), 4);
+	assert_int_equal(DERIVES(f), 3);
+}
+
 static void test_cache__no_sharing(void **state)
 {
 	fx *f = *state;
@@ -1100,6 +1164,8 @@ int main(void)
 		T(test_cache__lru_bound),
 		T(test_cache__lru_ties_evict_oldest_insert),
 		T(test_cache__failed_mac_removes),
+		T(test_cache__corrupt_slot_rederived),
+		T(test_cache__trust_hits),
 		T(test_cache__no_sharing),
 		T(test_cache__settings_at_run_time),
 		T(test_cache__sweep),

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
 #include "util/error.h"
 #include "util/wipe.h"
 
@@ -322,12 +324,13 @@ static int derive_verify(wks_cache *c, wks_derive_fn derive,
  */
 static int try_hit(wks_cache *c, limits l, const wks_cache_keys *k,
                    const uint8_t tag[WKS_CACHE_TAG_LEN], wks_verify_fn verify,
-                   void *ctx, uint8_t dk[WKS_DK_LEN])
+                   void *ctx, unsigned flags, uint8_t dk[WKS_DK_LEN])
 {
 	unsigned s = wks__cache_my_stripe();
+	uint8_t v[WKS_CACHE_SLOT], chk[8];
 	wks_cache_ent *e;
 	uint64_t now, used, serial;
-	int err;
+	int err, intact;
 
 	wks__cache_rdlock(c, s);
 	now = wks__cache_now(c);
@@ -345,7 +348,7 @@ static int try_hit(wks_cache *c, limits l, const wks_cache_keys *k,
 		wks__cache_rdunlock(c, s);
 		return R_MISS;
 	}
-	wks__cache_shield(dk, e->ct, WKS_DK_LEN, k, e->serial);
+	wks__cache_shield(v, e->ct, WKS_CACHE_SLOT, k, e->serial);
 	used = atomic_load_explicit(&e->used_ms, memory_order_relaxed);
 	while (used < now &&
 	       !atomic_compare_exchange_weak_explicit(&e->used_ms, &used, now,
@@ -355,7 +358,17 @@ static int try_hit(wks_cache *c, limits l, const wks_cache_keys *k,
 	serial = e->serial;
 	wks__cache_rdunlock(c, s);
 
-	if ((err = verify(dk, ctx)) == WKS_OK) {
+	memcpy(dk, v, WKS_DK_LEN);
+	wks__cache_check(chk, dk);
+	intact = CRYPTO_memcmp(chk, v + WKS_DK_LEN, sizeof(chk)) == 0;
+	wks_wipe(v, sizeof(v));
+	if (!intact) {
+		/* A damaged slot: never use it, derive afresh instead. */
+		wks_wipe(dk, WKS_DK_LEN);
+		remove_serial(c, tag, serial);
+		return R_MISS;
+	}
+	if ((flags & WKS_CACHE_TRUST_HITS) || (err = verify(dk, ctx)) == WKS_OK) {
 		WKS_CACHE_COUNT(c, hits, 1);
 		return WKS_OK;
 	}
@@ -407,6 +420,16 @@ int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
                       wks_derive_fn derive, wks_verify_fn verify, void *ctx,
                       uint8_t dk[WKS_DK_LEN])
 {
+	return wks__cache_obtain_ex(c, cfg, entry_id, pw, pw_len, salt,
+	                            iterations, derive, verify, ctx, 0, dk);
+}
+
+int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
+                         uint64_t entry_id, const uint8_t *pw, size_t pw_len,
+                         const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
+                         wks_derive_fn derive, wks_verify_fn verify, void *ctx,
+                         unsigned flags, uint8_t dk[WKS_DK_LEN])
+{
 	uint8_t tag[WKS_CACHE_TAG_LEN];
 	char detail[sizeof(((wks_flight *)0)->detail)];
 	limits l = limits_of(cfg);
@@ -429,7 +452,7 @@ int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
 	}
 	wks__cache_tag(tag, k, entry_id, iterations, salt, pw, pw_len);
 	for (;;) {
-		if ((err = try_hit(c, l, k, tag, verify, ctx, dk)) != R_MISS)
+		if ((err = try_hit(c, l, k, tag, verify, ctx, flags, dk)) != R_MISS)
 			break;
 		f = wks__flight_enter(c, tag, entry_id, &leader);
 		if (!f) {
@@ -449,7 +472,7 @@ int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
 		}
 		/* A leader that finished between our miss and our flight
 		 * inserted before unlinking its flight: look once more. */
-		if ((err = try_hit(c, l, k, tag, verify, ctx, dk)) == R_MISS) {
+		if ((err = try_hit(c, l, k, tag, verify, ctx, flags, dk)) == R_MISS) {
 			WKS_CACHE_COUNT(c, misses, 1);
 			err = derive_verify(c, derive, verify, ctx, dk);
 			if (err == WKS_OK)
@@ -488,4 +511,14 @@ size_t wks__cache_test_count(wks_cache *c)
 	n = c->count;
 	wks__cache_rdunlock(c, s);
 	return n;
+}
+
+void wks__cache_test_corrupt(wks_cache *c)
+{
+	wks_cache_ent *e;
+
+	wks__cache_wrlock(c);
+	for (e = c->head; e; e = e->next)
+		e->ct[e->serial % WKS_CACHE_SLOT] ^= 0x10;
+	wks__cache_wrunlock(c);
 }

@@ -31,6 +31,8 @@
 #define WKS_CACHE_STRIPES 8
 #define WKS_CACHE_LINE 64
 #define WKS_CACHE_DROPPED 64
+/* A pool slot: the derived key and its 8-byte check value, shielded. */
+#define WKS_CACHE_SLOT (WKS_DK_LEN + 8)
 
 typedef struct wks_cache_ent {
 	uint8_t tag[WKS_CACHE_TAG_LEN];
@@ -38,7 +40,7 @@ typedef struct wks_cache_ent {
 	uint64_t serial;      /* unique per insertion; also the shield nonce */
 	uint64_t inserted_ms;
 	_Atomic uint64_t used_ms; /* last hit; written by readers (relaxed) */
-	uint8_t *ct;          /* WKS_DK_LEN shielded bytes, in the pool */
+	uint8_t *ct;          /* WKS_CACHE_SLOT shielded bytes, in the pool */
 	struct wks_cache_ent *hnext;      /* hash chain */
 	struct wks_cache_ent *prev, *next; /* all entries, oldest first */
 } wks_cache_ent;
@@ -122,6 +124,10 @@ uint64_t wks__cache_now(wks_cache *c); /* any stripe held */
 #define WKS_CACHE_COUNT(c, field, n) \
 	atomic_fetch_add_explicit(&(c)->ctr[wks__cache_my_stripe()].field, \
 	                          (uint64_t)(n), memory_order_relaxed)
+
+/* The check value stored (shielded) after a cached key: detects a
+ * corrupted slot before the key is used. */
+void wks__cache_check(uint8_t out[8], const uint8_t dk[WKS_DK_LEN]);
 
 /* table.c: everything with the write lock held unless noted */
 int wks__table_init(wks_cache *c);

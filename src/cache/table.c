@@ -21,7 +21,7 @@ int wks__table_init(wks_cache *c)
 	c->next_serial = 1;
 	c->oldest_insert = UINT64_MAX;
 	c->oldest_use = UINT64_MAX;
-	wks__secpool_init(&c->pool, WKS_DK_LEN);
+	wks__secpool_init(&c->pool, WKS_CACHE_SLOT);
 	return WKS_OK;
 }
 
@@ -80,6 +80,22 @@ int wks__table_due(const wks_cache *c, uint64_t ttl_ms, uint64_t idle_ms,
 		return 0;
 	return c->count > max || age_at_least(now, c->oldest_insert, ttl_ms) ||
 	       (idle_ms != 0 && age_at_least(now, c->oldest_use, idle_ms));
+}
+
+/* A 64-bit multiply-xorshift hash of the key's words: it is stored
+ * shielded (XORed with keystream), so it reveals nothing, and any
+ * corruption of the slot changes it with overwhelming probability. */
+void wks__cache_check(uint8_t out[8], const uint8_t dk[WKS_DK_LEN])
+{
+	uint64_t h = 0x9E3779B97F4A7C15u, w;
+	size_t i;
+
+	for (i = 0; i < WKS_DK_LEN; i += 8) {
+		memcpy(&w, dk + i, 8);
+		h = (h ^ w) * 0xFF51AFD7ED558CCDu;
+		h ^= h >> 33;
+	}
+	memcpy(out, &h, 8);
 }
 
 void wks__table_remove(wks_cache *c, wks_cache_ent *e)
@@ -183,6 +199,7 @@ int wks__table_insert(wks_cache *c, wks_cache_ent *e,
                       const uint8_t dk[WKS_DK_LEN], size_t max, uint64_t now)
 {
 	wks_cache_keys *k = atomic_load_explicit(&c->keys, memory_order_acquire);
+	uint8_t v[WKS_CACHE_SLOT];
 	size_t b;
 
 	if (max == 0)
@@ -197,7 +214,10 @@ int wks__table_insert(wks_cache *c, wks_cache_ent *e,
 	e->serial = c->next_serial++;
 	e->inserted_ms = now;
 	atomic_store_explicit(&e->used_ms, now, memory_order_relaxed);
-	wks__cache_shield(e->ct, dk, WKS_DK_LEN, k, e->serial);
+	memcpy(v, dk, WKS_DK_LEN);
+	wks__cache_check(v + WKS_DK_LEN, dk);
+	wks__cache_shield(e->ct, v, WKS_CACHE_SLOT, k, e->serial);
+	wks_wipe(v, sizeof(v));
 
 	b = bucket_of(c, tag);
 	e->hnext = c->buckets[b];
