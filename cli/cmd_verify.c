@@ -93,6 +93,12 @@ int cmd_verify(cli_ctx *c)
 		} else {
 			keys++;
 			err = wks_store_get_key(&key, st, a, kp.p, kp.len);
+			/* Key passwords may differ per entry: with --keypass,
+			 * an entry opened by the store password passes too. */
+			if (err == WKS_ERR_INTEGRITY && c->keypass.kind &&
+			    (kp.len != pw.len || memcmp(kp.p, pw.p, pw.len)))
+				err = wks_store_get_key(&key, st, a, pw.p,
+							pw.len);
 			if (err == WKS_ERR_INTEGRITY) {
 				r.status = "integrity_failure";
 				snprintf(r.message, sizeof(r.message),

@@ -270,7 +270,8 @@ static const cli_cmd commands[] = {
 	  "check the store MAC and every key entry",
 	  "usage: wks verify -k FILE [--storepass SRC] [--keypass SRC]\n"
 	  "\nCheck the store MAC, then decrypt every key entry with the key\n"
-	  "password and check that each private key matches its certificate.\n"
+	  "password (with --keypass, an entry that the store password opens\n"
+	  "passes too) and check that each private key matches its certificate.\n"
 	  "Prints one line per key entry; the exit status is 0 only if all\n"
 	  "pass (4 if the store MAC fails, 1 if an entry fails).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP

@@ -289,6 +289,7 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 	const unsigned char *p = data;
 	PKCS12 *p12 = d2i_PKCS12(NULL, &p, (long)len);
 	STACK_OF(PKCS7) *asafes = NULL;
+	OSSL_PROVIDER *legacy = NULL;
 	bag_list l;
 	int rc = 0;
 
@@ -316,7 +317,7 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 	}
 	/* Old files use RC2/3DES with SHA-1: in OpenSSL 3 RC2 needs the
 	 * legacy provider (keeping the default one). */
-	(void)OSSL_PROVIDER_try_load(NULL, "legacy", 1);
+	legacy = OSSL_PROVIDER_try_load(NULL, "legacy", 1);
 	ERR_clear_error();
 	asafes = PKCS12_unpack_authsafes(p12);
 	if (!asafes) {
@@ -364,6 +365,8 @@ done:
 	free(l.v);
 	sk_PKCS7_pop_free(asafes, PKCS7_free);
 	PKCS12_free(p12);
+	if (legacy)
+		OSSL_PROVIDER_unload(legacy);
 	return rc;
 }
 

@@ -24,6 +24,7 @@ static void vmsg(const char *file, const char *kind, const char *fmt,
 static void vmsg(const char *file, const char *kind, const char *fmt,
 		 va_list ap)
 {
+	fflush(stdout); /* keep the order of output and messages */
 	fputs("wks: ", stderr);
 	if (file)
 		fprintf(stderr, "%s: ", file);
@@ -87,7 +88,11 @@ int cli_lib_err(const char *file, const char *alias, int err, const char *what)
 		break;
 	case WKS_ERR_FORMAT: problem = "malformed"; break;
 	case WKS_ERR_LIMIT: problem = "limit exceeded"; break;
-	case WKS_ERR_NOTFOUND: problem = "not found"; break;
+	case WKS_ERR_NOTFOUND:
+		problem = "not found";
+		if (alias)
+			detail = ""; /* "no entry with that alias" says it again */
+		break;
 	case WKS_ERR_WRONG_TYPE: problem = "wrong entry type"; break;
 	case WKS_ERR_UNSUPPORTED: problem = "unsupported"; break;
 	case WKS_ERR_INVALID: problem = "rejected"; break;

@@ -505,6 +505,8 @@ wks verify -k s.wks "${S[@]}"
 expect 1 "verify: an entry with another key password"
 check "verify: names the failing entry" grep -q 'ec384 (private-key): FAILED: integrity check failed' "$T/out"
 check "verify: error line" grep -q 'wks: s.wks: 1 entry failed verification' "$T/err"
+wks verify -k s.wks "${S[@]}" --keypass pass:new-key-password
+expect 0 "verify --keypass: entries open with it or with the store password"
 h=$(sha s.wks)
 wks keypasswd -k s.wks -a ec384 --new-keypass pass:x-password "${S[@]}" "${IT[@]}"
 expect_err 4 'wrong key password' "keypasswd: wrong old password"
