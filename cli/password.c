@@ -307,7 +307,9 @@ int cli_pw_get(cli_pw *out, const cli_pwsrc *src, const char *prompt,
 		p2 = malloc(n);
 		if (!p2)
 			return CLI_EXIT_FAIL;
-		snprintf(p2, n, "Again: %s", prompt);
+		snprintf(p2, n, "Retype %c%s", prompt[0] >= 'A' &&
+			 prompt[0] <= 'Z' ? prompt[0] - 'A' + 'a' : prompt[0],
+			 prompt + 1);
 		rc = prompt_once(&again, p2);
 		free(p2);
 		if (rc) {
