@@ -525,6 +525,40 @@ static void test_cache__trust_hits(void **state)
 	assert_int_equal(DERIVES(f), 3);
 }
 
+static int lookup(fx *f, fake_entry *e, const char *pw, uint8_t dk[WKS_DK_LEN])
+{
+	return wks__cache_lookup(f->c, &f->cfg, e->id, (const uint8_t *)pw,
+	                         strlen(pw), e->salt, e->iterations, dk);
+}
+
+/* The lookup-only hit path: never derives, never verifies. */
+static void test_cache__lookup(void **state)
+{
+	fx *f = *state;
+	uint8_t dk[WKS_DK_LEN], want[WKS_DK_LEN], zero[WKS_DK_LEN] = { 0 };
+
+	memset(dk, 0xAA, sizeof(dk));
+	assert_int_equal(lookup(f, &f->e[0], "correct horse", dk), WKS_CACHE_MISS);
+	assert_memory_equal(dk, zero, WKS_DK_LEN);
+	expect_ok(f, &f->e[0], "correct horse");
+	assert_int_equal(lookup(f, &f->e[0], "correct horse", dk), WKS_OK);
+	fake_dk(want, &f->e[0], "correct horse");
+	assert_memory_equal(dk, want, WKS_DK_LEN);
+	assert_int_equal(lookup(f, &f->e[0], "wrong", dk), WKS_CACHE_MISS);
+	assert_int_equal(lookup(f, &f->e[1], "correct horse", dk), WKS_CACHE_MISS);
+	assert_int_equal(stats(f).hits, 1);
+	assert_int_equal(stats(f).misses, 1);
+	assert_int_equal(atomic_load(&f->n.verifies), 1);
+	assert_int_equal(DERIVES(f), 1);
+	f->cfg.cache_enabled = 0;
+	assert_int_equal(lookup(f, &f->e[0], "correct horse", dk), WKS_CACHE_MISS);
+	f->cfg.cache_enabled = 1;
+	advance(f, f->cfg.cache_ttl_ms);
+	assert_int_equal(lookup(f, &f->e[0], "correct horse", dk), WKS_CACHE_MISS);
+	assert_int_equal(stats(f).expirations, 1);
+	assert_int_equal(DERIVES(f), 1);
+}
+
 static void test_cache__no_sharing(void **state)
 {
 	fx *f = *state;
@@ -1166,6 +1200,7 @@ int main(void)
 		T(test_cache__failed_mac_removes),
 		T(test_cache__corrupt_slot_rederived),
 		T(test_cache__trust_hits),
+		T(test_cache__lookup),
 		T(test_cache__no_sharing),
 		T(test_cache__settings_at_run_time),
 		T(test_cache__sweep),

@@ -15,7 +15,7 @@
 #include "util/error.h"
 #include "util/wipe.h"
 
-#define R_MISS 1 /* try_hit(): not in the cache (or expired) */
+#define R_MISS WKS_CACHE_MISS /* try_hit(): not cached (or expired) */
 
 /* ---- locking ------------------------------------------------------------- */
 
@@ -484,6 +484,33 @@ int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
 	wks_wipe(tag, sizeof(tag));
 	if (err < 0)
 		wks_wipe(dk, WKS_DK_LEN);
+	return err;
+}
+
+int wks__cache_lookup(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
+                      const uint8_t *pw, size_t pw_len,
+                      const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
+                      uint8_t dk[WKS_DK_LEN])
+{
+	uint8_t tag[WKS_CACHE_TAG_LEN];
+	const wks_cache_keys *k;
+	limits l = limits_of(cfg);
+	int err;
+
+	if (!cfg->cache_enabled ||
+	    !(k = atomic_load_explicit(&c->keys, memory_order_acquire))) {
+		/* (Off, or nothing ever cached: no keys yet.) */
+		wks_wipe(dk, WKS_DK_LEN);
+		return R_MISS;
+	}
+	remember(c, l);
+	wks__cache_tag(tag, k, entry_id, iterations, salt, pw, pw_len);
+	err = try_hit(c, l, k, tag, NULL, NULL, WKS_CACHE_TRUST_HITS, dk);
+	wks_wipe(tag, sizeof(tag));
+	if (err != WKS_OK) {
+		wks_wipe(dk, WKS_DK_LEN);
+		err = R_MISS;
+	}
 	return err;
 }
 

@@ -72,6 +72,22 @@ int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
                          wks_derive_fn derive, wks_verify_fn verify, void *ctx,
                          unsigned flags, uint8_t dk[WKS_DK_LEN]);
 
+/*
+ * The hit path alone, for a caller that wants to do no more than a
+ * lookup (e.g. while holding its own read lock, to avoid taking a
+ * reference on the entry): if the cache is enabled and holds a key for
+ * this tag, unshield it into dk and return WKS_OK (a hit, counted, with
+ * WKS_CACHE_TRUST_HITS semantics: no verification callback); otherwise
+ * return WKS_CACHE_MISS (dk wiped, nothing counted) and the caller goes on
+ * with wks__cache_obtain_ex().  Never derives, never blocks on a flight,
+ * never calls back.  Takes only the cache's own locks.
+ */
+#define WKS_CACHE_MISS 1
+int wks__cache_lookup(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
+                      const uint8_t *pw, size_t pw_len,
+                      const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
+                      uint8_t dk[WKS_DK_LEN]);
+
 /* Remove (wipe) every cached key of one entry (delete / overwrite). */
 void wks__cache_drop_entry(wks_cache *c, uint64_t entry_id);
 /* Remove (wipe) everything (load, explicit clear). */
