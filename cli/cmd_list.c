@@ -21,28 +21,19 @@ static const char *type_name(wks_entry_type t)
 	}
 }
 
-/* libwks gives the JCA algorithm of a secret key entry only with the
- * decrypted key, so list reads it with --keypass or the store password
- * (which opens the entry unless the key password differs) and prints
- * null / "?" when neither does. */
-static char *secret_algorithm(wks_store *st, const char *alias,
-			      const cli_pw *pw)
+/* The JCA algorithm of a secret key entry (stored in clear). */
+static char *secret_algorithm(wks_store *st, const char *alias)
 {
-	wks_key *key = NULL;
-	char *alg = NULL;
+	char *alg = NULL, *copy = NULL;
 
-	if (pw->len && wks_store_get_key(&key, st, alias, pw->p,
-					 pw->len) == WKS_OK) {
-		const char *a = wks_key_algorithm(key);
-
-		alg = a ? strdup(a) : NULL;
-	}
-	wks_key_free(key);
-	return alg;
+	if (wks_store_secret_algorithm(&alg, st, alias) == WKS_OK)
+		copy = strdup(alg);
+	wks_free(alg);
+	return copy;
 }
 
 static int json_entry(FILE *f, wks_store *st, const char *file,
-		      const char *alias, const cli_pw *pw, int first)
+		      const char *alias, int first)
 {
 	wks_entry_type t = wks_store_entry_type(st, alias);
 	int64_t ms = 0;
@@ -77,7 +68,7 @@ static int json_entry(FILE *f, wks_store *st, const char *file,
 		if (t == WKS_ENTRY_PRIVATE_KEY)
 			fputc(']', f);
 	} else if (t == WKS_ENTRY_SECRET_KEY) {
-		char *alg = secret_algorithm(st, alias, pw);
+		char *alg = secret_algorithm(st, alias);
 
 		if (alg) {
 			fputs(", \"algorithm\": ", f);
@@ -92,7 +83,7 @@ static int json_entry(FILE *f, wks_store *st, const char *file,
 }
 
 static int text_entry(FILE *f, wks_store *st, const char *file,
-		      const char *alias, const cli_pw *pw, int verbose,
+		      const char *alias, int verbose,
 		      int width)
 {
 	wks_entry_type t = wks_store_entry_type(st, alias);
@@ -119,10 +110,10 @@ static int text_entry(FILE *f, wks_store *st, const char *file,
 	} else if (t == WKS_ENTRY_CERTIFICATE) {
 		cli_key_desc(desc, sizeof(desc), sk_X509_value(certs, 0));
 	} else {
-		char *alg = secret_algorithm(st, alias, pw);
+		char *alg = secret_algorithm(st, alias);
 
 		snprintf(desc, sizeof(desc), "%s",
-			 alg ? alg : "? (needs the key password: --keypass)");
+			 alg ? alg : "?");
 		free(alg);
 	}
 	if (!verbose) {
@@ -154,7 +145,7 @@ done:
 int cmd_list(cli_ctx *c)
 {
 	wks_store *st = NULL;
-	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT;
+	cli_pw pw = CLI_PW_INIT;
 	char **aliases = NULL, *one[2] = { NULL, NULL };
 	char *const *list;
 	size_t count = 0;
@@ -162,14 +153,6 @@ int cmd_list(cli_ctx *c)
 
 	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_OPTIONAL)) != 0)
 		return rc;
-	if (c->keypass.kind != CLI_PWSRC_NONE) {
-		/* Only used to read secret key algorithms (see above). */
-		cli_pw_clear(&kp);
-		if ((rc = cli_pw_get(&kp, &c->keypass, "", "--keypass", 0)))
-			goto done;
-	} else if ((rc = cli_pw_dup(&kp, &pw)) != 0) {
-		goto done;
-	}
 	if (c->alias) {
 		if (!wks_store_contains(st, c->alias)) {
 			rc = cli_lib_err(c->keystore, c->alias,
@@ -189,7 +172,7 @@ int cmd_list(cli_ctx *c)
 	if (c->json) {
 		fputs("{\"entries\": [", stdout);
 		for (size_t i = 0; i < count && rc == 0; i++)
-			rc = json_entry(stdout, st, c->keystore, list[i], &kp,
+			rc = json_entry(stdout, st, c->keystore, list[i],
 					i == 0);
 		fputs(count ? "\n]}\n" : "]}\n", stdout);
 		goto done;
@@ -206,12 +189,11 @@ int cmd_list(cli_ctx *c)
 		printf("Keystore %s: %zu entr%s\n%s", c->keystore, count,
 		       count == 1 ? "y" : "ies", count ? "\n" : "");
 	for (size_t i = 0; i < count && rc == 0; i++)
-		rc = text_entry(stdout, st, c->keystore, list[i], &kp,
+		rc = text_entry(stdout, st, c->keystore, list[i],
 				c->verbose, width);
 done:
 	wks_aliases_free(aliases);
 	wks_store_free(st);
 	cli_pw_clear(&pw);
-	cli_pw_clear(&kp);
 	return rc;
 }

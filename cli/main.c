@@ -90,7 +90,7 @@ static const cli_cmd commands[] = {
 	  "      --force             replace an existing file\n" },
 	{ "list", cmd_list,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
-		  B(O_KEYPASS) | B(O_ALIAS) | B(O_VERBOSE) | B(O_JSON),
+		  B(O_ALIAS) | B(O_VERBOSE) | B(O_JSON),
 	  "list the entries of a keystore",
 	  "usage: wks list -k FILE [-a ALIAS] [-v | --json] [--storepass SRC | --no-storepass]\n"
 	  "\nList aliases, entry types and creation times (UTC).  -v adds, per\n"
@@ -102,8 +102,6 @@ static const cli_cmd commands[] = {
 	  "--no-storepass) the integrity check is skipped, with a note on stderr.\n\n"
 	  STOREPASS_HELP
 	  "      --no-storepass      skip the integrity check, do not prompt\n"
-	  "      --keypass SRC       key password, to read the algorithm of\n"
-	  "                          secret keys (default: the store password)\n"
 	  "  -a, --alias NAME        only this entry\n"
 	  "  -v, --verbose           certificate and key details\n"
 	  "      --json              JSON output\n" },

@@ -251,6 +251,15 @@ WKS_API int wks_store_get_cert(X509 **out, wks_store *st, const char *alias,
                        size_t index);
 
 /*
+ * The algorithm name of a secret key entry ("AES", "HmacSHA256", ...),
+ * which the format stores in clear: no password is needed.  *out is freed
+ * with wks_free().  WKS_ERR_NOTFOUND if absent, WKS_ERR_WRONG_TYPE if the
+ * entry is not a secret key.
+ */
+WKS_API int wks_store_secret_algorithm(char **out, wks_store *st,
+                                       const char *alias);
+
+/*
  * The alias of the first entry, in alias byte order, whose certificate (a
  * certificate entry) or leaf certificate (a private key entry) has exactly
  * the DER bytes given.  *out is freed with wks_free().

@@ -169,6 +169,25 @@ int wks_store_get_cert(X509 **out, wks_store *st, const char *alias,
 	return err;
 }
 
+int wks_store_secret_algorithm(char **out, wks_store *st, const char *alias)
+{
+	wks_entry *e = NULL;
+	int err;
+
+	wks__err_clear();
+	if (!out)
+		return wks__err(WKS_ERR_INVALID, "out is NULL");
+	*out = NULL;
+	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
+		return err;
+	if (e->type != WKS_ENTRY_SECRET_KEY)
+		err = wks__err(WKS_ERR_WRONG_TYPE, "entry is not a secret key");
+	else if (!(*out = wks__out_dup(e->algorithm, strlen(e->algorithm))))
+		err = wks__err(WKS_ERR_NOMEM, "out of memory");
+	wks__entry_unref(e);
+	return err;
+}
+
 int wks_store_find_cert_alias(char **out, wks_store *st, const uint8_t *der,
                               size_t der_len)
 {

@@ -71,7 +71,7 @@ class Checker:
             by_alias[e["alias"]] = e
         return [by_alias[a] for a in sorted(by_alias, key=jni_utf8)]
 
-    def compare_list(self, name, out, record, with_alg):
+    def compare_list(self, name, out, record):
         try:
             doc = json.loads(out.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as ex:
@@ -92,11 +92,7 @@ class Checker:
             elif t == "certificate":
                 exp["cert_sha256"] = w["certificate"]["sha256"]
             else:
-                exp["algorithm"] = w["algorithm"] if with_alg else None
-                if not with_alg and g.get("algorithm") is not None:
-                    # Read with the store password although the manifest
-                    # does not say it opens the entry: still must match.
-                    exp["algorithm"] = w["algorithm"]
+                exp["algorithm"] = w["algorithm"]
             if g != exp:
                 return "entry %r: got %r, expected %r" % (w["alias"], g, exp)
         return None
@@ -106,8 +102,7 @@ class Checker:
         if not ok:
             print("FAIL: " + desc, flush=True)
 
-    def list_json(self, name, path, pw, record, expect, keypass=None,
-                  props=None, with_alg=True):
+    def list_json(self, name, path, pw, record, expect, props=None):
         args = ["list", "--json", "-k", path]
         env = {}
         if pw is None:
@@ -115,9 +110,8 @@ class Checker:
         else:
             args += ["--storepass", "env:WKS_T_PW"]
             env["WKS_T_PW"] = pw
-        if keypass is not None:
-            args += ["--keypass", "env:WKS_T_KP"]
-            env["WKS_T_KP"] = keypass
+        # The algorithm of a secret key is stored in clear: list needs no
+        # key password.
         if props:
             env["WKS_PROPERTIES"] = props
         rc, out, err = self.run(args, env)
@@ -139,7 +133,7 @@ class Checker:
             self.check(False, "%s: no note about the skipped integrity "
                        "check" % what)
             return
-        problem = self.compare_list(name, out, record, with_alg)
+        problem = self.compare_list(name, out, record)
         self.check(problem is None, "%s: %s" % (what, problem))
 
     def export_key(self, name, path, alias, pw, kp, entry, expect):
@@ -187,7 +181,7 @@ class Checker:
             kp = rec.get("key_password", pw)
             name = "%s/%s" % (folder, fname)
             expect = rec["load"]["status"]
-            jobs.append((self.list_json, name, path, pw, rec, expect, kp))
+            jobs.append((self.list_json, name, path, pw, rec, expect))
             if expect != "ok":
                 continue
             for e in rec["entries"]:
@@ -209,12 +203,10 @@ class Checker:
             name = "edge/%s" % fname
             dec = rec.get("decoded")
             dec_np = rec.get("decoded_without_password", dec)
-            # Secret key algorithms are read with the store password, so
-            # they are only known when every key password is the store's.
             jobs.append((self.list_json, name, path, pw, dec,
-                         exp["load_with_password"], None, None, not kps))
+                         exp["load_with_password"]))
             jobs.append((self.list_json, name, path, None, dec_np,
-                         exp["load_without_password"], None, None, False))
+                         exp["load_without_password"]))
             for alias, outcome in exp.get("get_key", {}).items():
                 jobs.append((self.export_key, name, path, alias, pw,
                              kps.get(alias, pw), self.entry_of(dec, alias),
@@ -236,7 +228,7 @@ class Checker:
                         if k != "load":
                             f.write("%s=%s\n" % (k, v))
                 jobs.append((self.list_json, name, path, pw, dec,
-                             cfg["load"], None, props, not kps))
+                             cfg["load"], props))
 
     def main(self):
         jobs = []
