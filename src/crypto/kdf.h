@@ -139,14 +139,15 @@ void wks__sha512_compress(uint64_t h[8], const uint64_t w[16]);
 #define WKS__S512_MAJ(x, y, z) (((x) & (y)) | ((z) & ((x) | (y))))
 
 /*
- * Round i on state words a..h (the names rotate between rounds, so only
- * d and h are written), with the message schedule in a 16-word circular
- * buffer W that is extended in place for rounds 16..79.  The additions
- * that do not depend on e and a come first so that they leave the
- * critical path.
+ * Round i (0..15 within a group of 16 rounds whose round constants start
+ * at K) on state words a..h (the names rotate between rounds, so only d
+ * and h are written).  The message schedule lives in a 16-word circular
+ * buffer W; when `sched` is true (rounds 16..79) the word is first
+ * extended in place.  The additions that do not depend on e and a come
+ * first so that they leave the critical path.
  */
-#define WKS__S512_ROUND(K, W, i, a, b, c, d, e, f, g, h) do { \
-	if ((i) >= 16) \
+#define WKS__S512_ROUND(K, W, i, sched, a, b, c, d, e, f, g, h) do { \
+	if (sched) \
 		W[(i) & 15] += WKS__S512_SS1(W[((i) + 14) & 15]) + \
 		               W[((i) + 9) & 15] + \
 		               WKS__S512_SS0(W[((i) + 1) & 15]); \
@@ -157,30 +158,46 @@ void wks__sha512_compress(uint64_t h[8], const uint64_t w[16]);
 	h += WKS__S512_BS0(a) + WKS__S512_MAJ(a, b, c); \
 } while (0)
 
-/* Eight rounds starting at round i (a multiple of 8). */
-#define WKS__S512_ROUNDS8(K, W, i, a, b, c, d, e, f, g, h) do { \
-	WKS__S512_ROUND(K, W, (i) + 0, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUND(K, W, (i) + 1, h, a, b, c, d, e, f, g); \
-	WKS__S512_ROUND(K, W, (i) + 2, g, h, a, b, c, d, e, f); \
-	WKS__S512_ROUND(K, W, (i) + 3, f, g, h, a, b, c, d, e); \
-	WKS__S512_ROUND(K, W, (i) + 4, e, f, g, h, a, b, c, d); \
-	WKS__S512_ROUND(K, W, (i) + 5, d, e, f, g, h, a, b, c); \
-	WKS__S512_ROUND(K, W, (i) + 6, c, d, e, f, g, h, a, b); \
-	WKS__S512_ROUND(K, W, (i) + 7, b, c, d, e, f, g, h, a); \
+/* Sixteen rounds; K points at their round constants. */
+#define WKS__S512_ROUNDS16(K, W, sched, a, b, c, d, e, f, g, h) do { \
+	WKS__S512_ROUND(K, W, 0, sched, a, b, c, d, e, f, g, h); \
+	WKS__S512_ROUND(K, W, 1, sched, h, a, b, c, d, e, f, g); \
+	WKS__S512_ROUND(K, W, 2, sched, g, h, a, b, c, d, e, f); \
+	WKS__S512_ROUND(K, W, 3, sched, f, g, h, a, b, c, d, e); \
+	WKS__S512_ROUND(K, W, 4, sched, e, f, g, h, a, b, c, d); \
+	WKS__S512_ROUND(K, W, 5, sched, d, e, f, g, h, a, b, c); \
+	WKS__S512_ROUND(K, W, 6, sched, c, d, e, f, g, h, a, b); \
+	WKS__S512_ROUND(K, W, 7, sched, b, c, d, e, f, g, h, a); \
+	WKS__S512_ROUND(K, W, 8, sched, a, b, c, d, e, f, g, h); \
+	WKS__S512_ROUND(K, W, 9, sched, h, a, b, c, d, e, f, g); \
+	WKS__S512_ROUND(K, W, 10, sched, g, h, a, b, c, d, e, f); \
+	WKS__S512_ROUND(K, W, 11, sched, f, g, h, a, b, c, d, e); \
+	WKS__S512_ROUND(K, W, 12, sched, e, f, g, h, a, b, c, d); \
+	WKS__S512_ROUND(K, W, 13, sched, d, e, f, g, h, a, b, c); \
+	WKS__S512_ROUND(K, W, 14, sched, c, d, e, f, g, h, a, b); \
+	WKS__S512_ROUND(K, W, 15, sched, b, c, d, e, f, g, h, a); \
 } while (0)
 
-/* All 80 rounds. */
+/*
+ * All 80 rounds: the first 16 unrolled (their message words are known,
+ * constants fold), the other 64 as a loop of 16.  Unrolling everything
+ * makes the kernels larger than the CPU's decoded-instruction cache and
+ * slower (measured: docs/KDF.md).
+ */
 #define WKS__S512_ROUNDS80(K, W, a, b, c, d, e, f, g, h) do { \
-	WKS__S512_ROUNDS8(K, W, 0, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 8, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 16, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 24, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 32, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 40, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 48, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 56, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 64, a, b, c, d, e, f, g, h); \
-	WKS__S512_ROUNDS8(K, W, 72, a, b, c, d, e, f, g, h); \
+	int r_; \
+	WKS__S512_ROUNDS16(K, W, 0, a, b, c, d, e, f, g, h); \
+	WKS__S512_NOUNROLL \
+	for (r_ = 16; r_ < 80; r_ += 16) \
+		WKS__S512_ROUNDS16((K + r_), W, 1, a, b, c, d, e, f, g, h); \
 } while (0)
+
+#if defined(__clang__)
+#define WKS__S512_NOUNROLL _Pragma("nounroll")
+#elif defined(__GNUC__)
+#define WKS__S512_NOUNROLL _Pragma("GCC unroll 1")
+#else
+#define WKS__S512_NOUNROLL
+#endif
 
 #endif

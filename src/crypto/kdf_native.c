@@ -213,9 +213,9 @@ static unsigned path_cost(wks_kdf_path path)
 {
 	switch (path) {
 	case WKS_KDF_PATH_OPENSSL: return 100;
-	case WKS_KDF_PATH_SCALAR: return 117;
-	case WKS_KDF_PATH_AVX512: return 157;
-	case WKS_KDF_PATH_AVX2: return 263;
+	case WKS_KDF_PATH_SCALAR: return 140;
+	case WKS_KDF_PATH_AVX512: return 183;
+	case WKS_KDF_PATH_AVX2: return 287;
 	default: return 1000;
 	}
 }

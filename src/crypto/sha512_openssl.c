@@ -16,15 +16,21 @@
 
 #include "util/wipe.h"
 
-/* SHA_LONG64 is not necessarily the same type as uint64_t (unsigned long
- * long vs unsigned long), hence a macro rather than a function. */
-#define PUT_WORDS_BE(p, w) do { \
-	int i_, j_; \
-	for (i_ = 0; i_ < 8; i_++) \
-		for (j_ = 0; j_ < 8; j_++) \
-			(p)[8 * i_ + j_] = \
-				(uint8_t)((uint64_t)(w)[i_] >> (56 - 8 * j_)); \
-} while (0)
+/* Eight words to big-endian bytes with one 8-byte store each (a loop of
+ * byte stores is much slower here, and OpenSSL's wide loads of the block
+ * could not be forwarded from them). */
+static inline void put_be(uint8_t *p, uint64_t v)
+{
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+	memcpy(p, &v, 8);
+#else
+	int j;
+
+	for (j = 0; j < 8; j++)
+		p[j] = (uint8_t)(v >> (56 - 8 * j));
+#endif
+}
 
 void wks__kdf_chain_openssl(uint64_t t[][8], size_t lanes,
                             const uint64_t ist[8], const uint64_t ost[8],
@@ -44,18 +50,21 @@ void wks__kdf_chain_openssl(uint64_t t[][8], size_t lanes,
 	blk[127] = (192 * 8) & 0xff;
 
 	for (l = 0; l < lanes; l++) {
-		PUT_WORDS_BE(blk, t[l]);
+		for (i = 0; i < 8; i++)
+			put_be(blk + 8 * i, t[l][i]);
 		for (it = 0; it < n; it++) {
 			for (i = 0; i < 8; i++)
 				c.h[i] = ist[i];
 			SHA512_Transform(&c, blk);
-			PUT_WORDS_BE(blk, c.h);
+			for (i = 0; i < 8; i++)
+				put_be(blk + 8 * i, c.h[i]);
 			for (i = 0; i < 8; i++)
 				c.h[i] = ost[i];
 			SHA512_Transform(&c, blk);
-			PUT_WORDS_BE(blk, c.h);
-			for (i = 0; i < 8; i++)
+			for (i = 0; i < 8; i++) {
+				put_be(blk + 8 * i, c.h[i]);
 				t[l][i] ^= c.h[i];
+			}
 		}
 	}
 	wks_wipe(&c, sizeof(c));
