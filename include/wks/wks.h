@@ -36,8 +36,9 @@
  * JNI does: the character U+0000 is the two bytes C0 80, and an unpaired
  * UTF-16 surrogate is its 3-byte form (ED A0 80 .. ED BF BF).  Every alias
  * that libwks returns follows the same rules, so any alias read from a file
- * can be passed back unchanged.  Invalid UTF-8 is rejected with
- * WKS_ERR_INVALID.
+ * can be passed back unchanged.  A surrogate pair written as two 3-byte
+ * sequences is accepted as the same alias as its 4-byte form (Java sees
+ * one string).  Other invalid UTF-8 is rejected with WKS_ERR_INVALID.
  *
  * Ownership.  Memory returned through an out-parameter belongs to the caller
  * and is released with the matching free function (wks_key_free(),
@@ -326,8 +327,10 @@ WKS_API void wks_key_free(wks_key *key);
  * checked.  On failure the previous entry is unchanged.
  *
  * Errors: WKS_ERR_INVALID (empty password, mismatched key, broken chain),
- * WKS_ERR_FORMAT (unparsable key or certificate), WKS_ERR_LIMIT,
- * WKS_ERR_NOMEM, WKS_ERR_CRYPTO.
+ * WKS_ERR_FORMAT (unparsable key or certificate), WKS_ERR_LIMIT (chain
+ * longer than wolfjce.wks.maxCertChainLength, or an entry larger than
+ * wolfjce.wks.maxEntrySize, which no reader would load), WKS_ERR_NOMEM,
+ * WKS_ERR_CRYPTO.
  */
 WKS_API int wks_store_set_private_key(wks_store *st, const char *alias,
                               const uint8_t *pkcs8, size_t pkcs8_len,

@@ -1,9 +1,6 @@
 /* KEK cache: lifecycle, the get_key path (wks__cache_obtain), locking,
  * clock and statistics.  See cache_int.h for the layout and locks and
  * docs/CACHE.md for the design. */
-#if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE 1 /* pthread_rwlockattr_setkind_np */
-#endif
 #include "cache/cache_int.h"
 
 #include <stdlib.h>
@@ -19,44 +16,29 @@
 
 /* ---- locking ------------------------------------------------------------- */
 
-static atomic_uint stripe_next;
-static _Thread_local unsigned stripe_mine; /* stripe + 1, 0 = not yet */
-
-/* Threads get stripes round robin, so the first WKS_CACHE_STRIPES threads
- * never share one. */
 unsigned wks__cache_my_stripe(void)
 {
-	if (stripe_mine == 0)
-		stripe_mine = atomic_fetch_add_explicit(&stripe_next, 1,
-		                                        memory_order_relaxed) %
-		              WKS_CACHE_STRIPES + 1;
-	return stripe_mine - 1;
+	return wks_stripe_mine();
 }
 
 void wks__cache_rdlock(wks_cache *c, unsigned s)
 {
-	pthread_rwlock_rdlock(&c->stripe[s].lk);
+	wks_stripelock_rdlock(&c->lock, s);
 }
 
 void wks__cache_rdunlock(wks_cache *c, unsigned s)
 {
-	pthread_rwlock_unlock(&c->stripe[s].lk);
+	wks_stripelock_rdunlock(&c->lock, s);
 }
 
 void wks__cache_wrlock(wks_cache *c)
 {
-	unsigned i;
-
-	for (i = 0; i < WKS_CACHE_STRIPES; i++)
-		pthread_rwlock_wrlock(&c->stripe[i].lk);
+	wks_stripelock_wrlock(&c->lock);
 }
 
 void wks__cache_wrunlock(wks_cache *c)
 {
-	unsigned i;
-
-	for (i = WKS_CACHE_STRIPES; i-- > 0;)
-		pthread_rwlock_unlock(&c->stripe[i].lk);
+	wks_stripelock_wrunlock(&c->lock);
 }
 
 /* ---- clock ----------------------------------------------------------------- */
@@ -86,25 +68,17 @@ void wks__cache_set_clock(wks_cache *c, wks_clock_fn fn, void *ctx)
 
 int wks__cache_new(wks_cache **out)
 {
-	pthread_rwlockattr_t attr;
 	wks_cache *c;
-	unsigned i;
 
 	*out = NULL;
 	c = aligned_alloc(alignof(wks_cache), sizeof(wks_cache));
 	if (!c)
 		return wks__err(WKS_ERR_NOMEM, "out of memory for the KEK cache");
 	memset(c, 0, sizeof(*c));
-	pthread_rwlockattr_init(&attr);
-#if defined(__GLIBC__)
-	/* Readers never take a stripe twice, so writers may be preferred:
-	 * a steady stream of hits cannot starve an insert or a clear. */
-	pthread_rwlockattr_setkind_np(&attr,
-	                              PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-#endif
-	for (i = 0; i < WKS_CACHE_STRIPES; i++)
-		pthread_rwlock_init(&c->stripe[i].lk, &attr);
-	pthread_rwlockattr_destroy(&attr);
+	if (wks_stripelock_init(&c->lock) != 0) {
+		free(c);
+		return wks__err(WKS_ERR_NOMEM, "cannot create the KEK cache lock");
+	}
 	pthread_mutex_init(&c->flight_mu, NULL);
 	atomic_init(&c->keys, NULL);
 	wks__table_init(c);
@@ -115,7 +89,6 @@ int wks__cache_new(wks_cache **out)
 void wks__cache_free(wks_cache *c)
 {
 	wks_cache_keys *k;
-	unsigned i;
 
 	if (!c)
 		return;
@@ -125,8 +98,7 @@ void wks__cache_free(wks_cache *c)
 	wks__cache_wrunlock(c);
 	k = atomic_load_explicit(&c->keys, memory_order_acquire);
 	wks__cache_keys_free(k);
-	for (i = 0; i < WKS_CACHE_STRIPES; i++)
-		pthread_rwlock_destroy(&c->stripe[i].lk);
+	wks_stripelock_destroy(&c->lock);
 	pthread_mutex_destroy(&c->flight_mu);
 	wks_wipe_free(c, sizeof(*c));
 }

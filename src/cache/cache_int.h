@@ -27,9 +27,9 @@
 #include "cache/cache.h"
 #include "cache/secmem.h"
 #include "cache/shield.h"
+#include "util/stripelock.h"
 
-#define WKS_CACHE_STRIPES 8
-#define WKS_CACHE_LINE 64
+#define WKS_CACHE_STRIPES WKS_STRIPES
 #define WKS_CACHE_DROPPED 64
 /* A pool slot: the derived key and its 8-byte check value, shielded. */
 #define WKS_CACHE_SLOT (WKS_DK_LEN + 8)
@@ -57,10 +57,6 @@ typedef struct wks_flight {
 	struct wks_flight *next;
 } wks_flight;
 
-typedef struct {
-	alignas(WKS_CACHE_LINE) pthread_rwlock_t lk;
-} wks_cache_stripe;
-
 /* Statistics are striped like the lock, so that counting a hit does not
  * bounce a shared counter between cores either. */
 typedef struct {
@@ -74,7 +70,7 @@ typedef struct {
 } wks_cache_counters;
 
 struct wks_cache {
-	wks_cache_stripe stripe[WKS_CACHE_STRIPES];
+	wks_stripelock lock;
 	wks_cache_counters ctr[WKS_CACHE_STRIPES];
 
 	/* Keys: created at the first enabled use, then immutable until

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
@@ -129,11 +130,54 @@ int wks__mac_equal(const uint8_t *a, const uint8_t *b, size_t n)
 	return CRYPTO_memcmp(a, b, n) == 0;
 }
 
+/*
+ * One AES-256-CBC context per thread, initialised with the cipher once and
+ * re-keyed for each use: a fresh context per call, or passing the cipher
+ * again, costs allocations and an atomic reference count on the shared
+ * cipher object, which made concurrent cache hits contend.  After each use
+ * the context is re-keyed with zeros, so no key schedule outlives the call.
+ */
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static pthread_key_t tls_ctx_key;
+static int tls_ok;
+
+static void tls_ctx_free(void *p)
+{
+	EVP_CIPHER_CTX_free(p);
+}
+
+static void tls_init(void)
+{
+	tls_ok = pthread_key_create(&tls_ctx_key, tls_ctx_free) == 0;
+}
+
+static EVP_CIPHER_CTX *thread_ctx(void)
+{
+	static const uint8_t zero[WKS_AES_KEY_LEN + WKS_IV_LEN];
+	EVP_CIPHER_CTX *ctx;
+
+	pthread_once(&tls_once, tls_init);
+	if (!tls_ok)
+		return NULL;
+	if ((ctx = pthread_getspecific(tls_ctx_key)) != NULL)
+		return ctx;
+	if (!(ctx = EVP_CIPHER_CTX_new()))
+		return NULL;
+	if (EVP_CipherInit_ex2(ctx, aes256cbc, zero, zero + WKS_AES_KEY_LEN, 1,
+	                       NULL) != 1 ||
+	    pthread_setspecific(tls_ctx_key, ctx) != 0) {
+		EVP_CIPHER_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
 static int aes_cbc(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
                    const uint8_t iv[WKS_IV_LEN], const uint8_t *in,
                    size_t in_len, int enc)
 {
-	EVP_CIPHER_CTX *ctx = NULL;
+	static const uint8_t zero[WKS_AES_KEY_LEN];
+	EVP_CIPHER_CTX *ctx;
 	int err, n1 = 0, n2 = 0;
 
 	if ((err = fetched()) < 0)
@@ -142,12 +186,12 @@ static int aes_cbc(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
 		return wks__err(WKS_ERR_LIMIT, "data too large to encrypt");
 	if ((err = wks_buf_reserve(out, in_len + 16)) < 0)
 		return err;
-	if (!(ctx = EVP_CIPHER_CTX_new()))
+	if (!(ctx = thread_ctx()))
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	/* Padding is PKCS#5 both ways; OpenSSL's decrypt checks every pad
 	 * byte, rejects p = 0 and p > 16, and an input that is not a
 	 * non-zero multiple of 16. */
-	if (EVP_CipherInit_ex2(ctx, aes256cbc, key, iv, enc, NULL) != 1 ||
+	if (EVP_CipherInit_ex2(ctx, NULL, key, iv, enc, NULL) != 1 ||
 	    EVP_CipherUpdate(ctx, out->ptr + out->len, &n1, in, (int)in_len) != 1 ||
 	    EVP_CipherFinal_ex(ctx, out->ptr + out->len + n1, &n2) != 1) {
 		wks_wipe(out->ptr + out->len, in_len + 16);
@@ -156,7 +200,12 @@ static int aes_cbc(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
 	} else {
 		out->len += (size_t)n1 + (size_t)n2;
 	}
-	EVP_CIPHER_CTX_free(ctx);
+	/* Overwrite the key schedule (and the last block state). */
+	if (EVP_CipherInit_ex2(ctx, NULL, zero, zero, 1, NULL) != 1) {
+		pthread_setspecific(tls_ctx_key, NULL);
+		EVP_CIPHER_CTX_free(ctx); /* frees with a cleanse */
+	}
+	ERR_clear_error();
 	return err;
 }
 

@@ -98,47 +98,14 @@ static int verify_cb(const uint8_t dk[WKS_DK_LEN], void *ctx)
 	                     "entry was modified");
 }
 
-int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
-                      const char *pw, size_t pw_len)
+/* Decrypt an entry's key with a verified derived key into a new wks_key. */
+static int open_key(wks_key **out, const wks_entry *e,
+                    const uint8_t dk[WKS_DK_LEN])
 {
-	wks_entry *e = NULL;
-	wks_settings cfg;
 	wks_buf plain = WKS_BUF_INIT;
-	uint8_t dk[WKS_DK_LEN];
 	char alg[128];
-	key_ctx kc;
 	int err;
 
-	wks__err_clear();
-	if (!out)
-		return wks__err(WKS_ERR_INVALID, "out is NULL");
-	*out = NULL;
-	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
-		return err;
-	if (e->type == WKS_ENTRY_CERTIFICATE) {
-		err = wks__err(WKS_ERR_WRONG_TYPE,
-		               "entry is a certificate, not a key");
-		goto done;
-	}
-	if (!pw || pw_len == 0) {
-		err = wks__err(WKS_ERR_INVALID, "the key password must not be empty");
-		goto done;
-	}
-	wks__store_settings(&cfg, st);
-	if (e->iterations > cfg.max_iterations) {
-		err = wks__err(WKS_ERR_LIMIT, "entry iteration count %d exceeds "
-		               "limit %d (libwks.wks.maxIterationCount)",
-		               e->iterations, cfg.max_iterations);
-		goto done;
-	}
-	kc.e = e;
-	kc.pw = (const uint8_t *)pw;
-	kc.pw_len = pw_len;
-	kc.cfg = &cfg;
-	if ((err = wks__cache_obtain(st->cache, &cfg, e->id, kc.pw, pw_len,
-	                             e->salt, (uint32_t)e->iterations, derive_cb,
-	                             verify_cb, &kc, dk)) < 0)
-		goto done;
 	if ((err = wks__aes256cbc_decrypt(&plain, dk, e->iv, e->body + e->enc.off,
 	                                  e->enc.len)) < 0)
 		goto done;
@@ -151,8 +118,97 @@ int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
 		err = key_new(out, e->type, plain.ptr, plain.len, e->algorithm);
 	}
 done:
-	wks_wipe(dk, sizeof(dk));
 	wks_buf_dispose(&plain);
+	return err;
+}
+
+/*
+ * The cache-hit path: everything under one read lock, with no reference
+ * taken on the entry and no allocation but the result.  Returns
+ * WKS_CACHE_MISS when the slow path must run (which also reports every
+ * error: absent alias, wrong type, limits).
+ */
+static int get_key_hit(wks_key **out, wks_store *st, const char *alias,
+                       const char *pw, size_t pw_len, const wks_settings *cfg)
+{
+	wks_buf tmp = WKS_BUF_INIT;
+	const wks_entry *e;
+	const char *k;
+	uint8_t dk[WKS_DK_LEN];
+	size_t i, n;
+	unsigned rs;
+	int err = WKS_CACHE_MISS;
+
+	if (wks__alias_lookup(&k, &n, &tmp, alias) < 0)
+		return WKS_CACHE_MISS;
+	rs = wks__rdlock(st);
+	if (wks__map_find(st, k, n, &i)) {
+		e = st->v[i];
+		if (e->type != WKS_ENTRY_CERTIFICATE &&
+		    e->iterations <= cfg->max_iterations &&
+		    wks__cache_lookup(st->cache, cfg, e->id, (const uint8_t *)pw,
+		                      pw_len, e->salt, (uint32_t)e->iterations,
+		                      dk) == WKS_OK) {
+			err = open_key(out, e, dk);
+			wks_wipe(dk, sizeof(dk));
+		}
+	}
+	wks__rdunlock(st, rs);
+	wks_buf_dispose(&tmp);
+	return err;
+}
+
+int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
+                      const char *pw, size_t pw_len)
+{
+	wks_entry *e = NULL;
+	wks_settings cfg;
+	uint8_t dk[WKS_DK_LEN];
+	key_ctx kc;
+	int err;
+
+	wks__err_clear();
+	if (!out)
+		return wks__err(WKS_ERR_INVALID, "out is NULL");
+	*out = NULL;
+	if (!st)
+		return wks__err(WKS_ERR_INVALID, "store is NULL");
+	wks__store_settings(&cfg, st);
+	if (cfg.cache_enabled && pw && pw_len &&
+	    (err = get_key_hit(out, st, alias, pw, pw_len, &cfg)) !=
+	    WKS_CACHE_MISS)
+		return err;
+	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
+		return err;
+	if (e->type == WKS_ENTRY_CERTIFICATE) {
+		err = wks__err(WKS_ERR_WRONG_TYPE,
+		               "entry is a certificate, not a key");
+		goto done;
+	}
+	if (!pw || pw_len == 0) {
+		err = wks__err(WKS_ERR_INVALID, "the key password must not be empty");
+		goto done;
+	}
+	if (e->iterations > cfg.max_iterations) {
+		err = wks__err(WKS_ERR_LIMIT, "entry iteration count %d exceeds "
+		               "limit %d (libwks.wks.maxIterationCount)",
+		               e->iterations, cfg.max_iterations);
+		goto done;
+	}
+	kc.e = e;
+	kc.pw = (const uint8_t *)pw;
+	kc.pw_len = pw_len;
+	kc.cfg = &cfg;
+	/* Hits are trusted (see cache.h): the key was verified against this
+	 * same immutable entry when it was cached.  Misses always verify. */
+	if ((err = wks__cache_obtain_ex(st->cache, &cfg, e->id, kc.pw, pw_len,
+	                                e->salt, (uint32_t)e->iterations,
+	                                derive_cb, verify_cb, &kc,
+	                                WKS_CACHE_TRUST_HITS, dk)) < 0)
+		goto done;
+	err = open_key(out, e, dk);
+done:
+	wks_wipe(dk, sizeof(dk));
 	wks__entry_unref(e);
 	return err;
 }
@@ -235,7 +291,7 @@ static int install(wks_store *st, int type, const char *alias_key,
 	if ((err = wks__entry_from_body(&e, type, alias_key, alias_len, body->ptr,
 	                                body->len, cfg, "new entry")) < 0)
 		return err;
-	pthread_rwlock_wrlock(&st->lock);
+	wks__wrlock(st);
 	int found = wks__map_find(st, alias_key, alias_len, &i);
 	if (type == WKS_ENTRY_CERTIFICATE && found &&
 	    st->v[i]->type != WKS_ENTRY_CERTIFICATE)
@@ -246,7 +302,7 @@ static int install(wks_store *st, int type, const char *alias_key,
 		               "thread meanwhile");
 	else
 		err = wks__map_put(st, e, &old);
-	pthread_rwlock_unlock(&st->lock);
+	wks__wrunlock(st);
 	if (err < 0) {
 		wks__entry_unref(e);
 		return err;

@@ -93,30 +93,47 @@ wks_entry *wks__map_take(wks_store *st, size_t i)
 	return e;
 }
 
+int wks__alias_lookup(const char **k, size_t *n, wks_buf *tmp,
+                      const char *alias)
+{
+	size_t i;
+	int err;
+
+	if (!alias)
+		return wks__err(WKS_ERR_INVALID, "alias is NULL");
+	/* Plain ASCII is canonical as it is: no copy on the get_key path. */
+	for (i = 0; alias[i] && (unsigned char)alias[i] < 0x80; i++)
+		;
+	if (!alias[i]) {
+		*k = alias;
+		*n = i;
+		return WKS_OK;
+	}
+	if ((err = wks__alias_key(tmp, alias)) < 0)
+		return err;
+	*k = (const char *)tmp->ptr;
+	*n = tmp->len;
+	return WKS_OK;
+}
+
 int wks__store_get_entry(wks_entry **out, wks_store *st, const char *alias)
 {
-	wks_buf key = WKS_BUF_INIT;
-	const char *k = alias;
+	wks_buf tmp = WKS_BUF_INIT;
+	const char *k;
 	size_t i, n;
+	unsigned rs;
 	int err;
 
 	*out = NULL;
-	if (!st || !alias)
-		return wks__err(WKS_ERR_INVALID, "store or alias is NULL");
-	/* Plain ASCII is canonical as it is: no copy on the get_key path. */
-	for (n = 0; alias[n] && (unsigned char)alias[n] < 0x80; n++)
-		;
-	if (alias[n]) {
-		if ((err = wks__alias_key(&key, alias)) < 0)
-			return err;
-		k = (const char *)key.ptr;
-		n = key.len;
-	}
-	pthread_rwlock_rdlock(&st->lock);
+	if (!st)
+		return wks__err(WKS_ERR_INVALID, "store is NULL");
+	if ((err = wks__alias_lookup(&k, &n, &tmp, alias)) < 0)
+		return err;
+	rs = wks__rdlock(st);
 	if (wks__map_find(st, k, n, &i))
 		*out = wks__entry_ref(st->v[i]);
-	pthread_rwlock_unlock(&st->lock);
-	wks_buf_dispose(&key);
+	wks__rdunlock(st, rs);
+	wks_buf_dispose(&tmp);
 	if (!*out)
 		return wks__err(WKS_ERR_NOTFOUND, "no entry with that alias");
 	return WKS_OK;

@@ -9,12 +9,13 @@
 size_t wks_store_size(wks_store *st)
 {
 	size_t n;
+	unsigned rs;
 
 	if (!st)
 		return 0;
-	pthread_rwlock_rdlock(&st->lock);
+	rs = wks__rdlock(st);
 	n = st->n;
-	pthread_rwlock_unlock(&st->lock);
+	wks__rdunlock(st, rs);
 	return n;
 }
 
@@ -50,15 +51,17 @@ int wks_store_aliases(char ***out, size_t *count, wks_store *st)
 {
 	char **v;
 	size_t i;
+	unsigned rs;
 	int err = WKS_OK;
 
 	wks__err_clear();
 	if (count)
 		*count = 0;
+	if (out)
+		*out = NULL;
 	if (!out || !st)
 		return wks__err(WKS_ERR_INVALID, "store or out is NULL");
-	*out = NULL;
-	pthread_rwlock_rdlock(&st->lock);
+	rs = wks__rdlock(st);
 	if (!(v = calloc(st->n + 1, sizeof(*v)))) {
 		err = wks__err(WKS_ERR_NOMEM, "out of memory");
 	} else {
@@ -70,7 +73,7 @@ int wks_store_aliases(char ***out, size_t *count, wks_store *st)
 	}
 	if (err == WKS_OK && count)
 		*count = st->n;
-	pthread_rwlock_unlock(&st->lock);
+	wks__rdunlock(st, rs);
 	if (err < 0)
 		wks_aliases_free(v);
 	else
@@ -192,13 +195,15 @@ int wks_store_find_cert_alias(char **out, wks_store *st, const uint8_t *der,
                               size_t der_len)
 {
 	size_t i, len;
+	unsigned rs;
 	int err = WKS_OK;
 
 	wks__err_clear();
+	if (out)
+		*out = NULL;
 	if (!out || !st || !der)
 		return wks__err(WKS_ERR_INVALID, "store, certificate or out is NULL");
-	*out = NULL;
-	pthread_rwlock_rdlock(&st->lock);
+	rs = wks__rdlock(st);
 	for (i = 0; i < st->n; i++) {
 		const wks_entry *e = st->v[i];
 		const uint8_t *c;
@@ -212,7 +217,7 @@ int wks_store_find_cert_alias(char **out, wks_store *st, const uint8_t *der,
 			break;
 		}
 	}
-	pthread_rwlock_unlock(&st->lock);
+	wks__rdunlock(st, rs);
 	if (err == WKS_OK && !*out)
 		err = wks__err(WKS_ERR_NOTFOUND, "no entry has that certificate");
 	return err;
@@ -230,10 +235,10 @@ int wks_store_delete(wks_store *st, const char *alias)
 		return wks__err(WKS_ERR_INVALID, "store is NULL");
 	if ((err = wks__alias_key(&key, alias)) < 0)
 		return err;
-	pthread_rwlock_wrlock(&st->lock);
+	wks__wrlock(st);
 	if (wks__map_find(st, (const char *)key.ptr, key.len, &i))
 		e = wks__map_take(st, i);
-	pthread_rwlock_unlock(&st->lock);
+	wks__wrunlock(st);
 	wks_buf_dispose(&key);
 	if (!e)
 		return wks__err(WKS_ERR_NOTFOUND, "no entry with that alias");
@@ -266,7 +271,7 @@ int wks_store_rename(wks_store *st, const char *from, const char *to)
 	                                to_key.len, e->body, e->body_len, &cfg,
 	                                "renamed entry")) < 0)
 		goto done;
-	pthread_rwlock_wrlock(&st->lock);
+	wks__wrlock(st);
 	if (wks__map_find(st, ne->alias, ne->alias_len, &i)) {
 		err = wks__err(WKS_ERR_EXISTS, "an entry with the new alias exists");
 	} else if (!wks__map_find(st, e->alias, e->alias_len, &i) ||
@@ -281,7 +286,7 @@ int wks_store_rename(wks_store *st, const char *from, const char *to)
 		err = wks__map_put(st, ne, &none);
 		ne = NULL;
 	}
-	pthread_rwlock_unlock(&st->lock);
+	wks__wrunlock(st);
 	if (old) {
 		if (old->type != WKS_ENTRY_CERTIFICATE)
 			wks__cache_drop_entry(st->cache, old->id);

@@ -1,4 +1,5 @@
 /* Store lifecycle, properties, load and save (spec sections 5 and 6). */
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,9 +37,11 @@ int wks_store_new(wks_store **out)
 	if (!out)
 		return wks__err(WKS_ERR_INVALID, "out is NULL");
 	*out = NULL;
-	if (!(st = calloc(1, sizeof(*st))))
+	/* aligned: the lock stripes sit on their own cache lines */
+	if (!(st = aligned_alloc(alignof(wks_store), sizeof(*st))))
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
-	if (pthread_rwlock_init(&st->lock, NULL) != 0) {
+	memset(st, 0, sizeof(*st));
+	if (wks_stripelock_init(&st->lock) != 0) {
 		free(st);
 		return wks__err(WKS_ERR_NOMEM, "cannot create a lock");
 	}
@@ -62,7 +65,7 @@ void wks_store_free(wks_store *st)
 	}
 	wks__entries_free(st->v, st->n);
 	wks__props_free(st->props);
-	pthread_rwlock_destroy(&st->lock);
+	wks_stripelock_destroy(&st->lock);
 	free(st);
 }
 
@@ -179,12 +182,12 @@ int wks_store_load_buffer(wks_store *st, const uint8_t *data, size_t len,
 		goto done;
 	if ((err = sort_dedupe(v, &n)) < 0)
 		goto done;
-	pthread_rwlock_wrlock(&st->lock);
+	wks__wrlock(st);
 	old = st->v;
 	old_n = st->n;
 	st->v = v;
 	st->n = st->cap = n;
-	pthread_rwlock_unlock(&st->lock);
+	wks__wrunlock(st);
 	v = old;
 	n = old_n;
 	/* Keys cached for the old entries meanwhile are dead: drop them. */
@@ -224,6 +227,7 @@ static int save(wks_store *st, wks_buf *out, const char *pw, size_t pw_len)
 	wks_settings cfg;
 	uint8_t salt[WKS_SALT_LEN], key[WKS_STORE_KEY_LEN], mac[WKS_MAC_LEN];
 	size_t n, i;
+	unsigned rs;
 	int err;
 
 	if (!st || (!pw && pw_len))
@@ -233,15 +237,15 @@ static int save(wks_store *st, wks_buf *out, const char *pw, size_t pw_len)
 		                "empty");
 	wks__store_settings(&cfg, st);
 	/* Snapshot references, then work with no lock held. */
-	pthread_rwlock_rdlock(&st->lock);
+	rs = wks__rdlock(st);
 	n = st->n;
 	if (n && !(snap = malloc(n * sizeof(*snap)))) {
-		pthread_rwlock_unlock(&st->lock);
+		wks__rdunlock(st, rs);
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	}
 	for (i = 0; i < n; i++)
 		snap[i] = wks__entry_ref(st->v[i]);
-	pthread_rwlock_unlock(&st->lock);
+	wks__rdunlock(st, rs);
 
 	if ((err = wks__random(salt, sizeof(salt))) < 0 ||
 	    (err = wks__encode(out, snap, n, salt, cfg.iteration_count)) < 0)

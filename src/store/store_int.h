@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "format/format.h"
 #include "util/buf.h"
+#include "util/stripelock.h"
 
 /*
  * Entries are kept sorted by alias (API-form bytes), so lookups are binary
@@ -17,7 +18,7 @@
  * decryption) with no lock held.
  */
 struct wks_store {
-	pthread_rwlock_t lock;
+	wks_stripelock lock;
 	wks_entry **v;
 	size_t n;
 	size_t cap;
@@ -25,8 +26,36 @@ struct wks_store {
 	wks_cache *cache;
 };
 
+static inline unsigned wks__rdlock(wks_store *st)
+{
+	unsigned s = wks_stripe_mine();
+
+	wks_stripelock_rdlock(&st->lock, s);
+	return s;
+}
+
+static inline void wks__rdunlock(wks_store *st, unsigned s)
+{
+	wks_stripelock_rdunlock(&st->lock, s);
+}
+
+static inline void wks__wrlock(wks_store *st)
+{
+	wks_stripelock_wrlock(&st->lock);
+}
+
+static inline void wks__wrunlock(wks_store *st)
+{
+	wks_stripelock_wrunlock(&st->lock);
+}
+
 /* Canonical API form of a caller's alias into b (NUL-terminated). */
 int wks__alias_key(wks_buf *b, const char *alias);
+
+/* The lookup key of a caller's alias: the alias itself if it is plain
+ * ASCII (no copy), else its canonical form built in tmp (dispose it). */
+int wks__alias_lookup(const char **k, size_t *n, wks_buf *tmp,
+                      const char *alias);
 
 /* Binary search under the caller's lock: 1 and the index if found, 0 and
  * the insertion point if not. */
