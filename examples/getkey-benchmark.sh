@@ -14,6 +14,7 @@ build=${WKS_BUILD_DIR:-"$root/build"}
 bench="$build/bench/wks-getkey-bench"
 
 {
+	sh "$root/scripts/deps.sh" build   # cmake, libssl-dev, if missing
 	if [ ! -f "$build/CMakeCache.txt" ]; then
 		cmake -S "$root" -B "$build"
 	fi
