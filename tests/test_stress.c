@@ -52,6 +52,12 @@ static char g_fail_msg[512];
 /* The first failure is kept and reported by the main thread (cmocka's
  * fail_msg must not be called from other threads). */
 static void stress_fail(const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
+
+static void stress_fail(const char *fmt, ...)
 {
 	va_list ap;
 	int expected = 0;
