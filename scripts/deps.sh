@@ -2,12 +2,13 @@
 # Install the Debian packages libwks needs to build and test, if missing.
 #   scripts/deps.sh build   - compiler, cmake, OpenSSL 3 headers
 #   scripts/deps.sh test    - plus cmocka, cJSON, python3-cryptography,
-#                             valgrind, clang (sanitizers, fuzzing)
+#                             valgrind, clang (sanitizers, fuzzing),
+#                             gdb (gcore, for tests/test_memdump.c)
 set -eu
 want="gcc make cmake pkg-config libssl-dev openssl"
 if [ "${1:-build}" = test ]; then
 	want="$want libcmocka-dev libcjson-dev python3 valgrind clang"
-	want="$want libclang-rt-14-dev"
+	want="$want libclang-rt-14-dev gdb"
 fi
 missing=""
 for p in $want; do
