@@ -7,20 +7,42 @@
  * reported by the sanitizers, with its name printed first.
  *
  *   fuzz_replay_<target> [-v] DIR_OR_FILE...
+ *
+ * An input that runs longer than FUZZ_REPLAY_TIMEOUT seconds (default 60,
+ * like the -timeout of the libFuzzer replay) is a failure: a hostile file
+ * must not make the code run for minutes.
  */
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int verbose;
 static size_t files, bytes;
+static const char *current;
+static unsigned timeout_s = 60;
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "replay: TIMEOUT: this input ran longer than "
+	                          "the limit (a denial of service): ";
+
+	(void)sig;
+	/* async-signal-safe output only */
+	if (write(2, msg, sizeof(msg) - 1) < 0 ||
+	    (current && write(2, current, strlen(current)) < 0) ||
+	    write(2, "\n", 1) < 0)
+		_exit(2);
+	abort();
+}
 
 static int run_file(const char *path)
 {
@@ -49,7 +71,11 @@ static int run_file(const char *path)
 	else
 		/* Named on stdout before the run, so a crash can be traced. */
 		printf("%s\n", path), fflush(stdout);
+	current = path;
+	alarm(timeout_s);
 	LLVMFuzzerTestOneInput(buf, (size_t)n);
+	alarm(0);
+	current = NULL;
 	free(buf);
 	files++;
 	bytes += (size_t)n;
@@ -113,6 +139,9 @@ int main(int argc, char **argv)
 	struct stat st;
 	int i, rc = 0;
 
+	if (getenv("FUZZ_REPLAY_TIMEOUT"))
+		timeout_s = (unsigned)strtoul(getenv("FUZZ_REPLAY_TIMEOUT"), NULL, 10);
+	signal(SIGALRM, on_alarm);
 	LLVMFuzzerInitialize(&argc, &argv);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 1; i < argc; i++) {
