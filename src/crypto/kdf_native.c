@@ -265,7 +265,9 @@ void wks__kdf_resolve(wks_kdf_path *path, int *threads, size_t out_len)
 		WKS_KDF_PATH_SCALAR
 	};
 	size_t blocks = div_up(out_len ? out_len : 1, HASH_LEN);
-	int limit = *threads > 0 ? *threads : online_cpus();
+	int cpus = online_cpus();
+	/* More threads than CPUs only take turns: estimate with the CPUs. */
+	int limit = *threads > 0 && *threads < cpus ? *threads : cpus;
 	size_t best = (size_t)-1, t;
 	int used, best_used = 1;
 	size_t i;
