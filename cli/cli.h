@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 
 #include "wks/wks.h"
@@ -160,6 +161,12 @@ int cli_lib_err(const char *file, const char *alias, int err,
 
 /* Report the OpenSSL error queue's last entry after `fmt`; clears the
  * queue.  Returns `status`. */
+/* Refuse password-based encryption (or a PKCS#12 MAC) whose iteration
+ * count exceeds libwks.wks.maxIterationCount, before OpenSSL runs it:
+ * 0 or CLI_EXIT_LIMIT with a message. */
+int cli_pbe_check(const X509_ALGOR *alg, const char *file, const char *what);
+int cli_p12_mac_check(const PKCS12 *p12, const char *file);
+
 int cli_ssl_err(int status, const char *file, const char *fmt, ...)
 	CLI_PRINTF(3, 4);
 

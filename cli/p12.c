@@ -125,7 +125,12 @@ static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
 		case NID_keyBag:
 			rc = add_p8(l, bag, PKCS12_SAFEBAG_get0_p8inf(bag));
 			break;
-		case NID_pkcs8ShroudedKeyBag:
+		case NID_pkcs8ShroudedKeyBag: {
+			const X509_ALGOR *alg = NULL;
+
+			X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &alg, NULL);
+			if ((rc = cli_pbe_check(alg, l->file, "private key")) != 0)
+				return rc;
 			p8 = PKCS12_decrypt_skey(bag, l->pass, l->passlen);
 			if (!p8)
 				return cli_ssl_err(CLI_EXIT_INTEGRITY, l->file,
@@ -135,6 +140,7 @@ static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
 			rc = add_p8(l, bag, p8);
 			PKCS8_PRIV_KEY_INFO_free(p8);
 			break;
+		}
 		case NID_certBag:
 			if (PKCS12_SAFEBAG_get_bag_nid(bag) !=
 			    NID_x509Certificate) {
@@ -303,6 +309,8 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 		return cli_ssl_err(CLI_EXIT_MALFORMED, file,
 				   "not a PKCS#12 file");
 	if (PKCS12_mac_present(p12)) {
+		if ((rc = cli_p12_mac_check(p12, file)) != 0)
+			goto done;
 		if (PKCS12_verify_mac(p12, l.pass, l.passlen)) {
 			/* ok */
 		} else if (l.passlen == 0 && PKCS12_verify_mac(p12, NULL, 0)) {
@@ -333,6 +341,10 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 		if (nid == NID_pkcs7_data) {
 			bags = PKCS12_unpack_p7data(p7);
 		} else if (nid == NID_pkcs7_encrypted) {
+			if (p7->d.encrypted && p7->d.encrypted->enc_data &&
+			    (rc = cli_pbe_check(p7->d.encrypted->enc_data->algorithm,
+			                        file, "certificates")) != 0)
+				break;
 			bags = PKCS12_unpack_p7encdata(p7, l.pass, l.passlen);
 			if (!bags) {
 				rc = cli_ssl_err(CLI_EXIT_INTEGRITY, file,

@@ -97,6 +97,31 @@ static int pass_cb(char *pass, size_t pass_size, size_t *pass_len,
 	return 1;
 }
 
+/* An encrypted PKCS#8 key (DER, or PEM "ENCRYPTED PRIVATE KEY") names
+ * its own PBKDF2 iteration count: bound it before OpenSSL runs it. */
+static int check_encrypted_pkcs8(const uint8_t *data, size_t len,
+                                 const char *path)
+{
+	const unsigned char *p = data;
+	const X509_ALGOR *alg = NULL;
+	X509_SIG *sig = d2i_X509_SIG(NULL, &p, (long)len);
+	int rc = 0;
+
+	if (!sig) {
+		BIO *b = BIO_new_mem_buf(data, (int)len);
+
+		sig = b ? PEM_read_bio_PKCS8(b, NULL, NULL, NULL) : NULL;
+		BIO_free(b);
+	}
+	if (sig) {
+		X509_SIG_get0(sig, &alg, NULL);
+		rc = cli_pbe_check(alg, path, "encrypted private key");
+	}
+	X509_SIG_free(sig);
+	ERR_clear_error();
+	return rc;
+}
+
 /* Decode one key (PEM block or DER) into *pkey. */
 static int decode_key(EVP_PKEY **pkey, const uint8_t *data, size_t len,
 		      const char *path, pass_state *ps)
@@ -105,7 +130,7 @@ static int decode_key(EVP_PKEY **pkey, const uint8_t *data, size_t len,
 	const unsigned char *p = data;
 	size_t left = len;
 	PKCS8_PRIV_KEY_INFO *p8;
-	int ok;
+	int ok, rc;
 
 	*pkey = NULL;
 	/* Plain PKCS#8 DER directly: the decoders of OpenSSL 3.0 do not
@@ -117,6 +142,8 @@ static int decode_key(EVP_PKEY **pkey, const uint8_t *data, size_t len,
 	if (*pkey)
 		return 0;
 	ERR_clear_error();
+	if ((rc = check_encrypted_pkcs8(data, len, path)) != 0)
+		return rc;
 	p = data;
 	dctx = OSSL_DECODER_CTX_new_for_pkey(pkey, NULL, NULL, NULL,
 					     EVP_PKEY_KEYPAIR, NULL, NULL);

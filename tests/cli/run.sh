@@ -811,6 +811,16 @@ unchanged flip.wks "$h" "import-cert on a modified store"
 cp "$SHARED/vectors/edge/corrupt-chain-count-1m.wks" limit.wks
 wks list -k limit.wks --storepass pass:wolfsslpassword
 expect_err 9 'limit exceeded' "list: chain count above the limit"
+# Hostile work factors in input files are refused before OpenSSL runs
+# them (inputs found by fuzz_import; the first byte of each selects the
+# fuzzer's path and is not part of the file).
+REG=$(cd "$(dirname "$0")/../../fuzz/regressions/import" && pwd)
+tail -c +2 "$REG/pkcs8-pbkdf2-iterations-2147483647" >slow-key.der
+wks import-key -k t.wks -a slow --key slow-key.der --chain rsa4096.pem --inpass pass:x --storepass pass:x
+expect_err 9 'iteration count 2147483647 exceeds limit' "import-key: PBKDF2 iterations 2^31-1"
+tail -c +2 "$REG/p12-mac-iterations-2147483647" >slow.p12
+wks import-p12 -k t.wks --in slow.p12 --inpass pass:x --storepass pass:x
+expect_err 9 'PKCS#12 MAC: iteration count 2147483647 exceeds limit' "import-p12: MAC iterations 2^31-1"
 cp "$SHARED/vectors/edge/corrupt-enckey-flip-restamped.wks" restamped.wks
 wks verify -k restamped.wks --storepass pass:wolfsslpassword
 expect 1 "verify: a modified key entry"
