@@ -207,15 +207,18 @@ static wks__kdf_chain_fn *path_chain(wks_kdf_path path)
  * to four on the SIMD ones), relative to OpenSSL's assembly on one block,
  * as measured with wks-kdf-bench on the reference machine (docs/KDF.md).
  * The SIMD kernels are bound by vector instruction throughput, so their
- * pass costs the same for 1 to 4 blocks.
+ * pass costs the same for 1 to 4 blocks.  Their speed varies from one
+ * process to the next there (AVX-512: 1.83 or 2.75, AVX2: 2.9 or 3.95);
+ * the slower figure is used, so that AUTO picks them only where they win
+ * either way.
  */
 static unsigned path_cost(wks_kdf_path path)
 {
 	switch (path) {
 	case WKS_KDF_PATH_OPENSSL: return 100;
 	case WKS_KDF_PATH_SCALAR: return 140;
-	case WKS_KDF_PATH_AVX512: return 183;
-	case WKS_KDF_PATH_AVX2: return 287;
+	case WKS_KDF_PATH_AVX512: return 275;
+	case WKS_KDF_PATH_AVX2: return 395;
 	default: return 1000;
 	}
 }
@@ -256,7 +259,7 @@ static size_t path_time(wks_kdf_path path, size_t blocks, int threads,
  * SIMD pass computes anyway gains nothing.  On the reference machine
  * (2 cores, AVX-512) this gives OpenSSL's assembly with one thread per
  * block for 64 and 96 bytes, and the AVX-512 kernel once a thread would
- * have two blocks or more.
+ * have three blocks or more.
  */
 void wks__kdf_resolve(wks_kdf_path *path, int *threads, size_t out_len)
 {
