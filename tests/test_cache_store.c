@@ -20,6 +20,7 @@
 #include "cache/cache.h"
 #include "config/config.h"
 #include "format/format.h"
+#include "store/store_int.h"
 
 #define PW "key password"
 #define PW_LEN (sizeof(PW) - 1)
@@ -423,6 +424,34 @@ static uint64_t test_now(void *ctx)
 	return atomic_load((_Atomic uint64_t *)ctx);
 }
 
+/* A cached key that no longer checks out is removed, and get_key derives
+ * and verifies again: the store-level form of spec 9's "cached DK fails
+ * the entry MAC" (hits are trusted, so damage is caught by the shielded
+ * value's check instead, before the key is used). */
+static void test_cache_store__damaged_cached_key_removed(void **state)
+{
+	wks_store *st = cached_store();
+	wks_cache_stats s;
+	uint8_t *a, *b;
+	size_t na, nb;
+
+	(void)state;
+	add_secret(st, "k", PW);
+	a = get(st, "k", PW, &na);
+	assert_int_equal(stats(st).size, 1);
+	wks__cache_test_corrupt(st->cache);
+	b = get(st, "k", PW, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(a, b, na);
+	s = stats(st);
+	assert_int_equal(s.invalidations, 1);
+	assert_int_equal(s.derivations, 2);
+	assert_int_equal(s.size, 1);
+	free(a);
+	free(b);
+	wks_store_free(st);
+}
+
 static void test_cache_store__ttl_property(void **state)
 {
 	wks_store *st = cached_store();
@@ -810,6 +839,7 @@ int main(void)
 		T(test_cache_store__explicit_clear),
 		T(test_cache_store__precise_invalidation),
 		T(test_cache_store__identical_results),
+		T(test_cache_store__damaged_cached_key_removed),
 		T(test_cache_store__ttl_property),
 		T(test_cache_store__idle_property),
 		T(test_cache_store__max_entries_property),
