@@ -65,16 +65,15 @@ int wks__x509_der(wks_buf *out, X509 *cert)
 	return WKS_OK;
 }
 
-/* The AlgorithmIdentifier OID of a PKCS#8 key, dotted. */
-static int pkcs8_oid(char *oid, size_t oid_len, const uint8_t **pk,
-                     int *pk_len, PKCS8_PRIV_KEY_INFO **p8_out,
-                     const uint8_t *der, size_t len)
+/* Exactly one PKCS#8 PrivateKeyInfo (its key octets are cleansed when it
+ * is freed). */
+static int pkcs8_parse(PKCS8_PRIV_KEY_INFO **out, const uint8_t *der,
+                       size_t len)
 {
 	const unsigned char *p = der;
 	PKCS8_PRIV_KEY_INFO *p8;
-	const ASN1_OBJECT *obj = NULL;
 
-	*p8_out = NULL;
+	*out = NULL;
 	if (len == 0 || len > INT32_MAX)
 		return wks__err(WKS_ERR_FORMAT, "PKCS#8 key of %zu bytes", len);
 	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)len);
@@ -82,6 +81,22 @@ static int pkcs8_oid(char *oid, size_t oid_len, const uint8_t **pk,
 		PKCS8_PRIV_KEY_INFO_free(p8);
 		return wks__err(WKS_ERR_FORMAT, "not a PKCS#8 private key");
 	}
+	*out = p8;
+	return WKS_OK;
+}
+
+/* The AlgorithmIdentifier OID of a PKCS#8 key, dotted. */
+static int pkcs8_oid(char *oid, size_t oid_len, const uint8_t **pk,
+                     int *pk_len, PKCS8_PRIV_KEY_INFO **p8_out,
+                     const uint8_t *der, size_t len)
+{
+	PKCS8_PRIV_KEY_INFO *p8;
+	const ASN1_OBJECT *obj = NULL;
+	int err;
+
+	*p8_out = NULL;
+	if ((err = pkcs8_parse(&p8, der, len)) < 0)
+		return err;
 	if (PKCS8_pkey_get0(&obj, pk, pk_len, NULL, p8) != 1 || !obj ||
 	    OBJ_obj2txt(oid, (int)oid_len, obj, 1) <= 0) {
 		PKCS8_PRIV_KEY_INFO_free(p8);
@@ -190,18 +205,13 @@ int wks__pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
 
 int wks__pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
 {
-	const unsigned char *p = der;
 	PKCS8_PRIV_KEY_INFO *p8;
 	EVP_PKEY *k = NULL;
+	int err;
 
 	*out = NULL;
-	if (len == 0 || len > INT32_MAX)
-		return wks__err(WKS_ERR_FORMAT, "PKCS#8 key of %zu bytes", len);
-	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)len);
-	if (!p8 || (size_t)(p - der) != len) {
-		PKCS8_PRIV_KEY_INFO_free(p8);
-		return wks__err(WKS_ERR_FORMAT, "not a PKCS#8 private key");
-	}
+	if ((err = pkcs8_parse(&p8, der, len)) < 0)
+		return err;
 	k = EVP_PKCS82PKEY(p8);
 	PKCS8_PRIV_KEY_INFO_free(p8);
 	if (!k)

@@ -10,6 +10,26 @@
 #include "util/error.h"
 #include "wks/wks.h"
 
+/* One UTF-16 unit as Java's writeUTF writes it: 1 byte for U+0001..007F,
+ * 2 for U+0000 (C0 80) and U+0080..07FF, 3 for the rest, surrogates
+ * included.  Returns the byte count. */
+static size_t put_unit(uint8_t t[3], uint32_t c)
+{
+	if (c >= 1 && c < 0x80) {
+		t[0] = (uint8_t)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		t[0] = (uint8_t)(0xC0 | (c >> 6));
+		t[1] = (uint8_t)(0x80 | (c & 0x3F));
+		return 2;
+	}
+	t[0] = (uint8_t)(0xE0 | (c >> 12));
+	t[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+	t[2] = (uint8_t)(0x80 | (c & 0x3F));
+	return 3;
+}
+
 /* Append the API form of one UTF-16 unit sequence. */
 static int put_units_api(wks_buf *out, const uint16_t *u, size_t n)
 {
@@ -29,18 +49,8 @@ static int put_units_api(wks_buf *out, const uint16_t *u, size_t n)
 			t[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
 			t[3] = (uint8_t)(0x80 | (c & 0x3F));
 			k = 4;
-		} else if (c >= 1 && c < 0x80) {
-			t[0] = (uint8_t)c;
-			k = 1;
-		} else if (c < 0x800) { /* includes U+0000 as C0 80 */
-			t[0] = (uint8_t)(0xC0 | (c >> 6));
-			t[1] = (uint8_t)(0x80 | (c & 0x3F));
-			k = 2;
 		} else {
-			t[0] = (uint8_t)(0xE0 | (c >> 12));
-			t[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
-			t[2] = (uint8_t)(0x80 | (c & 0x3F));
-			k = 3;
+			k = put_unit(t, c);
 		}
 		if (wks_buf_put(out, t, k) < 0)
 			return out->err;
@@ -179,19 +189,7 @@ int wks__api_to_mutf8(wks_buf *out, const char *s, size_t n)
 		uint8_t t[3];
 		size_t k;
 
-		if (c >= 1 && c < 0x80) {
-			t[0] = (uint8_t)c;
-			k = 1;
-		} else if (c < 0x800) {
-			t[0] = (uint8_t)(0xC0 | (c >> 6));
-			t[1] = (uint8_t)(0x80 | (c & 0x3F));
-			k = 2;
-		} else {
-			t[0] = (uint8_t)(0xE0 | (c >> 12));
-			t[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
-			t[2] = (uint8_t)(0x80 | (c & 0x3F));
-			k = 3;
-		}
+		k = put_unit(t, c);
 		len += k;
 		if (len > 65535) {
 			out->len = start;

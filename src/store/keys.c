@@ -72,6 +72,29 @@ typedef struct {
 	const wks_settings *cfg;
 } key_ctx;
 
+/* The checks before a key entry is opened, in spec 7.2's order (a
+ * certificate entry is refused without looking at the password), and
+ * the context for derive_cb/verify_cb. */
+static int key_ctx_init(key_ctx *kc, const wks_entry *e, const char *pw,
+                        size_t pw_len, const wks_settings *cfg)
+{
+	if (e->type == WKS_ENTRY_CERTIFICATE)
+		return wks__err(WKS_ERR_WRONG_TYPE,
+		                "entry is a certificate, not a key");
+	if (!pw || pw_len == 0)
+		return wks__err(WKS_ERR_INVALID,
+		                "the key password must not be empty");
+	if (e->iterations > cfg->max_iterations)
+		return wks__err(WKS_ERR_LIMIT, "entry iteration count %d exceeds "
+		                "limit %d (libwks.wks.maxIterationCount)",
+		                e->iterations, cfg->max_iterations);
+	kc->e = e;
+	kc->pw = (const uint8_t *)pw;
+	kc->pw_len = pw_len;
+	kc->cfg = cfg;
+	return WKS_OK;
+}
+
 static int derive_cb(uint8_t dk[WKS_DK_LEN], void *ctx)
 {
 	const key_ctx *k = ctx;
@@ -180,25 +203,8 @@ int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
 		return err;
 	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
 		return err;
-	if (e->type == WKS_ENTRY_CERTIFICATE) {
-		err = wks__err(WKS_ERR_WRONG_TYPE,
-		               "entry is a certificate, not a key");
+	if ((err = key_ctx_init(&kc, e, pw, pw_len, &cfg)) < 0)
 		goto done;
-	}
-	if (!pw || pw_len == 0) {
-		err = wks__err(WKS_ERR_INVALID, "the key password must not be empty");
-		goto done;
-	}
-	if (e->iterations > cfg.max_iterations) {
-		err = wks__err(WKS_ERR_LIMIT, "entry iteration count %d exceeds "
-		               "limit %d (libwks.wks.maxIterationCount)",
-		               e->iterations, cfg.max_iterations);
-		goto done;
-	}
-	kc.e = e;
-	kc.pw = (const uint8_t *)pw;
-	kc.pw_len = pw_len;
-	kc.cfg = &cfg;
 	/* Hits are trusted (see cache.h): the key was verified against this
 	 * same immutable entry when it was cached.  Misses always verify. */
 	if ((err = wks__cache_obtain_ex(st->cache, &cfg, e->id, kc.pw, pw_len,
@@ -545,21 +551,9 @@ int wks_store_change_key_password(wks_store *st, const char *alias,
 		return wks__err(WKS_ERR_INVALID, "passwords must not be empty");
 	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
 		return err;
-	if (e->type == WKS_ENTRY_CERTIFICATE) {
-		err = wks__err(WKS_ERR_WRONG_TYPE, "entry is a certificate, not a key");
-		goto done;
-	}
 	wks__store_settings(&cfg, st);
-	if (e->iterations > cfg.max_iterations) {
-		err = wks__err(WKS_ERR_LIMIT, "entry iteration count %d exceeds "
-		               "limit %d (libwks.wks.maxIterationCount)",
-		               e->iterations, cfg.max_iterations);
+	if ((err = key_ctx_init(&kc, e, old_pw, old_len, &cfg)) < 0)
 		goto done;
-	}
-	kc.e = e;
-	kc.pw = (const uint8_t *)old_pw;
-	kc.pw_len = old_len;
-	kc.cfg = &cfg;
 	if ((err = derive_cb(dk, &kc)) < 0 || (err = verify_cb(dk, &kc)) < 0 ||
 	    (err = wks__aes256cbc_decrypt(&plain, dk, e->iv, e->body + e->enc.off,
 	                                  e->enc.len)) < 0)
