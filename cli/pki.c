@@ -189,6 +189,24 @@ static int exact_pkcs8(uint8_t **out, size_t *out_len, const uint8_t *der,
 	return 0;
 }
 
+/* The next PEM block of `in`: 1 with the block (free name and header
+ * with OPENSSL_free, der with OPENSSL_clear_free), or 0 at the end of the
+ * input or with *rc set on a bad block. */
+static int pem_next(BIO *in, const char *path, int *rc, char **name,
+		    char **header, unsigned char **der, long *dlen)
+{
+	*name = *header = NULL;
+	*der = NULL;
+	*dlen = 0;
+	if (PEM_read_bio(in, name, header, der, dlen))
+		return 1;
+	if (ERR_GET_REASON(ERR_peek_last_error()) == PEM_R_NO_START_LINE)
+		ERR_clear_error();
+	else
+		*rc = cli_ssl_err(CLI_EXIT_MALFORMED, path, "bad PEM");
+	return 0;
+}
+
 int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
 		 STACK_OF(X509) *certs, const char *path,
 		 const cli_pwsrc *inpass)
@@ -212,20 +230,13 @@ int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
 
 		rc = 0;
 		while (in && rc == 0) {
-			char *name = NULL, *header = NULL;
-			unsigned char *der = NULL;
-			long dlen = 0;
+			char *name, *header;
+			unsigned char *der;
+			long dlen;
 
-			if (!PEM_read_bio(in, &name, &header, &der, &dlen)) {
-				unsigned long e = ERR_peek_last_error();
-
-				if (ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
-					ERR_clear_error();
-				else
-					rc = cli_ssl_err(CLI_EXIT_MALFORMED, path,
-							 "bad PEM");
+			if (!pem_next(in, path, &rc, &name, &header, &der,
+				      &dlen))
 				break;
-			}
 			if (is_cert_name(name) && certs) {
 				rc = push_cert(certs, der, dlen, path,
 					       !strcmp(name,
@@ -340,20 +351,13 @@ int cli_load_certs(STACK_OF(X509) *certs, const char *path)
 		BIO *in = BIO_new_mem_buf(data, (int)len);
 
 		while (in && rc == 0) {
-			char *name = NULL, *header = NULL;
-			unsigned char *der = NULL;
-			long dlen = 0;
+			char *name, *header;
+			unsigned char *der;
+			long dlen;
 
-			if (!PEM_read_bio(in, &name, &header, &der, &dlen)) {
-				unsigned long e = ERR_peek_last_error();
-
-				if (ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
-					ERR_clear_error();
-				else
-					rc = cli_ssl_err(CLI_EXIT_MALFORMED, path,
-							 "bad PEM");
+			if (!pem_next(in, path, &rc, &name, &header, &der,
+				      &dlen))
 				break;
-			}
 			if (is_cert_name(name))
 				rc = push_cert(certs, der, dlen, path,
 					       !strcmp(name,
