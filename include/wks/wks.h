@@ -474,11 +474,15 @@ WKS_API int wks_store_cache_sweep(wks_store *st);
 
 typedef struct {
 	uint64_t hits;          /* get_key served from the cache */
-	uint64_t misses;        /* get_key that ran PBKDF2 with the cache on */
+	uint64_t misses;        /* get_key that ran PBKDF2 with the cache on
+	                         * (wrong passwords included) */
 	uint64_t inserts;       /* keys added */
 	uint64_t evictions;     /* removed by the size bound (LRU) */
 	uint64_t expirations;   /* removed by TTL or idle timeout */
-	uint64_t invalidations; /* removed by delete/overwrite/failed MAC */
+	uint64_t invalidations; /* removed by delete, overwrite, rename,
+	                         * password change, a damaged cached value,
+	                         * clear or load; so inserts = size +
+	                         * evictions + expirations + invalidations */
 	uint64_t derivations;   /* PBKDF2 runs for get_key (cache on or off) */
 	size_t size;            /* keys cached now */
 } wks_cache_stats;
