@@ -26,8 +26,10 @@ static EVP_MD *sha512_md;
 
 static void fetch_algorithms(void)
 {
+	ERR_set_mark();
 	aes256cbc = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
 	sha512_md = EVP_MD_fetch(NULL, "SHA512", NULL);
+	ERR_pop_to_mark();
 }
 
 static int fetched(void)
@@ -38,9 +40,20 @@ static int fetched(void)
 	return WKS_OK;
 }
 
+/* Like the functions of pki_openssl.c, every function here that can make
+ * OpenSSL queue an error removes what it queued (ERR_set_mark() ...
+ * ERR_pop_to_mark()) and leaves the caller's entries alone: libwks reports
+ * through its own error model. */
 int wks__random(uint8_t *out, size_t n)
 {
-	if (n > INT32_MAX || RAND_bytes(out, (int)n) != 1)
+	int ok;
+
+	if (n > INT32_MAX)
+		return wks__err(WKS_ERR_CRYPTO, "random number generator failed");
+	ERR_set_mark();
+	ok = RAND_bytes(out, (int)n) == 1;
+	ERR_pop_to_mark();
+	if (!ok)
 		return wks__err(WKS_ERR_CRYPTO, "random number generator failed");
 	return WKS_OK;
 }
@@ -49,7 +62,7 @@ int wks__pbkdf2(uint8_t *out, size_t out_len, const uint8_t *pw, size_t pw_len,
                 const uint8_t *salt, size_t salt_len, uint32_t iter,
                 wks_kdf_impl impl, int threads)
 {
-	int err;
+	int err, ok;
 
 	if (iter == 0 || iter > INT32_MAX || pw_len > INT32_MAX ||
 	    salt_len > INT32_MAX || out_len > INT32_MAX)
@@ -60,8 +73,12 @@ int wks__pbkdf2(uint8_t *out, size_t out_len, const uint8_t *pw, size_t pw_len,
 		                                  WKS_KDF_PATH_AUTO);
 	if ((err = fetched()) < 0)
 		return err;
-	if (PKCS5_PBKDF2_HMAC((const char *)pw, (int)pw_len, salt, (int)salt_len,
-	                      (int)iter, sha512_md, (int)out_len, out) != 1) {
+	ERR_set_mark();
+	ok = PKCS5_PBKDF2_HMAC((const char *)pw, (int)pw_len, salt,
+	                       (int)salt_len, (int)iter, sha512_md, (int)out_len,
+	                       out) == 1;
+	ERR_pop_to_mark();
+	if (!ok) {
 		wks_wipe(out, out_len);
 		return wks__err(WKS_ERR_CRYPTO, "PBKDF2 failed");
 	}
@@ -186,8 +203,11 @@ static int aes_cbc(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
 		return wks__err(WKS_ERR_LIMIT, "data too large to encrypt");
 	if ((err = wks_buf_reserve(out, in_len + 16)) < 0)
 		return err;
-	if (!(ctx = thread_ctx()))
+	ERR_set_mark();
+	if (!(ctx = thread_ctx())) {
+		ERR_pop_to_mark();
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	}
 	/* Padding is PKCS#5 both ways; OpenSSL's decrypt checks every pad
 	 * byte, rejects p = 0 and p > 16, and an input that is not a
 	 * non-zero multiple of 16. */
@@ -205,7 +225,7 @@ static int aes_cbc(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
 		pthread_setspecific(tls_ctx_key, NULL);
 		EVP_CIPHER_CTX_free(ctx); /* frees with a cleanse */
 	}
-	ERR_clear_error();
+	ERR_pop_to_mark();
 	return err;
 }
 
@@ -229,7 +249,12 @@ int wks__aes256cbc_decrypt(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
 
 int wks__sha256(uint8_t out[32], const uint8_t *data, size_t len)
 {
-	if (!SHA256(data, len, out))
+	int ok;
+
+	ERR_set_mark();
+	ok = SHA256(data, len, out) != NULL;
+	ERR_pop_to_mark();
+	if (!ok)
 		return wks__err(WKS_ERR_CRYPTO, "SHA-256 failed");
 	return WKS_OK;
 }

@@ -18,7 +18,7 @@
 #include "util/wipe.h"
 #include "wks/wks.h"
 
-int wks__x509_parse(X509 **out, const uint8_t *der, size_t len)
+static int x509_parse(X509 **out, const uint8_t *der, size_t len)
 {
 	const unsigned char *p = der;
 	X509 *x;
@@ -39,16 +39,16 @@ int wks__x509_parse(X509 **out, const uint8_t *der, size_t len)
 	return WKS_OK;
 }
 
-int wks__x509_check(const uint8_t *der, size_t len)
+static int x509_check(const uint8_t *der, size_t len)
 {
 	X509 *x = NULL;
-	int err = wks__x509_parse(&x, der, len);
+	int err = x509_parse(&x, der, len);
 
 	X509_free(x);
 	return err;
 }
 
-int wks__x509_der(wks_buf *out, X509 *cert)
+static int x509_der(wks_buf *out, X509 *cert)
 {
 	int n = cert ? i2d_X509(cert, NULL) : -1;
 	unsigned char *p;
@@ -177,8 +177,8 @@ static int pkcs8_oid_bytes(const uint8_t **oid, long *oid_len,
 	return 1;
 }
 
-int wks__pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
-                         size_t len)
+static int pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
+                           size_t len)
 {
 	PKCS8_PRIV_KEY_INFO *p8 = NULL;
 	const uint8_t *pk, *ob;
@@ -203,7 +203,7 @@ int wks__pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
 	return WKS_OK;
 }
 
-int wks__pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
+static int pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
 {
 	PKCS8_PRIV_KEY_INFO *p8;
 	EVP_PKEY *k = NULL;
@@ -221,7 +221,7 @@ int wks__pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
 	return WKS_OK;
 }
 
-int wks__pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key)
+static int pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key)
 {
 	PKCS8_PRIV_KEY_INFO *p8 = key ? EVP_PKEY2PKCS8(key) : NULL;
 	unsigned char *der = NULL;
@@ -281,9 +281,9 @@ done:
 	return ok;
 }
 
-int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
-                             const uint8_t *const *certs, const size_t *lens,
-                             size_t n)
+static int check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
+                               const uint8_t *const *certs,
+                               const size_t *lens, size_t n)
 {
 	X509 **x = NULL;
 	EVP_PKEY *key = NULL;
@@ -304,7 +304,7 @@ int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
 		goto done;
 	}
 	for (i = 0; i < n; i++)
-		if ((err = wks__x509_parse(&x[i], certs[i], lens[i])) < 0) {
+		if ((err = x509_parse(&x[i], certs[i], lens[i])) < 0) {
 			err = wks__err(err, "chain certificate %zu is not valid X.509", i);
 			goto done;
 		}
@@ -348,12 +348,94 @@ int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
 	}
 	err = WKS_OK;
 done:
-	ERR_clear_error();
 	EVP_PKEY_free(key);
 	PKCS8_PRIV_KEY_INFO_free(p8);
 	if (x)
 		for (i = 0; i < n; i++)
 			X509_free(x[i]);
 	free(x);
+	return err;
+}
+
+/*
+ * The entry points.  OpenSSL reports why a parse or check failed on the
+ * calling thread's error queue, and some calls that succeed leave entries
+ * there too (a decoder that tried and rejected a key format).  libwks has
+ * its own error model (wks_error_detail()), so each entry point removes
+ * what OpenSSL queued during the call and nothing else: an application
+ * that uses OpenSSL itself (a TLS server checking ERR_get_error() after
+ * SSL_read()) never finds stale entries from libwks, and entries it
+ * queued before the call stay.  tests/test_errqueue.c checks both.
+ */
+int wks__x509_parse(X509 **out, const uint8_t *der, size_t len)
+{
+	int err;
+
+	ERR_set_mark();
+	err = x509_parse(out, der, len);
+	ERR_pop_to_mark();
+	return err;
+}
+
+int wks__x509_check(const uint8_t *der, size_t len)
+{
+	int err;
+
+	ERR_set_mark();
+	err = x509_check(der, len);
+	ERR_pop_to_mark();
+	return err;
+}
+
+int wks__x509_der(wks_buf *out, X509 *cert)
+{
+	int err;
+
+	ERR_set_mark();
+	err = x509_der(out, cert);
+	ERR_pop_to_mark();
+	return err;
+}
+
+int wks__pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
+                         size_t len)
+{
+	int err;
+
+	ERR_set_mark();
+	err = pkcs8_algorithm(out, out_len, der, len);
+	ERR_pop_to_mark();
+	return err;
+}
+
+int wks__pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
+{
+	int err;
+
+	ERR_set_mark();
+	err = pkey_from_pkcs8(out, der, len);
+	ERR_pop_to_mark();
+	return err;
+}
+
+int wks__pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key)
+{
+	int err;
+
+	ERR_set_mark();
+	err = pkcs8_from_pkey(out, key);
+	ERR_pop_to_mark();
+	return err;
+}
+
+int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
+                             const uint8_t *const *certs, const size_t *lens,
+                             size_t n)
+{
+	int err;
+
+	ERR_set_mark();
+	err = check_key_and_chain(pkcs8, pkcs8_len, certs, lens, n);
+	ERR_pop_to_mark();
 	return err;
 }
