@@ -22,6 +22,7 @@
 #include <openssl/evp.h>
 
 #include "wks/wks.h"
+#include "config/config.h"
 #include "crypto/crypto.h"
 
 #ifndef FUZZ_ENTRY
@@ -46,11 +47,20 @@
 } while (0)
 
 /*
- * Process-wide settings for every target: the seeds are built at 10000
- * iterations (the format's minimum) and nothing above is accepted, so a
- * hostile iteration count costs at most one 10000-iteration PBKDF2; one
- * KDF thread (the fuzzer is one process on a shared machine).
+ * Process-wide settings for every target.  Fuzz builds accept PBKDF2
+ * iteration counts from 1 (WKS_MIN_ITERATIONS in src/config/config.h); the
+ * seeds are built at FUZZ_ITER iterations (fuzz/gen_seeds.c), saves use
+ * FUZZ_ITER, and nothing above FUZZ_MAX_ITER is accepted, so a hostile
+ * iteration count costs at most a FUZZ_MAX_ITER-iteration PBKDF2 (counts
+ * above it take the LIMIT path).  One KDF thread (the fuzzer is one process
+ * on a shared machine).
  */
+#define FUZZ_ITER 2
+#define FUZZ_MAX_ITER "64"
+#if WKS_MIN_ITERATIONS > FUZZ_ITER
+#error "fuzz targets need a library built with WKS_FUZZING (low iteration counts)"
+#endif
+
 static inline void fuzz_settings(void)
 {
 	static int done;
@@ -58,8 +68,8 @@ static inline void fuzz_settings(void)
 	if (done)
 		return;
 	done = 1;
-	wks_set_property("libwks.wks.maxIterationCount", "10000");
-	wks_set_property("wolfjce.wks.iterationCount", "10000");
+	wks_set_property("libwks.wks.maxIterationCount", FUZZ_MAX_ITER);
+	wks_set_property("wolfjce.wks.iterationCount", "2");
 	wks_set_property("libwks.kdf.threads", "1");
 }
 

@@ -3,7 +3,7 @@
  * (and get_pkey) on every key entry with the seeds' key password.
  *
  * At most two key entries per input go through get_key (each costs a
- * 10000-iteration PBKDF2).  A fuzzer cannot forge entry MACs, so the
+ * PBKDF2 of at most FUZZ_MAX_ITER iterations).  A fuzzer cannot forge entry MACs, so the
  * target also "reseals" one key entry (picked by the last input byte): the entry's ciphertext field
  * is taken as a plaintext P, encrypted and MACed under the entry's own
  * salt, iteration count and IV (PBKDF2 and AES from OpenSSL, independent
@@ -141,7 +141,7 @@ static void getkey_reseal(const wks_entry *e, const wks_settings *cfg)
 		goto done;
 	FUZZ_CHECK(rc == WKS_OK, "resealed entry does not parse: %d", rc);
 	/* A one-entry file with a dummy trailer, loaded without password. */
-	rc = wks__encode(&file, &ne, 1, salt, 10000);
+	rc = wks__encode(&file, &ne, 1, salt, FUZZ_ITER);
 	FUZZ_CHECK(rc == WKS_OK, "encode: %d", rc);
 	wks_buf_put_i32be(&file, 64);
 	file_mac = mac;

@@ -1,7 +1,7 @@
 /*
  * fuzz_load_pw: a hostile file loaded with the password (store MAC
- * checked).  Fuzz builds accept exactly 10000 iterations (see
- * fuzz_settings()), so a store MAC costs one 10000-iteration PBKDF2.
+ * checked).  Fuzz builds accept 1 to FUZZ_MAX_ITER iterations (see
+ * fuzz_settings()), so a store MAC costs one cheap PBKDF2.
  *
  * A fuzzer cannot forge the store MAC, so the target also re-MACs every
  * input that parses (with PBKDF2 from OpenSSL, independent of libwks) and

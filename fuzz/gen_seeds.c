@@ -1,17 +1,20 @@
 /*
  * fuzz_gen_seeds OUTDIR FILE...: seed stores for the fuzz corpora.
  *
- * Fuzz builds accept only 10000 iterations (fuzz_common.h), but most
- * vectors use 210000.  For each WKS file this rewrites every key entry at
- * 10000 iterations under the password "wolfsslpassword" (same salt, IV,
- * alias, creation time, certificates and plaintext; the original key
- * password is found among the vectors' passwords), keeps certificate
- * entries as they are, keeps the file's entry order and duplicates (at
- * most the first 8 records), and MACs the result at 10000 iterations.
- * A file that does not parse is copied unchanged as "raw-<name>".
+ * Fuzz builds accept at most FUZZ_MAX_ITER iterations (fuzz_common.h),
+ * but most vectors use 210000.  For each WKS file this rewrites every key
+ * entry at SEED_ITER (= FUZZ_ITER) iterations under the password
+ * "wolfsslpassword" (same salt, IV, alias, creation time, certificates
+ * and plaintext; the original key password is found among the vectors'
+ * passwords), keeps certificate entries as they are, keeps the file's
+ * entry order and duplicates (at most the first 8 records), and MACs
+ * the result at SEED_ITER iterations.  A file that does not parse is
+ * copied unchanged as "raw-<name>".
  *
  * The committed corpora were made with:
  *   fuzz_gen_seeds OUT ../shared/vectors/{wolfjce,edge,wolfjce-live}/\*.wks
+ * and the inputs the fuzzers found at the earlier 10000 iterations were
+ * rewritten the same way (fuzz_gen_seeds OUT fuzz/corpus/TARGET/\*).
  */
 #include <libgen.h>
 #include <stdio.h>
@@ -24,7 +27,7 @@
 #include "util/buf.h"
 
 #define SEED_PW "wolfsslpassword"
-#define SEED_ITER 10000
+#define SEED_ITER 2 /* FUZZ_ITER in fuzz_common.h */
 #define SEED_MAX_ENTRIES 8
 
 /* The vectors' passwords (UTF-8). */
@@ -135,7 +138,7 @@ done:
 
 static int seed_one(const char *outdir, const char *path)
 {
-	char out[4096], tmp[4096], *dir, *base, *parent;
+	char out[4096], tmp[4096], pdir[4096], *dir, *base, *parent;
 	wks_entry **v = NULL, *nv[SEED_MAX_ENTRIES];
 	wks_buf file = WKS_BUF_INIT;
 	wks_file_info fi;
@@ -146,10 +149,13 @@ static int seed_one(const char *outdir, const char *path)
 
 	if (!(data = read_all(path, &len)))
 		return -1;
+	/* out = OUTDIR/<parent folder>-<file name>; basename() and dirname()
+	 * may return pointers into their argument, so each gets its own
+	 * copy of the path. */
 	snprintf(tmp, sizeof(tmp), "%s", path);
 	base = basename(tmp);
-	snprintf(out, sizeof(out), "%s", path);
-	dir = dirname(out);
+	snprintf(pdir, sizeof(pdir), "%s", path);
+	dir = dirname(pdir);
 	parent = basename(dir);
 	snprintf(out, sizeof(out), "%s/%s-%s", outdir, parent, base);
 	snprintf(tmp, sizeof(tmp), "%s", out);
