@@ -82,6 +82,9 @@ extern "C" {
 
 /*
  * Error codes.  Every failing call returns one of these (negative) values.
+ * libwks reports through this model only: every call leaves the calling
+ * thread's OpenSSL error queue (ERR_get_error()) as it found it, with
+ * nothing added and nothing the application queued removed.
  */
 typedef enum {
 	WKS_OK = 0,
