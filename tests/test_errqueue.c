@@ -9,10 +9,13 @@
  * still be empty after) and on a queue holding one sentinel entry (it
  * must hold exactly that entry after).  The calls are chosen so that
  * OpenSSL does queue errors inside them: unparsable certificates and
- * PKCS#8 keys, a key that does not match its certificate, and certificates whose key algorithm OpenSSL 3.0 cannot decode (ML-DSA:
+ * PKCS#8 keys, a key that does not match its certificate, bad CBC padding,
+ * and certificates whose key algorithm OpenSSL 3.0 cannot decode (ML-DSA:
  * d2i_X509 succeeds and queues decoder errors).
  */
 #include "testutil.h"
+
+#include "crypto/crypto.h"
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -144,6 +147,25 @@ static void calls_secret_and_wrong_password(void)
 	wks_store_free(st);
 }
 
+/* Bad padding: reached only when an entry MAC verified (a password
+ * holder's own damaged entry), so through the crypto layer directly: a
+ * ciphertext made under one key, decrypted under another. */
+static void calls_bad_padding(void)
+{
+	uint8_t k1[WKS_AES_KEY_LEN] = { 1 }, k2[WKS_AES_KEY_LEN] = { 2 };
+	uint8_t iv[WKS_IV_LEN] = { 0 }, pt[40] = { 0 };
+	wks_buf ct = WKS_BUF_INIT, back = WKS_BUF_INIT;
+
+	TU_OK(wks__aes256cbc_encrypt(&ct, k1, iv, pt, sizeof(pt)));
+	assert_int_equal(ct.len, 48);
+	TU_EXPECT(WKS_ERR_INTEGRITY,
+	          wks__aes256cbc_decrypt(&back, k2, iv, ct.ptr, ct.len));
+	TU_OK(wks__aes256cbc_decrypt(&back, k1, iv, ct.ptr, ct.len));
+	assert_memory_equal(back.ptr, pt, sizeof(pt));
+	wks_buf_dispose(&ct);
+	wks_buf_dispose(&back);
+}
+
 /* Every entry of a vector store: certificates (DER and X509), keys (raw
  * and EVP_PKEY), whatever the outcome. */
 static void read_everything(const char *rel, const char *pw)
@@ -226,6 +248,12 @@ static void test_secret_and_wrong_password(void **state)
 	check_queue(calls_secret_and_wrong_password);
 }
 
+static void test_bad_padding(void **state)
+{
+	(void)state;
+	check_queue(calls_bad_padding);
+}
+
 static void test_mldsa_vectors(void **state)
 {
 	(void)state;
@@ -251,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_bad_pkcs8),
 		cmocka_unit_test(test_key_mismatch),
 		cmocka_unit_test(test_secret_and_wrong_password),
+		cmocka_unit_test(test_bad_padding),
 		cmocka_unit_test(test_mldsa_vectors),
 		cmocka_unit_test(test_rsa_vector),
 		cmocka_unit_test(test_save),
