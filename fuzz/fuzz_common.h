@@ -56,9 +56,11 @@
  * on a shared machine).
  */
 #define FUZZ_ITER 2
-#define FUZZ_MAX_ITER "64"
+#define FUZZ_MAX_ITER 64
+#define FUZZ_STR_(x) #x
+#define FUZZ_STR(x) FUZZ_STR_(x)
 #if WKS_MIN_ITERATIONS > FUZZ_ITER
-#error "fuzz targets need a library built with WKS_FUZZING (low iteration counts)"
+#error "the fuzz targets need WKS_FUZZING (PBKDF2 from 1 iteration)"
 #endif
 
 static inline void fuzz_settings(void)
@@ -68,8 +70,9 @@ static inline void fuzz_settings(void)
 	if (done)
 		return;
 	done = 1;
-	wks_set_property("libwks.wks.maxIterationCount", FUZZ_MAX_ITER);
-	wks_set_property("wolfjce.wks.iterationCount", "2");
+	wks_set_property("libwks.wks.maxIterationCount",
+	                 FUZZ_STR(FUZZ_MAX_ITER));
+	wks_set_property("wolfjce.wks.iterationCount", FUZZ_STR(FUZZ_ITER));
 	wks_set_property("libwks.kdf.threads", "1");
 }
 

@@ -3,12 +3,13 @@
  * (and get_pkey) on every key entry with the seeds' key password.
  *
  * At most two key entries per input go through get_key (each costs a
- * PBKDF2 of at most FUZZ_MAX_ITER iterations).  A fuzzer cannot forge entry MACs, so the
- * target also "reseals" one key entry (picked by the last input byte): the entry's ciphertext field
- * is taken as a plaintext P, encrypted and MACed under the entry's own
- * salt, iteration count and IV (PBKDF2 and AES from OpenSSL, independent
- * of libwks), and the entry rebuilt.  get_key on the resealed entry then
- * reaches decryption and PKCS#8 parsing with fuzzer-chosen plaintext.
+ * PBKDF2 of at most FUZZ_MAX_ITER iterations).  A fuzzer cannot forge
+ * entry MACs, so the target also "reseals" one key entry (picked by the
+ * last input byte): the entry's ciphertext field is taken as a plaintext
+ * P, encrypted and MACed under the entry's own salt, iteration count and
+ * IV (PBKDF2 and AES from OpenSSL, independent of libwks), and the entry
+ * rebuilt.  get_key on the resealed entry then reaches decryption and
+ * PKCS#8 parsing with fuzzer-chosen plaintext.
  *
  * Oracles:
  *  - get_key on the file as is: OK, INTEGRITY, LIMIT, FORMAT or
