@@ -159,14 +159,14 @@ int cli_exit_for(int err);
 int cli_lib_err(const char *file, const char *alias, int err,
 		const char *what);
 
-/* Report the OpenSSL error queue's last entry after `fmt`; clears the
- * queue.  Returns `status`. */
 /* Refuse password-based encryption (or a PKCS#12 MAC) whose iteration
  * count exceeds libwks.wks.maxIterationCount, before OpenSSL runs it:
  * 0 or CLI_EXIT_LIMIT with a message. */
 int cli_pbe_check(const X509_ALGOR *alg, const char *file, const char *what);
 int cli_p12_mac_check(const PKCS12 *p12, const char *file);
 
+/* Report the OpenSSL error queue's last entry after `fmt`; clears the
+ * queue.  Returns `status`. */
 int cli_ssl_err(int status, const char *file, const char *fmt, ...)
 	CLI_PRINTF(3, 4);
 

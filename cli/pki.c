@@ -3,6 +3,7 @@
  * every common encoding, reading certificate bundles, putting a chain in
  * order, describing certificates.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +105,12 @@ static int check_encrypted_pkcs8(const uint8_t *data, size_t len,
 {
 	const unsigned char *p = data;
 	const X509_ALGOR *alg = NULL;
-	X509_SIG *sig = d2i_X509_SIG(NULL, &p, (long)len);
+	X509_SIG *sig;
 	int rc = 0;
 
+	if (len > INT_MAX) /* not a key file; left to the decoders to refuse */
+		return 0;
+	sig = d2i_X509_SIG(NULL, &p, (long)len);
 	if (!sig) {
 		BIO *b = BIO_new_mem_buf(data, (int)len);
 

@@ -39,15 +39,6 @@ static int x509_parse(X509 **out, const uint8_t *der, size_t len)
 	return WKS_OK;
 }
 
-static int x509_check(const uint8_t *der, size_t len)
-{
-	X509 *x = NULL;
-	int err = x509_parse(&x, der, len);
-
-	X509_free(x);
-	return err;
-}
-
 static int x509_der(wks_buf *out, X509 *cert)
 {
 	int n = cert ? i2d_X509(cert, NULL) : -1;
@@ -379,11 +370,10 @@ int wks__x509_parse(X509 **out, const uint8_t *der, size_t len)
 
 int wks__x509_check(const uint8_t *der, size_t len)
 {
-	int err;
+	X509 *x = NULL;
+	int err = wks__x509_parse(&x, der, len);
 
-	ERR_set_mark();
-	err = x509_check(der, len);
-	ERR_pop_to_mark();
+	X509_free(x);
 	return err;
 }
 
