@@ -156,9 +156,9 @@ static int get_key_hit(wks_key **out, wks_store *st, const char *alias,
 {
 	wks_buf tmp = WKS_BUF_INIT;
 	const wks_entry *e;
-	const char *k;
+	const char *k = NULL;
 	uint8_t dk[WKS_DK_LEN];
-	size_t i, n;
+	size_t i, n = 0;
 	unsigned rs;
 	int err = WKS_CACHE_MISS;
 
@@ -187,7 +187,7 @@ int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
 	wks_entry *e = NULL;
 	wks_settings cfg;
 	uint8_t dk[WKS_DK_LEN];
-	key_ctx kc;
+	key_ctx kc = {0};
 	int err;
 
 	wks__err_clear();
@@ -543,7 +543,7 @@ int wks_store_change_key_password(wks_store *st, const char *alias,
 	size_t *lens = NULL, i;
 	uint8_t dk[WKS_DK_LEN];
 	body_args a;
-	key_ctx kc;
+	key_ctx kc = {0};
 	int err;
 
 	wks__err_clear();

@@ -119,8 +119,8 @@ int wks__alias_lookup(const char **k, size_t *n, wks_buf *tmp,
 int wks__store_get_entry(wks_entry **out, wks_store *st, const char *alias)
 {
 	wks_buf tmp = WKS_BUF_INIT;
-	const char *k;
-	size_t i, n;
+	const char *k = NULL;
+	size_t i, n = 0;
 	unsigned rs;
 	int err;
 
