@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Install and packaging test (CTest: install_packaging): what a user or a
+# distribution meets after `cmake --install`.
+#
+#   1. `cmake --install BUILD_DIR --prefix TMP` succeeds; the header, the
+#      libraries, libwks.pc, the CMake package, wks and the man pages are
+#      where the GNU install directories say; nothing installed carries an
+#      RPATH into the build tree.
+#   2. `man -M TMP/share/man -w wks libwks` finds both pages (man1, man3).
+#   3. Every examples/*.c builds against the installed library with
+#      pkg-config alone (`cc FILE $(pkg-config --cflags --libs libwks)`),
+#      also statically (`pkg-config --static`, libwks.a), and runs.
+#   4. A throwaway CMake project that only does find_package(libwks
+#      REQUIRED) and links libwks::wks (and libwks::wks_static) builds
+#      every example, and they run.
+#
+# Examples run without arguments in an empty temporary folder; one that
+# needs arguments says WKS_EXAMPLE_NEEDS_ARGS in its source and is only
+# built.
+#
+# usage: check.sh BUILD_DIR SOURCE_DIR LIBDIR CC
+#   LIBDIR is CMAKE_INSTALL_LIBDIR (e.g. lib or lib/x86_64-linux-gnu),
+#   CC the C compiler the library was built with.
+# Prints "N passed, M failed" last; exits 1 on any failure.
+set -euo pipefail
+
+if [ $# -ne 4 ]; then
+	echo "usage: $0 BUILD_DIR SOURCE_DIR LIBDIR CC" >&2
+	exit 2
+fi
+BUILD=$(readlink -f "$1")
+SRC=$(readlink -f "$2")
+LIBDIR=$3
+CC=$4
+T=$(mktemp -d "${TMPDIR:-/tmp}/wks-install.XXXXXX")
+if [ -n "${WKS_TEST_KEEP:-}" ]; then
+	echo "keeping $T" >&2
+else
+	trap 'rm -rf "$T"' EXIT
+fi
+P=$T/prefix
+export WKS_PROPERTIES=
+unset CFLAGS LDFLAGS CPPFLAGS MANPATH
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok: $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+finish() {
+	echo "$passed passed, $failed failed"
+	if [ "$failed" -eq 0 ]; then exit 0; fi
+	exit 1
+}
+
+# ---- 1. cmake --install ---------------------------------------------------
+if cmake --install "$BUILD" --prefix "$P" >"$T/install.log" 2>&1; then
+	ok "cmake --install into a temporary prefix"
+else
+	cat "$T/install.log"
+	fail "cmake --install"
+	finish
+fi
+for f in include/wks/wks.h "$LIBDIR/libwks.so" "$LIBDIR/libwks.a" \
+	"$LIBDIR/pkgconfig/libwks.pc" "$LIBDIR/cmake/libwks/libwksConfig.cmake" \
+	"$LIBDIR/cmake/libwks/libwksConfigVersion.cmake" \
+	"$LIBDIR/cmake/libwks/libwksTargets.cmake" bin/wks \
+	share/man/man1/wks.1 share/man/man3/libwks.3; do
+	if [ -e "$P/$f" ]; then ok "installed $f"; else fail "not installed: $f"; fi
+done
+# bin/ gets the tool only (benchmarks and examples stay in the build tree).
+bins=$(cd "$P/bin" && echo *)
+if [ "$bins" = wks ]; then
+	ok "bin/ holds wks only"
+else
+	fail "bin/ holds: $bins (expected wks only)"
+fi
+# Every man page directly under share/man/ is misplaced (man(1) looks
+# only in man<section>/ folders).
+stray=$(find "$P/share/man" -maxdepth 1 -type f 2>/dev/null || true)
+if [ -z "$stray" ]; then
+	ok "no man page outside share/man/man<section>/"
+else
+	fail "man pages outside a man<section> folder: $stray"
+fi
+# Build-tree RPATHs must not survive the install (a distro's lintian and
+# the loader would both complain).
+if command -v readelf >/dev/null; then
+	bad=""
+	for f in "$P"/bin/* "$P/$LIBDIR"/libwks.so*; do
+		[ -f "$f" ] && [ ! -L "$f" ] || continue
+		if readelf -d "$f" 2>/dev/null | grep -E 'R(UN)?PATH' |
+			grep -qF "$BUILD"; then
+			bad="$bad $f"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		ok "no RPATH into the build tree"
+	else
+		fail "RPATH into the build tree:$bad"
+	fi
+fi
+
+# ---- 2. man -w --------------------------------------------------------------
+if command -v man >/dev/null; then
+	if out=$(man -M "$P/share/man" -w wks libwks 2>&1) &&
+		grep -q "/man1/wks\.1" <<<"$out" &&
+		grep -q "/man3/libwks\.3" <<<"$out"; then
+		ok "man -M PREFIX/share/man -w wks libwks finds both pages"
+	else
+		fail "man -M PREFIX/share/man -w wks libwks: $out"
+	fi
+else
+	echo "SKIP: man -w (man is not installed; scripts/deps.sh test installs man-db)"
+fi
+
+# ---- 3. pkg-config alone ----------------------------------------------------
+export PKG_CONFIG_PATH=$P/$LIBDIR/pkgconfig
+run_example() { # NAME BINARY SOURCE
+	local d
+	if grep -q WKS_EXAMPLE_NEEDS_ARGS "$3"; then
+		return
+	fi
+	d=$(mktemp -d "$T/run.XXXXXX")
+	if (cd "$d" && LD_LIBRARY_PATH=$P/$LIBDIR timeout 120 "$2") \
+		>"$d.log" 2>&1; then
+		ok "$1 runs"
+	else
+		cat "$d.log"
+		fail "$1 does not run"
+	fi
+}
+if ! pcflags=$(pkg-config --cflags --libs libwks 2>&1); then
+	fail "pkg-config --cflags --libs libwks: $pcflags"
+	finish
+fi
+pcstatic=$(pkg-config --cflags --libs --static libwks)
+echo "pkg-config --cflags --libs libwks: $pcflags"
+mkdir -p "$T/pc"
+for src in "$SRC"/examples/*.c; do
+	name=$(basename "$src" .c)
+	# shellcheck disable=SC2086
+	if "$CC" -o "$T/pc/$name" "$src" $pcflags >"$T/pc/$name.log" 2>&1; then
+		ok "examples/$name.c builds with pkg-config libwks"
+		run_example "examples/$name (pkg-config)" "$T/pc/$name" "$src"
+	else
+		cat "$T/pc/$name.log"
+		fail "examples/$name.c does not build with pkg-config libwks"
+	fi
+	# The static library: Libs.private and Requires must be complete.
+	# shellcheck disable=SC2086
+	if "$CC" -o "$T/pc/$name-static" "$src" \
+		${pcstatic/-lwks/-l:libwks.a} >"$T/pc/$name-static.log" 2>&1; then
+		ok "examples/$name.c links libwks.a with pkg-config --static"
+		run_example "examples/$name (static)" "$T/pc/$name-static" "$src"
+	else
+		cat "$T/pc/$name-static.log"
+		fail "examples/$name.c does not link libwks.a with pkg-config --static"
+	fi
+done
+
+# ---- 4. find_package(libwks) alone ----------------------------------------
+mkdir -p "$T/cm"
+cat >"$T/cm/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.18)
+project(libwks_consumer C)
+find_package(libwks REQUIRED)
+file(GLOB examples ${EXAMPLES_DIR}/*.c)
+foreach(src ${examples})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_link_libraries(${name} PRIVATE libwks::wks)
+  add_executable(${name}-static ${src})
+  target_link_libraries(${name}-static PRIVATE libwks::wks_static)
+endforeach()
+file(WRITE ${CMAKE_BINARY_DIR}/libwks_dir.txt "${libwks_DIR}")
+EOF
+if CC=$CC cmake -S "$T/cm" -B "$T/cm/build" -DCMAKE_PREFIX_PATH="$P" \
+	-DEXAMPLES_DIR="$SRC/examples" >"$T/cm.log" 2>&1 &&
+	cmake --build "$T/cm/build" -j2 >>"$T/cm.log" 2>&1; then
+	ok "find_package(libwks) + libwks::wks / libwks::wks_static build every example"
+	dir=$(cat "$T/cm/build/libwks_dir.txt")
+	case $dir in
+	"$P"/*) ok "find_package found the installed package ($dir)" ;;
+	*) fail "find_package found libwks in $dir, not in $P" ;;
+	esac
+	for src in "$SRC"/examples/*.c; do
+		name=$(basename "$src" .c)
+		run_example "examples/$name (CMake)" "$T/cm/build/$name" "$src"
+		run_example "examples/$name (CMake, static)" \
+			"$T/cm/build/$name-static" "$src"
+	done
+else
+	cat "$T/cm.log"
+	fail "a CMake project using find_package(libwks) alone does not build"
+fi
+
+finish
