@@ -5,11 +5,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store/file.h"
@@ -157,6 +160,13 @@ static void test_file__existing_mode_kept(void **state)
 		unlink(f->path); /* 0444 from the last round is not writable */
 		tu_write_file(f->path, (const uint8_t *)"old", 3);
 		assert_int_equal(chmod(f->path, modes[i]), 0);
+		if (geteuid() != 0 && !(modes[i] & 0200)) {
+			/* Not writable by its owner: refused (root may). */
+			TU_EXPECT(WKS_ERR_IO, wks__file_write_atomic(f->path,
+			                                             data, 777));
+			assert_content(f->path, "old", 3);
+			continue;
+		}
 		TU_OK(wks__file_write_atomic(f->path, data, 777));
 		assert_content(f->path, data, 777);
 		assert_int_equal(file_mode(f->path), modes[i]);
@@ -373,6 +383,186 @@ static void test_file__read_only_folder(void **state)
 	assert_int_equal(dir_entries(f->dir), 1);
 }
 
+/* ---- owner, group, mode and write permission (run as root) ----------- */
+
+typedef struct {
+	uid_t uid;
+	gid_t gid;
+} ids;
+
+/* The ids of "nobody" and its group, or 0 if there is no such user. */
+static int nobody_ids(ids *out)
+{
+	struct passwd *pw = getpwnam("nobody");
+	struct group *gr = getgrnam("nogroup");
+
+	if (!pw)
+		return 0;
+	out->uid = pw->pw_uid;
+	out->gid = gr ? gr->gr_gid : pw->pw_gid;
+	return out->uid != 0;
+}
+
+/* Run fn(f) in a child process as nobody:nogroup with no supplementary
+ * groups; returns its exit status (fn's return value).  fn must not use
+ * cmocka's assertions (they cannot fail across fork): it returns 0 for
+ * success, else a line number. */
+static int as_nobody(const ids *nb, int (*fn)(fixture *), fixture *f)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) != 0 || setgid(nb->gid) != 0 ||
+		    setuid(nb->uid) != 0)
+			_exit(99);
+		_exit(fn(f));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void owner_of(const char *path, ids *out, mode_t *mode)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	out->uid = st.st_uid;
+	out->gid = st.st_gid;
+	*mode = st.st_mode & 07777;
+}
+
+/*
+ * Root edits a store of a service account (nobody:nogroup 0640): the new
+ * file keeps owner, group and mode, so the service can still read it.
+ * When fchown fails (injected EPERM), the save fails and the old file
+ * stays as it was.
+ */
+static void test_file__owner_kept(void **state)
+{
+	fixture *f = *state;
+	ids nb = { 0, 0 }, got;
+	mode_t mode;
+	fault_plan plan = { "fchown", 1, EPERM, 0, 0, 0 };
+
+	if (geteuid() != 0 || !nobody_ids(&nb))
+		skip();
+	tu_write_file(f->path, (const uint8_t *)"old", 3);
+	assert_int_equal(chown(f->path, nb.uid, nb.gid), 0);
+	assert_int_equal(chmod(f->path, 0640), 0);
+	TU_OK(wks__file_write_atomic(f->path, (const uint8_t *)"new", 3));
+	assert_content(f->path, "new", 3);
+	owner_of(f->path, &got, &mode);
+	assert_int_equal(got.uid, nb.uid);
+	assert_int_equal(got.gid, nb.gid);
+	assert_int_equal(mode, 0640);
+
+	/* Only the group differs (root:nogroup 0660): kept too. */
+	assert_int_equal(chown(f->path, 0, nb.gid), 0);
+	assert_int_equal(chmod(f->path, 0660), 0);
+	TU_OK(wks__file_write_atomic(f->path, (const uint8_t *)"newer", 5));
+	owner_of(f->path, &got, &mode);
+	assert_int_equal(got.uid, 0);
+	assert_int_equal(got.gid, nb.gid);
+	assert_int_equal(mode, 0660);
+
+	/* fchown refused: the save is refused, nothing changes. */
+	assert_int_equal(chown(f->path, nb.uid, nb.gid), 0);
+	wks__file_set_fault_hook(hook, &plan);
+	TU_EXPECT(WKS_ERR_IO, wks__file_write_atomic(f->path,
+	                                             (const uint8_t *)"x", 1));
+	wks__file_set_fault_hook(NULL, NULL);
+	assert_int_equal(plan.calls, 1);
+	assert_non_null(strstr(wks_error_detail(), "owner"));
+	assert_non_null(strstr(wks_error_detail(), f->path));
+	assert_content(f->path, "newer", 5);
+	owner_of(f->path, &got, &mode);
+	assert_int_equal(got.uid, nb.uid);
+	assert_int_equal(mode, 0660);
+	assert_int_equal(dir_entries(f->dir), 1);
+}
+
+/* As nobody: save over a file that nobody may write but does not own. */
+static int save_foreign(fixture *f)
+{
+	int rc = wks__file_write_atomic(f->path, (const uint8_t *)"new", 3);
+
+	if (rc != WKS_ERR_IO)
+		return __LINE__;
+	if (!strstr(wks_error_detail(), "cannot keep its owner") ||
+	    !strstr(wks_error_detail(), strerror(EPERM)))
+		return __LINE__;
+	return 0;
+}
+
+/*
+ * A non-root editor of a file owned by another user (root:root 0666 in a
+ * folder everyone may write): the new file could not be root's, so the
+ * save is refused rather than hand the store to the editor.
+ */
+static void test_file__owner_cannot_be_kept(void **state)
+{
+	fixture *f = *state;
+	ids nb = { 0, 0 }, got;
+	mode_t mode;
+
+	if (geteuid() != 0 || !nobody_ids(&nb))
+		skip();
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	tu_write_file(f->path, (const uint8_t *)"old", 3);
+	assert_int_equal(chown(f->path, 0, 0), 0);
+	assert_int_equal(chmod(f->path, 0666), 0);
+	assert_int_equal(as_nobody(&nb, save_foreign, f), 0);
+	assert_content(f->path, "old", 3);
+	owner_of(f->path, &got, &mode);
+	assert_int_equal(got.uid, 0);
+	assert_int_equal(mode, 0666);
+	assert_int_equal(dir_entries(f->dir), 1);
+}
+
+static int save_read_only(fixture *f)
+{
+	int rc = wks__file_write_atomic(f->path, (const uint8_t *)"new", 3);
+
+	if (rc != WKS_ERR_IO)
+		return __LINE__;
+	if (!strstr(wks_error_detail(), "Permission denied") ||
+	    !strstr(wks_error_detail(), f->path))
+		return __LINE__;
+	return 0;
+}
+
+/*
+ * A read-only store (0444, owned by nobody, in a folder nobody can write):
+ * rename() would replace it; the save refuses with "Permission denied" and
+ * the file is byte-identical.  Root may still write it.
+ */
+static void test_file__read_only_refused(void **state)
+{
+	fixture *f = *state;
+	ids nb = { 0, 0 }, got;
+	mode_t mode;
+
+	if (geteuid() != 0 || !nobody_ids(&nb))
+		skip();
+	assert_int_equal(chown(f->dir, nb.uid, nb.gid), 0);
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	tu_write_file(f->path, (const uint8_t *)"old", 3);
+	assert_int_equal(chown(f->path, nb.uid, nb.gid), 0);
+	assert_int_equal(chmod(f->path, 0444), 0);
+	assert_int_equal(as_nobody(&nb, save_read_only, f), 0);
+	assert_content(f->path, "old", 3);
+	assert_int_equal(dir_entries(f->dir), 1);
+	/* Root writes it, keeping owner and mode. */
+	TU_OK(wks__file_write_atomic(f->path, (const uint8_t *)"root", 4));
+	assert_content(f->path, "root", 4);
+	owner_of(f->path, &got, &mode);
+	assert_int_equal(got.uid, nb.uid);
+	assert_int_equal(mode, 0444);
+}
+
 /* A file name near NAME_MAX still gets a valid temporary name. */
 static void test_file__long_name(void **state)
 {
@@ -447,22 +637,22 @@ static void test_file__read(void **state)
 	uint8_t *data = pattern(100000, 6);
 
 	tu_write_file(f->path, data, 100000);
-	TU_OK(wks__file_read(&b, f->path, 100000)); /* equal to the bound: ok */
+	TU_OK(wks__file_read(&b, f->path, 100000, NULL)); /* equal to the bound: ok */
 	assert_int_equal(b.len, 100000);
 	assert_memory_equal(b.ptr, data, 100000);
 	/* Reading again replaces the contents. */
-	TU_OK(wks__file_read(&b, f->path, SIZE_MAX));
+	TU_OK(wks__file_read(&b, f->path, SIZE_MAX, NULL));
 	assert_int_equal(b.len, 100000);
 	wks_buf_dispose(&b);
 
-	TU_EXPECT(WKS_ERR_LIMIT, wks__file_read(&b, f->path, 99999));
+	TU_EXPECT(WKS_ERR_LIMIT, wks__file_read(&b, f->path, 99999, NULL));
 	assert_non_null(strstr(wks_error_detail(), f->path));
 	assert_null(b.ptr);
 	assert_int_equal(b.len, 0);
-	TU_EXPECT(WKS_ERR_LIMIT, wks__file_read(&b, f->path, 0));
+	TU_EXPECT(WKS_ERR_LIMIT, wks__file_read(&b, f->path, 0, NULL));
 
 	tu_write_file(f->path, data, 0);
-	TU_OK(wks__file_read(&b, f->path, 0)); /* empty file */
+	TU_OK(wks__file_read(&b, f->path, 0, NULL)); /* empty file */
 	assert_int_equal(b.len, 0);
 	wks_buf_dispose(&b);
 	free(data);
@@ -476,21 +666,21 @@ static void test_file__read_errors(void **state)
 
 	assert_non_null(p);
 	/* Missing: WKS_ERR_IO with the path and strerror. */
-	TU_EXPECT(WKS_ERR_IO, wks__file_read(&b, f->path, 1000));
+	TU_EXPECT(WKS_ERR_IO, wks__file_read(&b, f->path, 1000, NULL));
 	assert_non_null(strstr(wks_error_detail(), f->path));
 	assert_non_null(strstr(wks_error_detail(), strerror(ENOENT)));
 	/* A folder. */
-	TU_EXPECT(WKS_ERR_IO, wks__file_read(&b, f->dir, 1000));
+	TU_EXPECT(WKS_ERR_IO, wks__file_read(&b, f->dir, 1000, NULL));
 	assert_non_null(strstr(wks_error_detail(), f->dir));
 	assert_non_null(strstr(wks_error_detail(), "folder"));
 	/* A FIFO with no writer: refused at once, no hang. */
 	sprintf(p, "%s/fifo", f->dir);
 	assert_int_equal(mkfifo(p, 0600), 0);
-	TU_EXPECT(WKS_ERR_IO, wks__file_read(&b, p, 1000));
+	TU_EXPECT(WKS_ERR_IO, wks__file_read(&b, p, 1000, NULL));
 	assert_non_null(strstr(wks_error_detail(), "not a regular file"));
 	/* A device. */
-	TU_EXPECT(WKS_ERR_IO, wks__file_read(&b, "/dev/zero", 1000));
-	TU_EXPECT(WKS_ERR_INVALID, wks__file_read(&b, NULL, 1000));
+	TU_EXPECT(WKS_ERR_IO, wks__file_read(&b, "/dev/zero", 1000, NULL));
+	TU_EXPECT(WKS_ERR_INVALID, wks__file_read(&b, NULL, 1000, NULL));
 	assert_null(b.ptr);
 	free(p);
 }
@@ -508,6 +698,9 @@ int main(void)
 		T(test_file__symlink),
 		T(test_file__not_regular),
 		T(test_file__read_only_folder),
+		T(test_file__owner_kept),
+		T(test_file__owner_cannot_be_kept),
+		T(test_file__read_only_refused),
 		T(test_file__long_name),
 		T(test_file__concurrent_writers),
 		T(test_file__read),

@@ -195,8 +195,21 @@ WKS_API int wks_store_load_buffer(wks_store *st, const uint8_t *data, size_t len
  *
  * wks_store_save_file() is atomic: it writes a temporary file in the same
  * folder, fsyncs it, renames it over `path` and fsyncs the folder.  A new
- * file gets mode 0600, an existing file keeps its mode.  On any failure the
+ * file gets mode 0600 and the caller's owner and group.  An existing file
+ * keeps its mode, owner and group (not its ACLs or extended attributes);
+ * when the owner or group cannot be kept (only root may give a file to
+ * another user, and a user may only choose a group they belong to) the
+ * save fails with WKS_ERR_IO ("cannot keep its owner") rather than change
+ * who owns the store.  An existing file that the caller could not write
+ * itself (faccessat(W_OK, AT_EACCESS), e.g. mode 0444) is refused with
+ * WKS_ERR_IO, detail "...: Permission denied", although rename() alone
+ * would replace it; root may write it, as with any file.  If `path` is a
+ * symbolic link, the file it points to is replaced.  On any failure the
  * previous file is intact and no temporary file remains.
+ *
+ * Saving does not lock: to read, modify and save a file that other
+ * processes may edit too, hold wks_lock_acquire(WKS_LOCK_EXCLUSIVE) on it
+ * from before the load until after the save (see "File locks" below).
  *
  * wks_store_save_buffer() returns the bytes in *out (free with wks_free()).
  *
@@ -210,6 +223,70 @@ WKS_API int wks_store_save_buffer(wks_store *st, uint8_t **out, size_t *out_len,
 
 /* True (1) if `data` starts with the WKS magic number 00 00 00 07. */
 WKS_API int wks_probe(const uint8_t *data, size_t len);
+
+/* ------------------------------------------------------------------------
+ * File locks
+ *
+ * Advisory locks that make a load-modify-save of a keystore file safe
+ * against other programs doing the same (two editors that each load, add
+ * an entry and save would otherwise lose one of the entries):
+ *
+ *     wks_lock *lk = NULL;
+ *     if ((err = wks_lock_acquire(&lk, path, WKS_LOCK_EXCLUSIVE)) == WKS_OK &&
+ *         (err = wks_store_load_file(st, path, pw, pw_len)) == WKS_OK &&
+ *         (err = wks_store_set_cert_der(st, alias, der, der_len)) == WKS_OK)
+ *             err = wks_store_save_file(st, path, pw, pw_len);
+ *     wks_lock_release(lk);
+ *
+ * The lock is flock(2) on the store file itself (no lock file is made), so
+ * it binds only programs that take it too (the wks tool does, for every
+ * command that changes a store).  Because a save replaces the file by
+ * rename, wks_lock_acquire() checks after locking that the file it locked
+ * is still the one at `path` (device and inode) and otherwise locks the
+ * new file: a waiter always ends up holding the current file.
+ *
+ * wks_store_load_file() and wks_store_save_file() never take the lock
+ * themselves (a second exclusive lock on the same file from the same
+ * process would wait for ever), so callers decide what to hold.  Locks
+ * conflict between processes and between threads (each wks_lock is its
+ * own open file description); a wks_lock is not inherited across exec,
+ * and a fork()ed child shares its parent's until either releases it.
+ * Locks on network file systems are as reliable as their flock() (NFS
+ * emulates it with byte-range locks, which for WKS_LOCK_EXCLUSIVE need the
+ * file to be writable).
+ *
+ * Readers need no lock to see a consistent file (a save never changes the
+ * file in place: a reader sees the old or the new one, whole); a shared
+ * lock only keeps editors waiting while it is held.
+ */
+
+typedef struct wks_lock wks_lock;
+
+#define WKS_LOCK_EXCLUSIVE 0x1u /* one holder; for load-modify-save */
+#define WKS_LOCK_SHARED 0x2u    /* many holders, no exclusive one */
+#define WKS_LOCK_NOWAIT 0x4u    /* fail at once instead of waiting */
+
+/*
+ * Lock the existing file `path` (a symbolic link is followed) with exactly
+ * one of WKS_LOCK_EXCLUSIVE and WKS_LOCK_SHARED, optionally
+ * | WKS_LOCK_NOWAIT.  Waits (uninterruptibly by signals, which are
+ * retried) until the lock is granted.  The file must be readable.  *out
+ * is released with wks_lock_release().
+ *
+ * A store that does not exist yet cannot be locked (WKS_ERR_NOTFOUND):
+ * create it exclusively instead (for example write it to a temporary
+ * file, then link(2) it to `path`, which fails if another creator came
+ * first), then lock it for later edits.
+ *
+ * Errors: WKS_ERR_NOTFOUND (no such file), WKS_ERR_IO (cannot open it, not
+ * a regular file, or with WKS_LOCK_NOWAIT: held by someone else, detail
+ * "... is locked by another process or thread"), WKS_ERR_INVALID (bad
+ * flags, NULL arguments), WKS_ERR_NOMEM.  Thread-safe.
+ */
+WKS_API int wks_lock_acquire(wks_lock **out, const char *path, unsigned flags);
+
+/* Release a lock and free it.  NULL is ignored. */
+WKS_API void wks_lock_release(wks_lock *lock);
 
 /* ------------------------------------------------------------------------
  * Queries

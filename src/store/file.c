@@ -1,4 +1,4 @@
-/* Whole-file read with a size bound, and atomic whole-file replace.
+/* Atomic whole-file replace (reading is util/readfile.c).
  *
  * wks__file_write_atomic() in detail (see also docs/PROPERTIES.md,
  * "Atomic saving"):
@@ -6,13 +6,20 @@
  *  1. If `path` is a symbolic link, the file it points to is replaced (the
  *     link stays a link): the target is found with realpath().  A dangling
  *     link is an error.
- *  2. An existing `path` must be a regular file; its permission bits are
- *     kept (owner and group are those of the writing process, as with any
- *     new file).  A new file gets mode 0600 whatever the umask.
+ *  2. An existing `path` must be a regular file that the caller could
+ *     write itself (faccessat(W_OK, AT_EACCESS): a read-only file is
+ *     refused with "Permission denied" although rename() would ignore its
+ *     mode; root may write anyway, as with any file).  Its owner, group
+ *     and permission bits are kept.  A new file gets mode 0600 whatever
+ *     the umask, and the caller's owner and group.
  *  3. The data goes to ".<name>.tmp-XXXXXX" in the same folder, created
- *     with O_CREAT|O_EXCL (mode 0600, then fchmod to the final mode before
- *     any byte is written), written with retries on EINTR and short
- *     writes, fsync()ed and closed.
+ *     with O_CREAT|O_EXCL (mode 0600, then fchown to the old file's owner
+ *     and group if they differ from the caller's, then fchmod to the final
+ *     mode, all before any byte is written), written with retries on EINTR
+ *     and short writes, fsync()ed and closed.  If the owner or group
+ *     cannot be kept (EPERM: only root may give a file away, and a user
+ *     may only choose a group of their own), the save fails and the old
+ *     file stays: a store never silently changes hands.
  *  4. If `path` exists, a second name for it (a hard link, also
  *     ".<name>.tmp-XXXXXX") is made, then the temporary file is renamed
  *     over `path` and the folder is fsync()ed.  If that folder sync fails,
@@ -74,100 +81,6 @@ static const char *errtext(errbuf *b, int e)
 	if (strerror_r(e, b->text, sizeof(b->text)) != 0)
 		snprintf(b->text, sizeof(b->text), "error %d", e);
 	return b->text;
-}
-
-/* ---- read ------------------------------------------------------------------ */
-
-int wks__file_read(wks_buf *out, const char *path, size_t max_len)
-{
-	wks_buf b = WKS_BUF_INIT;
-	struct stat st;
-	errbuf eb;
-	size_t room;
-	ssize_t r;
-	uint8_t extra;
-	int fd = -1, err = WKS_OK;
-
-	if (!out || !path)
-		return wks__err(WKS_ERR_INVALID, "NULL buffer or path");
-	/* O_NONBLOCK: opening a FIFO must not hang; it is refused below. */
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0) {
-		err = wks__err(WKS_ERR_IO, "cannot open \"%s\": %s", path,
-		               errtext(&eb, errno));
-		goto done;
-	}
-	if (fstat(fd, &st) != 0) {
-		err = wks__err(WKS_ERR_IO, "cannot stat \"%s\": %s", path,
-		               errtext(&eb, errno));
-		goto done;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = wks__err(WKS_ERR_IO, "cannot read \"%s\": %s", path,
-		               S_ISDIR(st.st_mode) ? "it is a folder"
-		                                   : "not a regular file");
-		goto done;
-	}
-	if (st.st_size > 0 && (uintmax_t)st.st_size > max_len) {
-		err = wks__err(WKS_ERR_LIMIT,
-		               "\"%s\" has %jd bytes, more than the limit %zu",
-		               path, (intmax_t)st.st_size, max_len);
-		goto done;
-	}
-	if (st.st_size > 0 &&
-	    (err = wks_buf_reserve(&b, (size_t)st.st_size)) < 0)
-		goto done;
-	/* Read to EOF (the file may have changed size since fstat). */
-	for (;;) {
-		if (b.len == max_len) {
-			/* At the bound: one more byte means too long. */
-			do
-				r = read(fd, &extra, 1);
-			while (r < 0 && errno == EINTR);
-			if (r == 0)
-				break;
-			if (r > 0) {
-				err = wks__err(WKS_ERR_LIMIT,
-				               "\"%s\" is longer than the limit %zu",
-				               path, max_len);
-				goto done;
-			}
-			err = wks__err(WKS_ERR_IO, "cannot read \"%s\": %s",
-			               path, errtext(&eb, errno));
-			goto done;
-		}
-		if (b.len == b.cap) {
-			room = max_len - b.len < 65536 ? max_len - b.len : 65536;
-			if ((err = wks_buf_reserve(&b, room)) < 0)
-				goto done;
-		}
-		room = b.cap - b.len;
-		if (room > max_len - b.len)
-			room = max_len - b.len;
-		if (room > IO_CHUNK)
-			room = IO_CHUNK;
-		r = read(fd, b.ptr + b.len, room);
-		if (r < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			err = wks__err(WKS_ERR_IO, "cannot read \"%s\": %s",
-			               path, errtext(&eb, errno));
-			goto done;
-		}
-		if (r == 0)
-			break;
-		b.len += (size_t)r;
-	}
-	wks_buf_dispose(out);
-	*out = b;
-	b = (wks_buf)WKS_BUF_INIT;
-done:
-	if (fd >= 0)
-		close(fd);
-	wks_buf_dispose(&b);
-	return err;
 }
 
 /* ---- atomic write ------------------------------------------------------- */
@@ -338,6 +251,8 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
 	const char *base, *slash;
 	struct stat st;
 	mode_t mode = 0600;
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
 	int err = WKS_OK, existed = 0, f, rc, e;
 
 	if (!path || !*path || (!data && len))
@@ -371,6 +286,24 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
 		}
 		existed = 1;
 		mode = st.st_mode & 07777;
+		/* Owner and group to keep; (uid_t)-1 = already ours. */
+		if (st.st_uid != geteuid())
+			uid = st.st_uid;
+		if (st.st_gid != getegid())
+			gid = st.st_gid;
+		/* rename() needs only the folder to be writable: refuse a file
+		 * that the caller could not open for writing (as keytool's
+		 * truncating open would).  AT_EACCESS: the effective ids. */
+		if ((f = fault("access")) != 0) {
+			errno = f;
+			rc = -1;
+		} else {
+			rc = faccessat(AT_FDCWD, w.target, W_OK, AT_EACCESS);
+		}
+		if (rc != 0) {
+			err = io_fail(&w, "the file is not writable", errno);
+			goto done;
+		}
 	} else if (errno != ENOENT) {
 		err = io_fail(&w, "stat", errno);
 		goto done;
@@ -386,8 +319,28 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
 		w.tmp = NULL; /* nothing to remove */
 		goto done;
 	}
-	/* The final mode before any byte is written (open() applied the
-	 * umask to 0600; an existing file's mode may be wider). */
+	/* The old file's owner and group, then the final mode (fchown may
+	 * clear set-id bits; open() applied the umask to 0600 and an existing
+	 * file's mode may be wider), before any byte is written. */
+	if (uid != (uid_t)-1 || gid != (gid_t)-1) {
+		if ((f = fault("fchown")) != 0) {
+			errno = f;
+			rc = -1;
+		} else {
+			rc = fchown(w.fd, uid, gid);
+		}
+		if (rc != 0) {
+			errbuf eb;
+
+			err = wks__err(WKS_ERR_IO, "saving \"%s\": cannot keep its "
+			               "owner %ju and group %ju (refused rather "
+			               "than hand the file to uid %ju, gid %ju): %s",
+			               path, (uintmax_t)st.st_uid,
+			               (uintmax_t)st.st_gid, (uintmax_t)geteuid(),
+			               (uintmax_t)getegid(), errtext(&eb, errno));
+			goto done;
+		}
+	}
 	if (fchmod(w.fd, mode) != 0) {
 		err = io_fail(&w, "fchmod", errno);
 		goto done;

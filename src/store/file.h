@@ -1,4 +1,4 @@
-/* Whole-file read with a size bound, and atomic whole-file replace. */
+/* Atomic whole-file replace (the whole-file read is in util/readfile.h). */
 #ifndef WKS_STORE_FILE_H
 #define WKS_STORE_FILE_H
 
@@ -7,19 +7,24 @@
 
 #include "util/buf.h"
 
-/* Read all of `path` into out (at most max_len bytes, else WKS_ERR_LIMIT).
- * WKS_ERR_IO with strerror(errno) in the detail if it cannot be read.
- * Only regular files are read (a folder, FIFO or device is WKS_ERR_IO; a
- * FIFO is refused without blocking).  On success out's previous contents
- * are released and replaced; on failure out is unchanged. */
-int wks__file_read(wks_buf *out, const char *path, size_t max_len);
+/* Reading is wks__file_read() (util/readfile.h): config reads properties
+ * files with it too. */
+#include "util/readfile.h"
 
 /*
  * Replace `path` atomically with data[len]: create a temporary file in the
- * same folder (O_EXCL, mode 0600, or the mode of the existing file), write
- * everything (retrying short writes and EINTR), fsync, close, rename over
- * path, fsync the folder.  On any failure the temporary file is removed and
- * `path` is untouched.  WKS_ERR_IO with the failing step in the detail.
+ * same folder (O_EXCL, mode 0600, or the owner, group and mode of the
+ * existing file), write everything (retrying short writes and EINTR),
+ * fsync, close, rename over path, fsync the folder.  On any failure the
+ * temporary file is removed and `path` is untouched.  WKS_ERR_IO with the
+ * failing step in the detail.
+ *
+ * An existing `path` that the caller could not write itself
+ * (faccessat(W_OK, AT_EACCESS); root can) is refused: WKS_ERR_IO, detail
+ * "...: the file is not writable: Permission denied".  If its owner or
+ * group cannot be given to the new file (a non-root caller saving a file
+ * owned by someone else, or with a group the caller is not in), the save
+ * is refused: WKS_ERR_IO, detail "...: cannot keep its owner ...".
  *
  * If `path` is a symbolic link, the file it points to (realpath()) is
  * replaced and the link kept; a dangling link is WKS_ERR_IO.  An existing
@@ -33,10 +38,11 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len);
 
 /*
  * Fault injection for tests: when set, called before each system call of
- * wks__file_write_atomic() with its name ("open", "write", "fsync",
- * "close", "rename", "fsyncdir"); a non-zero return is an errno value with
- * which that call fails instead (for "write", a negative value -n means: write
- * at most n bytes this time, a short write).  NULL = no faults.
+ * wks__file_write_atomic() with its name ("access", "open", "fchown",
+ * "write", "fsync", "close", "rename", "fsyncdir"); a non-zero return is
+ * an errno value with which that call fails instead (for "write", a
+ * negative value -n means: write at most n bytes this time, a short
+ * write).  NULL = no faults.
  */
 typedef int (*wks_io_fault_fn)(const char *op, void *ctx);
 void wks__file_set_fault_hook(wks_io_fault_fn fn, void *ctx);
