@@ -3,12 +3,14 @@
 #   scripts/deps.sh build   - compiler, cmake, OpenSSL 3 headers
 #   scripts/deps.sh test    - plus cmocka, cJSON, python3-cryptography,
 #                             valgrind, clang (sanitizers, fuzzing),
-#                             gdb (gcore, for tests/test_memdump.c)
+#                             gdb (gcore, for tests/test_memdump.c),
+#                             dpkg-dev (dpkg-buildflags, CI's warning
+#                             matrix), man-db (man -w, tests/install)
 set -eu
 want="gcc make cmake pkg-config libssl-dev openssl"
 if [ "${1:-build}" = test ]; then
 	want="$want libcmocka-dev libcjson-dev python3 valgrind clang"
-	want="$want libclang-rt-14-dev gdb"
+	want="$want libclang-rt-14-dev gdb dpkg-dev man-db"
 fi
 missing=""
 for p in $want; do
