@@ -1,0 +1,171 @@
+/*
+ * wks.so: an OpenSSL 3 provider whose one operation is an OSSL_STORE
+ * loader for wks: URIs (store.c), so that any OpenSSL application can take
+ * keys and certificates from a WKS keystore: `-key 'wks:server.wks?alias=
+ * server'`, `-CAstore wks:cacerts.wks`.  docs/PROVIDER.md tells how to
+ * load it and what is not done yet.
+ *
+ * The provider is one more client of libwks (include/wks/wks.h), like the
+ * wks tool; it performs no key operation itself: keys go back to OpenSSL
+ * as PKCS#8 DER and OpenSSL's decoders build ordinary keys of whichever
+ * provider the application uses.  It has no global state: everything is
+ * in the provider context or the loader context.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/params.h>
+
+#include <wks/wks.h>
+
+#include "prov.h"
+
+#define WKSP_NAME "wks: WKS keystores (libwks " WKS_VERSION_STRING ")"
+
+void wksp__raise(const wksp_provctx *pc, const char *file, int line,
+		 const char *func, int reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!pc || !pc->new_error || !pc->vset_error)
+		return;
+	pc->new_error(pc->handle);
+	if (pc->set_error_debug)
+		pc->set_error_debug(pc->handle, file, line, func);
+	va_start(ap, fmt);
+	pc->vset_error(pc->handle, (uint32_t)reason, fmt, ap);
+	va_end(ap);
+}
+
+static const OSSL_ITEM reason_strings[] = {
+	{ WKSP_R_BAD_URI, "bad wks: URI" },
+	{ WKSP_R_INTEGRITY,
+	  "integrity check failed: wrong password or modified file" },
+	{ WKSP_R_NOT_FOUND, "no such entry" },
+	{ WKSP_R_PASSWORD, "cannot get the password" },
+	{ WKSP_R_LOAD, "cannot load the keystore" },
+	{ WKSP_R_NO_PASSWORD, "a password is needed for the private key" },
+	{ WKSP_R_INTERNAL, "internal error" },
+	{ 0, NULL }
+};
+
+static const OSSL_ITEM *get_reason_strings(void *provctx)
+{
+	(void)provctx;
+	return reason_strings;
+}
+
+static const OSSL_ALGORITHM store_algorithms[] = {
+	{ "wks", "provider=wks", wksp_store_functions,
+	  "WKS keystores (wolfJCE), read with libwks" },
+	{ NULL, NULL, NULL, NULL }
+};
+
+static const OSSL_ALGORITHM *query_operation(void *provctx, int operation_id,
+					     int *no_store)
+{
+	(void)provctx;
+	*no_store = 0;
+	return operation_id == OSSL_OP_STORE ? store_algorithms : NULL;
+}
+
+static const OSSL_PARAM param_types[] = {
+	OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, NULL, 0),
+	OSSL_PARAM_DEFN(OSSL_PROV_PARAM_VERSION, OSSL_PARAM_UTF8_PTR, NULL, 0),
+	OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL,
+			0),
+	OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),
+	OSSL_PARAM_END
+};
+
+static const OSSL_PARAM *gettable_params(void *provctx)
+{
+	(void)provctx;
+	return param_types;
+}
+
+static int get_params(void *provctx, OSSL_PARAM params[])
+{
+	OSSL_PARAM *p;
+
+	(void)provctx;
+	p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME);
+	if (p && !OSSL_PARAM_set_utf8_ptr(p, WKSP_NAME))
+		return 0;
+	p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION);
+	if (p && !OSSL_PARAM_set_utf8_ptr(p, WKS_VERSION_STRING))
+		return 0;
+	p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO);
+	if (p && !OSSL_PARAM_set_utf8_ptr(p, "libwks " WKS_VERSION_STRING))
+		return 0;
+	p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS);
+	if (p && !OSSL_PARAM_set_int(p, 1))
+		return 0;
+	return 1;
+}
+
+static void teardown(void *provctx)
+{
+	if (provctx) {
+		memset(provctx, 0, sizeof(wksp_provctx));
+		OPENSSL_free(provctx);
+	}
+}
+
+static const OSSL_DISPATCH provider_functions[] = {
+	{ OSSL_FUNC_PROVIDER_TEARDOWN, (void (*)(void))teardown },
+	{ OSSL_FUNC_PROVIDER_GETTABLE_PARAMS, (void (*)(void))gettable_params },
+	{ OSSL_FUNC_PROVIDER_GET_PARAMS, (void (*)(void))get_params },
+	{ OSSL_FUNC_PROVIDER_QUERY_OPERATION, (void (*)(void))query_operation },
+	{ OSSL_FUNC_PROVIDER_GET_REASON_STRINGS,
+	  (void (*)(void))get_reason_strings },
+	{ 0, NULL }
+};
+
+/* The only exported symbol of wks.so (provider/wks.map). */
+__attribute__((visibility("default")))
+int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
+		       const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
+		       void **provctx);
+
+int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
+		       const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
+		       void **provctx)
+{
+	wksp_provctx *pc = OPENSSL_zalloc(sizeof(*pc));
+
+	if (!pc)
+		return 0;
+	pc->handle = handle;
+	for (; in->function_id != 0; in++) {
+		switch (in->function_id) {
+		case OSSL_FUNC_CORE_NEW_ERROR:
+			pc->new_error = OSSL_FUNC_core_new_error(in);
+			break;
+		case OSSL_FUNC_CORE_SET_ERROR_DEBUG:
+			pc->set_error_debug = OSSL_FUNC_core_set_error_debug(in);
+			break;
+		case OSSL_FUNC_CORE_VSET_ERROR:
+			pc->vset_error = OSSL_FUNC_core_vset_error(in);
+			break;
+		case OSSL_FUNC_CORE_SET_ERROR_MARK:
+			pc->set_error_mark = OSSL_FUNC_core_set_error_mark(in);
+			break;
+		case OSSL_FUNC_CORE_POP_ERROR_TO_MARK:
+			pc->pop_error_to_mark =
+				OSSL_FUNC_core_pop_error_to_mark(in);
+			break;
+		case OSSL_FUNC_CORE_CLEAR_LAST_ERROR_MARK:
+			pc->clear_last_error_mark =
+				OSSL_FUNC_core_clear_last_error_mark(in);
+			break;
+		default:
+			break;
+		}
+	}
+	*out = provider_functions;
+	*provctx = pc;
+	return 1;
+}

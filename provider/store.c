@@ -1,0 +1,460 @@
+/*
+ * The OSSL_STORE loader for wks: URIs.
+ *
+ * OpenSSL drives a loader as open -> set_ctx_params (expect, alias
+ * search) -> load ... until eof -> close, and hands the application's
+ * passphrase callback to load only.  So the first load does all the work:
+ * it gets the passwords, loads and verifies the file, decrypts the keys
+ * that were asked for and queues every object; each load then passes one
+ * object to OpenSSL.  Doing it all up front is what makes a wrong password
+ * return nothing at all, never a partial result.
+ *
+ * Objects go back by value: a private key as PKCS#8 PrivateKeyInfo DER,
+ * a certificate as DER; OpenSSL's decoders make the EVP_PKEY and X509
+ * (cf. tpm2-openssl's handle store and OpenSSL's winstore loader).  Key
+ * bytes are wiped as soon as OpenSSL has them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/core_names.h>
+#include <openssl/core_object.h>
+#include <openssl/crypto.h>
+#include <openssl/params.h>
+#include <openssl/store.h>
+
+#include <wks/wks.h>
+
+#include "prov.h"
+#include "pwsrc.h"
+#include "uri.h"
+
+/* Size of the buffer the passphrase callback fills. */
+#define PW_CB_MAX 4096
+
+typedef struct {
+	int type;           /* OSSL_OBJECT_PKEY or OSSL_OBJECT_CERT */
+	unsigned char *der;
+	size_t len;
+} item;
+
+typedef struct {
+	wksp_provctx *pc;
+	wksp_uri uri;
+	char *search_alias; /* from OSSL_STORE_find(by alias), or NULL */
+	int expect;         /* OSSL_STORE_INFO_*, 0 = anything */
+	int prepared;       /* the first load has run */
+	int failed;
+	item *items;
+	size_t n_items, cap_items, next;
+} loader_ctx;
+
+static void free_item(item *it)
+{
+	if (it->der) {
+		OPENSSL_cleanse(it->der, it->len);
+		free(it->der);
+	}
+	it->der = NULL;
+	it->len = 0;
+}
+
+static void free_items(loader_ctx *c)
+{
+	for (size_t i = 0; i < c->n_items; i++)
+		free_item(&c->items[i]);
+	free(c->items);
+	c->items = NULL;
+	c->n_items = c->cap_items = c->next = 0;
+}
+
+/* Queue an object; takes over `der` (malloc'ed) whatever happens. */
+static int add_item(loader_ctx *c, int type, unsigned char *der, size_t len)
+{
+	if (c->n_items == c->cap_items) {
+		size_t cap = c->cap_items ? 2 * c->cap_items : 8;
+		item *n = realloc(c->items, cap * sizeof(*n));
+
+		if (!n) {
+			OPENSSL_cleanse(der, len);
+			free(der);
+			wksp_raise(c->pc, WKSP_R_INTERNAL, "out of memory");
+			return 0;
+		}
+		c->items = n;
+		c->cap_items = cap;
+	}
+	c->items[c->n_items].type = type;
+	c->items[c->n_items].der = der;
+	c->items[c->n_items].len = len;
+	c->n_items++;
+	return 1;
+}
+
+static void *wksp_open(void *provctx, const char *uri)
+{
+	loader_ctx *c = calloc(1, sizeof(*c));
+	char err[256];
+	struct stat sb;
+
+	if (!c) {
+		wksp_raise(provctx, WKSP_R_INTERNAL, "out of memory");
+		return NULL;
+	}
+	c->pc = provctx;
+	if (wksp_uri_parse(&c->uri, uri, err, sizeof(err)) < 0) {
+		/* The URI itself is not repeated: it may hold pass:TEXT. */
+		wksp_raise(c->pc, WKSP_R_BAD_URI, "%s", err);
+		free(c);
+		return NULL;
+	}
+	/* A missing file is reported now, where OpenSSL expects it. */
+	if (stat(c->uri.path, &sb) != 0) {
+		wksp_raise(c->pc, WKSP_R_LOAD, "%s: %s", c->uri.path,
+			   strerror(errno));
+		wksp_uri_clear(&c->uri);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static const OSSL_PARAM settable[] = {
+	OSSL_PARAM_int(OSSL_STORE_PARAM_EXPECT, NULL),
+	OSSL_PARAM_utf8_string(OSSL_STORE_PARAM_ALIAS, NULL, 0),
+	OSSL_PARAM_END
+};
+
+static const OSSL_PARAM *wksp_settable_ctx_params(void *provctx)
+{
+	(void)provctx;
+	return settable;
+}
+
+static int wksp_set_ctx_params(void *vctx, const OSSL_PARAM params[])
+{
+	loader_ctx *c = vctx;
+	const OSSL_PARAM *p;
+
+	if (!params)
+		return 1;
+	if (c->prepared) {
+		wksp_raise(c->pc, WKSP_R_INTERNAL, "loading has started");
+		return 0;
+	}
+	p = OSSL_PARAM_locate_const(params, OSSL_STORE_PARAM_EXPECT);
+	if (p && !OSSL_PARAM_get_int(p, &c->expect))
+		return 0;
+	p = OSSL_PARAM_locate_const(params, OSSL_STORE_PARAM_ALIAS);
+	if (p) {
+		char *a;
+
+		/* An alias is a byte string: U+0000 is C0 80 in libwks, so a
+		 * NUL byte inside can only be a mistake. */
+		if (p->data_type != OSSL_PARAM_UTF8_STRING ||
+		    (p->data_size && memchr(p->data, 0, p->data_size))) {
+			wksp_raise(c->pc, WKSP_R_BAD_URI,
+				   "bad alias search parameter");
+			return 0;
+		}
+		if (!(a = malloc(p->data_size + 1))) {
+			wksp_raise(c->pc, WKSP_R_INTERNAL, "out of memory");
+			return 0;
+		}
+		if (p->data_size)
+			memcpy(a, p->data, p->data_size);
+		a[p->data_size] = 0;
+		free(c->search_alias);
+		c->search_alias = a;
+	}
+	/* Everything else (input-type, properties, ...) does not apply. */
+	return 1;
+}
+
+/*
+ * The store password from the application's passphrase callback, with
+ * the file named in the prompt.  0 with *pw NULL if there is none (no
+ * callback, the callback failed or gave nothing): that is not an error,
+ * and whatever the callback put on the error queue is dropped.
+ */
+static int pw_from_callback(loader_ctx *c, char **pw, size_t *pw_len,
+			    OSSL_PASSPHRASE_CALLBACK *pw_cb, void *pw_cbarg)
+{
+	OSSL_PARAM params[2];
+	char *buf;
+	size_t len = 0;
+	int ok;
+
+	*pw = NULL;
+	*pw_len = 0;
+	if (!pw_cb)
+		return 0;
+	if (!(buf = malloc(PW_CB_MAX + 1))) {
+		wksp_raise(c->pc, WKSP_R_INTERNAL, "out of memory");
+		return -1;
+	}
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PASSPHRASE_PARAM_INFO,
+						     c->uri.path, 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (c->pc->set_error_mark)
+		c->pc->set_error_mark(c->pc->handle);
+	ok = pw_cb(buf, PW_CB_MAX, &len, params, pw_cbarg);
+	if (ok && len > 0 && len <= PW_CB_MAX) {
+		if (c->pc->clear_last_error_mark)
+			c->pc->clear_last_error_mark(c->pc->handle);
+		buf[len] = 0;
+		*pw = buf;
+		*pw_len = len;
+		return 0;
+	}
+	if (c->pc->pop_error_to_mark)
+		c->pc->pop_error_to_mark(c->pc->handle);
+	OPENSSL_cleanse(buf, PW_CB_MAX + 1);
+	free(buf);
+	return 0;
+}
+
+/* A libwks failure as an OpenSSL error. */
+static void raise_wks(loader_ctx *c, int err, const char *what)
+{
+	if (err == WKS_ERR_INTEGRITY)
+		wksp_raise(c->pc, WKSP_R_INTEGRITY, "%s", what);
+	else
+		wksp_raise(c->pc, WKSP_R_LOAD, "%s: %s%s%s", what,
+			   wks_strerror(err), *wks_error_detail() ? ": " : "",
+			   wks_error_detail());
+}
+
+static int add_certs(loader_ctx *c, wks_store *st, const char *alias)
+{
+	size_t n = 0;
+	int err;
+
+	if ((err = wks_store_cert_count(&n, st, alias)) < 0) {
+		raise_wks(c, err, c->uri.path);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *der = NULL;
+		unsigned char *copy;
+		size_t len = 0;
+
+		if ((err = wks_store_get_cert_der(&der, &len, st, alias, i)) < 0) {
+			raise_wks(c, err, c->uri.path);
+			return 0;
+		}
+		copy = malloc(len ? len : 1);
+		if (copy)
+			memcpy(copy, der, len);
+		wks_free(der);
+		if (!copy) {
+			wksp_raise(c->pc, WKSP_R_INTERNAL, "out of memory");
+			return 0;
+		}
+		if (!add_item(c, OSSL_OBJECT_CERT, copy, len))
+			return 0;
+	}
+	return 1;
+}
+
+static int add_key(loader_ctx *c, wks_store *st, const char *alias,
+		   const char *pw, size_t pw_len)
+{
+	wks_key *key = NULL;
+	const uint8_t *data;
+	unsigned char *copy;
+	size_t len = 0;
+	int err;
+
+	if ((err = wks_store_get_key(&key, st, alias, pw, pw_len)) < 0) {
+		if (err == WKS_ERR_INTEGRITY)
+			wksp_raise(c->pc, WKSP_R_INTEGRITY,
+				   "key entry \"%s\" in %s", alias, c->uri.path);
+		else
+			raise_wks(c, err, c->uri.path);
+		return 0;
+	}
+	data = wks_key_data(key, &len);
+	copy = malloc(len ? len : 1);
+	if (copy)
+		memcpy(copy, data, len);
+	wks_key_free(key);
+	if (!copy) {
+		wksp_raise(c->pc, WKSP_R_INTERNAL, "out of memory");
+		return 0;
+	}
+	return add_item(c, OSSL_OBJECT_PKEY, copy, len);
+}
+
+/* Get the passwords, load the file and queue every object asked for. */
+static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
+		   void *pw_cbarg)
+{
+	int want_keys = c->expect == 0 || c->expect == OSSL_STORE_INFO_PKEY;
+	int want_certs = c->expect == 0 || c->expect == OSSL_STORE_INFO_CERT;
+	char *spw = NULL, *kpw = NULL, err[256];
+	size_t spw_len = 0, kpw_len = 0;
+	const char *one[2] = { NULL, NULL }, *skipped = NULL;
+	char **aliases = NULL;
+	const char *const *list;
+	wks_store *st = NULL;
+	int rc = 0, e;
+
+	if (!want_keys && !want_certs)
+		return 1; /* public keys, parameters, CRLs: none in WKS */
+	if (c->uri.alias && c->search_alias &&
+	    strcmp(c->uri.alias, c->search_alias) != 0) {
+		wksp_raise(c->pc, WKSP_R_NOT_FOUND, "the search alias \"%s\" "
+			   "differs from the URI's alias=", c->search_alias);
+		return 0;
+	}
+
+	/* The passwords: the URI's sources, else the application's. */
+	if (c->uri.storepass.kind != WKSP_PW_NONE) {
+		if (wksp_pw_read(&spw, &spw_len, &c->uri.storepass,
+				 "storepass", err, sizeof(err)) < 0) {
+			wksp_raise(c->pc, WKSP_R_PASSWORD, "%s", err);
+			goto done;
+		}
+	} else if (pw_from_callback(c, &spw, &spw_len, pw_cb, pw_cbarg) < 0) {
+		goto done;
+	}
+	if (c->uri.keypass.kind != WKSP_PW_NONE &&
+	    wksp_pw_read(&kpw, &kpw_len, &c->uri.keypass, "keypass", err,
+			 sizeof(err)) < 0) {
+		wksp_raise(c->pc, WKSP_R_PASSWORD, "%s", err);
+		goto done;
+	}
+
+	if ((e = wks_store_new(&st)) < 0 ||
+	    (e = wks_store_load_file(st, c->uri.path, spw, spw_len)) < 0) {
+		raise_wks(c, e, c->uri.path);
+		goto done;
+	}
+
+	if (c->uri.alias || c->search_alias) {
+		one[0] = c->uri.alias ? c->uri.alias : c->search_alias;
+		if (wks_store_entry_type(st, one[0]) == WKS_ENTRY_NONE) {
+			wksp_raise(c->pc, WKSP_R_NOT_FOUND, "no entry \"%s\" "
+				   "in %s", one[0], c->uri.path);
+			goto done;
+		}
+		list = one;
+	} else {
+		if ((e = wks_store_aliases(&aliases, NULL, st)) < 0) {
+			raise_wks(c, e, c->uri.path);
+			goto done;
+		}
+		list = (const char *const *)aliases;
+	}
+
+	for (size_t i = 0; list[i]; i++) {
+		switch (wks_store_entry_type(st, list[i])) {
+		case WKS_ENTRY_PRIVATE_KEY:
+			if (want_keys) {
+				if (kpw || spw) {
+					if (!add_key(c, st, list[i],
+						     kpw ? kpw : spw,
+						     kpw ? kpw_len : spw_len))
+						goto done;
+				} else if (!skipped) {
+					skipped = list[i];
+				}
+			}
+			if (want_certs && !add_certs(c, st, list[i]))
+				goto done;
+			break;
+		case WKS_ENTRY_CERTIFICATE:
+			if (want_certs && !add_certs(c, st, list[i]))
+				goto done;
+			break;
+		default:
+			/* Secret keys: OSSL_STORE has no object for them. */
+			break;
+		}
+	}
+	if (c->n_items == 0 && skipped) {
+		wksp_raise(c->pc, WKSP_R_NO_PASSWORD, "entry \"%s\" in %s: no "
+			   "password was given", skipped, c->uri.path);
+		goto done;
+	}
+	rc = 1;
+done:
+	if (!rc)
+		free_items(c);
+	wks_aliases_free(aliases);
+	wks_store_free(st);
+	wksp_pw_free(spw, spw_len);
+	wksp_pw_free(kpw, kpw_len);
+	return rc;
+}
+
+static int wksp_load(void *vctx, OSSL_CALLBACK *object_cb, void *object_cbarg,
+		     OSSL_PASSPHRASE_CALLBACK *pw_cb, void *pw_cbarg)
+{
+	loader_ctx *c = vctx;
+	OSSL_PARAM params[4];
+	item *it;
+	int type, ok;
+
+	if (c->failed)
+		return 0;
+	if (!c->prepared) {
+		c->prepared = 1;
+		if (!prepare(c, pw_cb, pw_cbarg)) {
+			c->failed = 1;
+			return 0;
+		}
+	}
+	if (c->next >= c->n_items)
+		return 1;
+	it = &c->items[c->next++];
+	type = it->type;
+	params[0] = OSSL_PARAM_construct_int(OSSL_OBJECT_PARAM_TYPE, &type);
+	params[1] = OSSL_PARAM_construct_octet_string(OSSL_OBJECT_PARAM_DATA,
+						      it->der, it->len);
+	if (type == OSSL_OBJECT_PKEY) {
+		params[2] = OSSL_PARAM_construct_utf8_string(
+			OSSL_OBJECT_PARAM_DATA_STRUCTURE,
+			(char *)"PrivateKeyInfo", 0);
+		params[3] = OSSL_PARAM_construct_end();
+	} else {
+		params[2] = OSSL_PARAM_construct_end();
+	}
+	ok = object_cb(params, object_cbarg);
+	free_item(it);
+	return ok;
+}
+
+static int wksp_eof(void *vctx)
+{
+	loader_ctx *c = vctx;
+
+	return c->failed || (c->prepared && c->next >= c->n_items);
+}
+
+static int wksp_close(void *vctx)
+{
+	loader_ctx *c = vctx;
+
+	if (!c)
+		return 1;
+	free_items(c);
+	wksp_uri_clear(&c->uri);
+	free(c->search_alias);
+	free(c);
+	return 1;
+}
+
+const OSSL_DISPATCH wksp_store_functions[] = {
+	{ OSSL_FUNC_STORE_OPEN, (void (*)(void))wksp_open },
+	{ OSSL_FUNC_STORE_SETTABLE_CTX_PARAMS,
+	  (void (*)(void))wksp_settable_ctx_params },
+	{ OSSL_FUNC_STORE_SET_CTX_PARAMS, (void (*)(void))wksp_set_ctx_params },
+	{ OSSL_FUNC_STORE_LOAD, (void (*)(void))wksp_load },
+	{ OSSL_FUNC_STORE_EOF, (void (*)(void))wksp_eof },
+	{ OSSL_FUNC_STORE_CLOSE, (void (*)(void))wksp_close },
+	{ 0, NULL }
+};

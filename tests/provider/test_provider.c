@@ -1,0 +1,730 @@
+/*
+ * The wks provider (provider/, docs/PROVIDER.md) through OpenSSL's own
+ * store API, as an application sees it: OSSL_PROVIDER_load() of the built
+ * wks.so, then OSSL_STORE_open_ex() with a UI method that plays the
+ * user.  Also the URI parser's table of good and bad URIs.
+ *
+ * This program also links libwks itself (to write the stores), while
+ * wks.so carries its own static copy: the two must not interfere.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/provider.h>
+#include <openssl/store.h>
+#include <openssl/ui.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "testutil.h"
+#include "uri.h"
+
+#define STOREPASS "store pass"
+#define KEYPASS "other key pass"
+
+static char *dir;
+static char path[512], path2[512], tampered[512];
+static EVP_PKEY *rsa_key, *ec_key, *ca_key;
+static X509 *ca_cert, *leaf_cert, *ec_cert;
+static OSSL_PROVIDER *prov_wks, *prov_default;
+
+/* ---- fixtures -------------------------------------------------------------- */
+
+static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer,
+		       EVP_PKEY *issuer_key, int ca)
+{
+	static long serial = 1;
+	X509 *x = X509_new();
+	X509_NAME *n = X509_get_subject_name(x);
+	X509V3_CTX v3;
+	X509_EXTENSION *ext;
+
+	assert_non_null(x);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), serial++);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400L * 30);
+	X509_set_pubkey(x, key);
+	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
+				   (const unsigned char *)cn, -1, -1, 0);
+	X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : n);
+	X509V3_set_ctx(&v3, issuer ? issuer : x, x, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints,
+				  ca ? "critical,CA:TRUE" : "CA:FALSE");
+	assert_non_null(ext);
+	X509_add_ext(x, ext, -1);
+	X509_EXTENSION_free(ext);
+	assert_true(X509_sign(x, issuer_key ? issuer_key : key, EVP_sha256()) > 0);
+	return x;
+}
+
+/*
+ * path:  "ec" (EC key, self-signed), "root" (trusted CA certificate),
+ *        "secret" (AES key), "server" (RSA key, chain leaf + CA), all
+ *        under STOREPASS.
+ * path2: "server" with key password KEYPASS, store password STOREPASS.
+ */
+static int setup(void **state)
+{
+	X509 *chain[2];
+	uint8_t aes[32] = { 1, 2, 3 };
+	wks_store *st;
+	uint8_t *data;
+	size_t len;
+
+	(void)state;
+	dir = tu_tmpdir();
+	snprintf(path, sizeof(path), "%s/server.wks", dir);
+	snprintf(path2, sizeof(path2), "%s/keypass.wks", dir);
+	snprintf(tampered, sizeof(tampered), "%s/tampered.wks", dir);
+
+	rsa_key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	ec_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	ca_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	assert_non_null(rsa_key);
+	assert_non_null(ec_key);
+	assert_non_null(ca_key);
+	ca_cert = make_cert(ca_key, "Test Root", NULL, NULL, 1);
+	leaf_cert = make_cert(rsa_key, "server", ca_cert, ca_key, 0);
+	ec_cert = make_cert(ec_key, "ec", NULL, NULL, 0);
+
+	st = tu_store_fast();
+	chain[0] = leaf_cert;
+	chain[1] = ca_cert;
+	TU_OK(wks_store_set_pkey(st, "server", rsa_key, chain, 2, STOREPASS,
+				 strlen(STOREPASS)));
+	TU_OK(wks_store_set_pkey(st, "ec", ec_key, &ec_cert, 1, STOREPASS,
+				 strlen(STOREPASS)));
+	TU_OK(wks_store_set_cert(st, "root", ca_cert));
+	TU_OK(wks_store_set_secret_key(st, "secret", "AES", aes, sizeof(aes),
+				       STOREPASS, strlen(STOREPASS)));
+	TU_OK(wks_store_save_file(st, path, STOREPASS, strlen(STOREPASS)));
+	wks_store_free(st);
+
+	st = tu_store_fast();
+	TU_OK(wks_store_set_pkey(st, "server", rsa_key, chain, 2, KEYPASS,
+				 strlen(KEYPASS)));
+	TU_OK(wks_store_save_file(st, path2, STOREPASS, strlen(STOREPASS)));
+	wks_store_free(st);
+
+	/* One byte of the store MAC changed. */
+	data = tu_read_file(path, &len);
+	data[len - 1] ^= 1;
+	tu_write_file(tampered, data, len);
+	free(data);
+
+	assert_int_equal(OSSL_PROVIDER_set_default_search_path(NULL,
+							       WKS_PROVIDER_DIR), 1);
+	prov_wks = OSSL_PROVIDER_load(NULL, "wks");
+	if (!prov_wks)
+		ERR_print_errors_fp(stdout);
+	assert_non_null(prov_wks);
+	prov_default = OSSL_PROVIDER_load(NULL, "default");
+	assert_non_null(prov_default);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	OSSL_PROVIDER_unload(prov_wks);
+	OSSL_PROVIDER_unload(prov_default);
+	EVP_PKEY_free(rsa_key);
+	EVP_PKEY_free(ec_key);
+	EVP_PKEY_free(ca_key);
+	X509_free(ca_cert);
+	X509_free(leaf_cert);
+	X509_free(ec_cert);
+	tu_rmtree(dir);
+	free(dir);
+	return 0;
+}
+
+/* ---- the application side ---------------------------------------------------- */
+
+/* What the UI method answers, and what it saw. */
+typedef struct {
+	const char *pw;   /* NULL: the UI fails (no terminal) */
+	int calls;
+	char prompt[1024];
+} ui_data;
+
+static int ui_read(UI *ui, UI_STRING *uis)
+{
+	ui_data *u = UI_get0_user_data(ui);
+
+	switch (UI_get_string_type(uis)) {
+	case UIT_PROMPT:
+	case UIT_VERIFY:
+		u->calls++;
+		snprintf(u->prompt, sizeof(u->prompt), "%s",
+			 UI_get0_output_string(uis));
+		if (!u->pw)
+			return 0;
+		return UI_set_result(ui, uis, u->pw) >= 0;
+	default:
+		return 1;
+	}
+}
+
+static UI_METHOD *ui_method(void)
+{
+	static UI_METHOD *m;
+
+	if (!m) {
+		m = UI_create_method("wks test");
+		UI_method_set_reader(m, ui_read);
+	}
+	return m;
+}
+
+/* The objects one store URI gives. */
+typedef struct {
+	int opened;       /* OSSL_STORE_open_ex succeeded */
+	int n;
+	int types[16];
+	EVP_PKEY *keys[16];
+	X509 *certs[16];
+	char errors[4096]; /* the error queue after the loads, as text */
+} result;
+
+static void result_free(result *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		EVP_PKEY_free(r->keys[i]);
+		X509_free(r->certs[i]);
+	}
+	memset(r, 0, sizeof(*r));
+}
+
+static void drain_errors(result *r)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *p;
+	long n;
+
+	ERR_print_errors(b);
+	n = BIO_get_mem_data(b, &p);
+	snprintf(r->errors, sizeof(r->errors), "%.*s", (int)n, p);
+	BIO_free(b);
+}
+
+static void load(result *r, const char *uri, int expect, const char *alias,
+		 ui_data *u)
+{
+	OSSL_STORE_CTX *ctx;
+	OSSL_STORE_SEARCH *s = NULL;
+
+	memset(r, 0, sizeof(*r));
+	ERR_clear_error();
+	ctx = OSSL_STORE_open_ex(uri, NULL, NULL, ui_method(), u, NULL, NULL,
+				 NULL);
+	if (!ctx) {
+		drain_errors(r);
+		return;
+	}
+	r->opened = 1;
+	if (expect)
+		assert_int_equal(OSSL_STORE_expect(ctx, expect), 1);
+	if (alias) {
+		assert_int_equal(OSSL_STORE_supports_search(ctx,
+				 OSSL_STORE_SEARCH_BY_ALIAS), 1);
+		s = OSSL_STORE_SEARCH_by_alias(alias);
+		assert_int_equal(OSSL_STORE_find(ctx, s), 1);
+	}
+	while (!OSSL_STORE_eof(ctx)) {
+		OSSL_STORE_INFO *info = OSSL_STORE_load(ctx);
+
+		if (!info)
+			continue;
+		assert_true(r->n < 16);
+		r->types[r->n] = OSSL_STORE_INFO_get_type(info);
+		r->keys[r->n] = OSSL_STORE_INFO_get1_PKEY(info);
+		r->certs[r->n] = OSSL_STORE_INFO_get1_CERT(info);
+		r->n++;
+		OSSL_STORE_INFO_free(info);
+	}
+	ERR_clear_error(); /* from the get1 of the other type */
+	OSSL_STORE_close(ctx);
+	OSSL_STORE_SEARCH_free(s);
+	drain_errors(r);
+}
+
+/* Objects loaded from a store, and then some errors */
+static void load_all_errors(result *r, const char *uri, int expect,
+			    const char *alias, ui_data *u)
+{
+	OSSL_STORE_CTX *ctx;
+
+	memset(r, 0, sizeof(*r));
+	ERR_clear_error();
+	ctx = OSSL_STORE_open_ex(uri, NULL, NULL, ui_method(), u, NULL, NULL,
+				 NULL);
+	if (!ctx) {
+		drain_errors(r);
+		return;
+	}
+	r->opened = 1;
+	if (expect)
+		OSSL_STORE_expect(ctx, expect);
+	if (alias) {
+		OSSL_STORE_SEARCH *s = OSSL_STORE_SEARCH_by_alias(alias);
+
+		OSSL_STORE_find(ctx, s);
+		OSSL_STORE_SEARCH_free(s);
+	}
+	while (!OSSL_STORE_eof(ctx)) {
+		OSSL_STORE_INFO *info = OSSL_STORE_load(ctx);
+
+		if (info) {
+			r->types[r->n++] = OSSL_STORE_INFO_get_type(info);
+			OSSL_STORE_INFO_free(info);
+		}
+	}
+	drain_errors(r);
+	OSSL_STORE_close(ctx);
+}
+
+static char *uri_of(const char *file, const char *query)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf), "wks:%s%s%s", file, query ? "?" : "",
+		 query ? query : "");
+	return buf;
+}
+
+/* ---- the tests ------------------------------------------------------------- */
+
+/* Without alias: every entry in alias order, a key before its chain,
+ * the chain leaf first; the secret key skipped. */
+static void test_provider__all_entries(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	result r;
+
+	(void)state;
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 6);
+	assert_int_equal(r.types[0], OSSL_STORE_INFO_PKEY);   /* ec */
+	assert_int_equal(EVP_PKEY_eq(r.keys[0], ec_key), 1);
+	assert_int_equal(r.types[1], OSSL_STORE_INFO_CERT);
+	assert_int_equal(X509_cmp(r.certs[1], ec_cert), 0);
+	assert_int_equal(X509_cmp(r.certs[2], ca_cert), 0);   /* root */
+	assert_int_equal(r.types[3], OSSL_STORE_INFO_PKEY);   /* server */
+	assert_int_equal(EVP_PKEY_eq(r.keys[3], rsa_key), 1);
+	assert_int_equal(X509_cmp(r.certs[4], leaf_cert), 0);
+	assert_int_equal(X509_cmp(r.certs[5], ca_cert), 0);
+	/* The prompt names the file. */
+	assert_int_equal(u.calls, 1);
+	assert_non_null(strstr(u.prompt, path));
+	assert_string_equal(r.errors, "");
+	result_free(&r);
+}
+
+static void test_provider__expect(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	result r;
+
+	(void)state;
+	load(&r, uri_of(path, NULL), OSSL_STORE_INFO_CERT, NULL, &u);
+	assert_int_equal(r.n, 4);
+	for (int i = 0; i < r.n; i++)
+		assert_int_equal(r.types[i], OSSL_STORE_INFO_CERT);
+	result_free(&r);
+
+	load(&r, uri_of(path, NULL), OSSL_STORE_INFO_PKEY, NULL, &u);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(EVP_PKEY_eq(r.keys[0], ec_key), 1);
+	assert_int_equal(EVP_PKEY_eq(r.keys[1], rsa_key), 1);
+	result_free(&r);
+
+	/* Nothing in WKS is a CRL or a public key. */
+	load(&r, uri_of(path, NULL), OSSL_STORE_INFO_CRL, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_string_equal(r.errors, "");
+	result_free(&r);
+}
+
+static void test_provider__alias(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	result r;
+
+	(void)state;
+	/* alias= in the URI */
+	load(&r, uri_of(path, "alias=server"), 0, NULL, &u);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(EVP_PKEY_eq(r.keys[0], rsa_key), 1);
+	assert_int_equal(X509_cmp(r.certs[1], leaf_cert), 0);
+	assert_int_equal(X509_cmp(r.certs[2], ca_cert), 0);
+	result_free(&r);
+
+	/* OSSL_STORE_SEARCH_by_alias */
+	load(&r, uri_of(path, NULL), OSSL_STORE_INFO_PKEY, "ec", &u);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(EVP_PKEY_eq(r.keys[0], ec_key), 1);
+	result_free(&r);
+
+	/* A trusted certificate entry; a secret key entry gives nothing. */
+	load(&r, uri_of(path, "alias=root"), 0, NULL, &u);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(X509_cmp(r.certs[0], ca_cert), 0);
+	result_free(&r);
+	load(&r, uri_of(path, "alias=secret"), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	result_free(&r);
+
+	/* Percent-encoded alias. */
+	load(&r, uri_of(path, "alias=%73erver"), OSSL_STORE_INFO_PKEY, NULL,
+	     &u);
+	assert_int_equal(r.n, 1);
+	result_free(&r);
+}
+
+static void test_provider__missing_alias(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	result r;
+
+	(void)state;
+	load_all_errors(&r, uri_of(path, "alias=nope"), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "no such entry"));
+	assert_non_null(strstr(r.errors, "nope"));
+	load_all_errors(&r, uri_of(path, NULL), 0, "nope", &u);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "no such entry"));
+}
+
+static void test_provider__wrong_password(void **state)
+{
+	ui_data u = { "wrong", 0, "" };
+	result r;
+
+	(void)state;
+	load_all_errors(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "integrity check failed: wrong "
+			       "password or modified file"));
+	/* Also from the URI, and with expect CERT: never a partial result. */
+	load_all_errors(&r, uri_of(path, "storepass=pass:wrong"),
+			OSSL_STORE_INFO_CERT, NULL, &u);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "integrity check failed"));
+	/* A wrong key password (store password right). */
+	load_all_errors(&r, uri_of(path2, "storepass=pass:" STOREPASS
+				   "&keypass=pass:wrong"), 0, NULL, &u);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "integrity check failed"));
+}
+
+static void test_provider__tampered(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	result r;
+
+	(void)state;
+	load_all_errors(&r, uri_of(tampered, NULL), 0, NULL, &u);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "integrity check failed"));
+}
+
+/* No password (the UI fails, as without a terminal): certificates only,
+ * the integrity check skipped, and no key. */
+static void test_provider__no_password(void **state)
+{
+	ui_data u = { NULL, 0, "" };
+	result r;
+
+	(void)state;
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_int_equal(u.calls, 1);
+	assert_int_equal(r.n, 4);
+	for (int i = 0; i < r.n; i++)
+		assert_int_equal(r.types[i], OSSL_STORE_INFO_CERT);
+	/* What the UI failure raised is not left on the queue. */
+	assert_string_equal(r.errors, "");
+	result_free(&r);
+
+	/* The tampered MAC is not checked without a password. */
+	load(&r, uri_of(tampered, NULL), OSSL_STORE_INFO_CERT, NULL, &u);
+	assert_int_equal(r.n, 4);
+	result_free(&r);
+
+	/* Asking for the key alone says why there is none. */
+	load_all_errors(&r, uri_of(path, "alias=server"), OSSL_STORE_INFO_PKEY,
+			NULL, &u);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "password is needed"));
+}
+
+static void test_provider__uri_passwords(void **state)
+{
+	ui_data u = { NULL, 0, "" };
+	char q[1024], pwfile[600];
+	FILE *f;
+	result r;
+
+	(void)state;
+	/* env: */
+	setenv("WKS_TEST_STOREPASS", STOREPASS, 1);
+	load(&r, uri_of(path, "alias=server&storepass=env:WKS_TEST_STOREPASS"),
+	     OSSL_STORE_INFO_PKEY, NULL, &u);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(u.calls, 0); /* the callback is not asked */
+	result_free(&r);
+
+	/* file: (first line; CRLF accepted) and a key password of its own */
+	snprintf(pwfile, sizeof(pwfile), "%s/pw.txt", dir);
+	f = fopen(pwfile, "w");
+	assert_non_null(f);
+	fputs(KEYPASS "\r\nignored\n", f);
+	fclose(f);
+	snprintf(q, sizeof(q), "storepass=pass:store%%20pass&keypass=file:%s",
+		 pwfile);
+	load(&r, uri_of(path2, q), OSSL_STORE_INFO_PKEY, NULL, &u);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(EVP_PKEY_eq(r.keys[0], rsa_key), 1);
+	result_free(&r);
+
+	/* The key password from the URI, the store password from the UI. */
+	u.pw = STOREPASS;
+	load(&r, uri_of(path2, "keypass=pass:other%20key%20pass"), 0, NULL, &u);
+	assert_int_equal(r.n, 3);
+	result_free(&r);
+
+	/* A source that fails: an error, nothing loaded. */
+	load_all_errors(&r, uri_of(path, "storepass=env:WKS_TEST_UNSET_VAR"),
+			0, NULL, &u);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "WKS_TEST_UNSET_VAR is not set"));
+}
+
+static void test_provider__bad_uri(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	const char *line, *end;
+	result r;
+
+	(void)state;
+	load(&r, uri_of(path, "alais=server"), 0, NULL, &u);
+	assert_false(r.opened);
+	assert_non_null(strstr(r.errors, "unknown attribute"));
+	load(&r, uri_of(path, "storepass=pass:secret-text&storepass=pass:x"),
+	     0, NULL, &u);
+	assert_false(r.opened);
+	assert_non_null(strstr(r.errors, "given twice"));
+	/* The provider never echoes a password.  (OpenSSL's own file
+	 * loader, tried first for every URI, does repeat the whole URI in
+	 * its "calling stat(...)" error: one more reason why pass: is for
+	 * tests only.) */
+	line = strstr(r.errors, "bad wks: URI");
+	assert_non_null(line);
+	end = strchr(line, '\n');
+	assert_non_null(end);
+	assert_null(memmem(line, (size_t)(end - line), "secret-text", 11));
+	load(&r, "wks:/nonexistent/dir/x.wks", 0, NULL, &u);
+	assert_false(r.opened);
+	assert_non_null(strstr(r.errors, "No such file"));
+}
+
+/* Several threads open and load at once. */
+static void *thread_main(void *arg)
+{
+	char uri[1024];
+	long ok = 0;
+
+	(void)arg;
+	snprintf(uri, sizeof(uri), "wks:%s?alias=server&storepass=pass:"
+		 "store%%20pass", path);
+	for (int i = 0; i < 4; i++) {
+		OSSL_STORE_CTX *ctx = OSSL_STORE_open_ex(uri, NULL, NULL, NULL,
+							 NULL, NULL, NULL, NULL);
+		int n = 0;
+
+		if (!ctx)
+			continue;
+		while (!OSSL_STORE_eof(ctx)) {
+			OSSL_STORE_INFO *info = OSSL_STORE_load(ctx);
+
+			if (info) {
+				n++;
+				OSSL_STORE_INFO_free(info);
+			}
+		}
+		OSSL_STORE_close(ctx);
+		ok += n == 3;
+	}
+	return (void *)ok;
+}
+
+static void test_provider__threads(void **state)
+{
+	pthread_t t[4];
+	long total = 0;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, thread_main, NULL), 0);
+	for (int i = 0; i < 4; i++) {
+		void *rv;
+
+		pthread_join(t[i], &rv);
+		total += (long)rv;
+	}
+	assert_int_equal(total, 16);
+}
+
+/* ---- the URI parser -------------------------------------------------------- */
+
+typedef struct {
+	const char *uri;
+	const char *path;  /* NULL: must fail */
+	const char *alias; /* NULL: none */
+	int storepass;     /* wksp_pw_kind */
+	const char *spv;   /* its value */
+	int keypass;
+	const char *kpv;
+	const char *err;   /* for failures: part of the message */
+} uri_case;
+
+static const uri_case uri_cases[] = {
+	{ "wks:/etc/ssl/s.wks", "/etc/ssl/s.wks", NULL, 0, NULL, 0, NULL, NULL },
+	{ "WKS:/a", "/a", NULL, 0, NULL, 0, NULL, NULL },
+	{ "wks:///etc/ssl/s.wks", "/etc/ssl/s.wks", NULL, 0, NULL, 0, NULL, NULL },
+	{ "wks://localhost/x.wks", "/x.wks", NULL, 0, NULL, 0, NULL, NULL },
+	{ "wks:s.wks", "s.wks", NULL, 0, NULL, 0, NULL, NULL },
+	{ "wks:dir/my%20store.wks", "dir/my store.wks", NULL, 0, NULL, 0, NULL, NULL },
+	{ "wks:a%3fb%23c%25", "a?b#c%", NULL, 0, NULL, 0, NULL, NULL },
+	{ "wks:s.wks?alias=server", "s.wks", "server", 0, NULL, 0, NULL, NULL },
+	{ "wks:s.wks?alias=", "s.wks", "", 0, NULL, 0, NULL, NULL },
+	{ "wks:s.wks?alias=%C0%80x", "s.wks", "\xC0\x80x", 0, NULL, 0, NULL, NULL },
+	{ "wks:s.wks?alias=a%26b%3Dc+d", "s.wks", "a&b=c+d", 0, NULL, 0, NULL, NULL },
+	{ "wks:s.wks?alias=caf%C3%A9", "s.wks", "caf\xC3\xA9", 0, NULL, 0, NULL, NULL },
+	{ "wks:s?storepass=pass:a%26b&keypass=env:KP", "s", NULL,
+	  WKSP_PW_PASS, "a&b", WKSP_PW_ENV, "KP", NULL },
+	{ "wks:s?keypass=file:/run/pw&alias=x&storepass=fd:3", "s", "x",
+	  WKSP_PW_FD, NULL, WKSP_PW_FILE, "/run/pw", NULL },
+	{ "wks:s?storepass=pass:a=b", "s", NULL, WKSP_PW_PASS, "a=b", 0, NULL, NULL },
+	/* errors */
+	{ "", NULL, NULL, 0, NULL, 0, NULL, "not a wks: URI" },
+	{ "file:/x", NULL, NULL, 0, NULL, 0, NULL, "not a wks: URI" },
+	{ "wks:", NULL, NULL, 0, NULL, 0, NULL, "no file name" },
+	{ "wks:?alias=x", NULL, NULL, 0, NULL, 0, NULL, "no file name" },
+	{ "wks://host/x", NULL, NULL, 0, NULL, 0, NULL, "authority" },
+	{ "wks://", NULL, NULL, 0, NULL, 0, NULL, "no path" },
+	{ "wks:a#b", NULL, NULL, 0, NULL, 0, NULL, "%23" },
+	{ "wks:a%00b", NULL, NULL, 0, NULL, 0, NULL, "NUL" },
+	{ "wks:a%4", NULL, NULL, 0, NULL, 0, NULL, "percent escape" },
+	{ "wks:a%zz", NULL, NULL, 0, NULL, 0, NULL, "percent escape" },
+	{ "wks:a?alias=%", NULL, NULL, 0, NULL, 0, NULL, "percent escape" },
+	{ "wks:a?alias=x%00", NULL, NULL, 0, NULL, 0, NULL, "NUL" },
+	{ "wks:a?", NULL, NULL, 0, NULL, 0, NULL, "empty query" },
+	{ "wks:a?alias=x&", NULL, NULL, 0, NULL, 0, NULL, "empty attribute" },
+	{ "wks:a?alias=x&&keypass=pass:y", NULL, NULL, 0, NULL, 0, NULL, "empty attribute" },
+	{ "wks:a?alias", NULL, NULL, 0, NULL, 0, NULL, "no '=VALUE'" },
+	{ "wks:a?Alias=x", NULL, NULL, 0, NULL, 0, NULL, "unknown attribute" },
+	{ "wks:a?object=x", NULL, NULL, 0, NULL, 0, NULL, "unknown attribute" },
+	{ "wks:a?alias=x&alias=x", NULL, NULL, 0, NULL, 0, NULL, "twice" },
+	{ "wks:a?keypass=pass:x&keypass=pass:x", NULL, NULL, 0, NULL, 0, NULL, "twice" },
+	{ "wks:a?storepass=x", NULL, NULL, 0, NULL, 0, NULL, "expected pass:" },
+	{ "wks:a?storepass=stdin", NULL, NULL, 0, NULL, 0, NULL, "expected pass:" },
+	{ "wks:a?storepass=pass:", NULL, NULL, 0, NULL, 0, NULL, "empty pass:" },
+	{ "wks:a?storepass=env:", NULL, NULL, 0, NULL, 0, NULL, "empty env:" },
+	{ "wks:a?keypass=fd:x", NULL, NULL, 0, NULL, 0, NULL, "descriptor" },
+	{ "wks:a?keypass=fd:99999999999999999999", NULL, NULL, 0, NULL, 0, NULL, "descriptor" },
+	{ "wks:a?storepass=pass:x%00y", NULL, NULL, 0, NULL, 0, NULL, "NUL" },
+};
+
+static void test_provider__uri_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(uri_cases) / sizeof(uri_cases[0]); i++) {
+		const uri_case *c = &uri_cases[i];
+		char err[256];
+		wksp_uri u;
+		int rc = wksp_uri_parse(&u, c->uri, err, sizeof(err));
+
+		if (!c->path) {
+			if (rc != -1 || !strstr(err, c->err))
+				fail_msg("\"%s\": rc %d, error \"%s\", want "
+					 "\"%s\"", c->uri, rc, err, c->err);
+			assert_null(u.path);
+			continue;
+		}
+		if (rc != 0)
+			fail_msg("\"%s\": %s", c->uri, err);
+		assert_string_equal(u.path, c->path);
+		if (c->alias)
+			assert_string_equal(u.alias, c->alias);
+		else
+			assert_null(u.alias);
+		assert_int_equal(u.storepass.kind, c->storepass);
+		assert_int_equal(u.keypass.kind, c->keypass);
+		if (c->spv)
+			assert_string_equal(u.storepass.value, c->spv);
+		if (c->kpv)
+			assert_string_equal(u.keypass.value, c->kpv);
+		if (c->storepass == WKSP_PW_FD)
+			assert_int_equal(u.storepass.fd, 3);
+		wksp_uri_clear(&u);
+	}
+}
+
+static void test_provider__uri_limits(void **state)
+{
+	size_t n = WKSP_URI_MAX + 2;
+	char *big = malloc(n), err[256];
+	wksp_uri u;
+
+	(void)state;
+	assert_non_null(big);
+	memcpy(big, "wks:", 4);
+	memset(big + 4, 'a', n - 5);
+	big[n - 1] = 0;
+	assert_int_equal(wksp_uri_parse(&u, big, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "longer than"));
+	big[WKSP_URI_MAX] = 0;
+	assert_int_equal(wksp_uri_parse(&u, big, err, sizeof(err)), 0);
+	wksp_uri_clear(&u);
+	free(big);
+	assert_int_equal(wksp_uri_parse(&u, NULL, err, sizeof(err)), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest uri_tests[] = {
+		cmocka_unit_test(test_provider__uri_table),
+		cmocka_unit_test(test_provider__uri_limits),
+	};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_provider__all_entries),
+		cmocka_unit_test(test_provider__expect),
+		cmocka_unit_test(test_provider__alias),
+		cmocka_unit_test(test_provider__missing_alias),
+		cmocka_unit_test(test_provider__wrong_password),
+		cmocka_unit_test(test_provider__tampered),
+		cmocka_unit_test(test_provider__no_password),
+		cmocka_unit_test(test_provider__uri_passwords),
+		cmocka_unit_test(test_provider__bad_uri),
+		cmocka_unit_test(test_provider__threads),
+	};
+	int rc = cmocka_run_group_tests_name("provider_uri", uri_tests, NULL,
+					     NULL);
+
+	rc |= cmocka_run_group_tests_name("provider", tests, setup, teardown);
+	return rc;
+}
