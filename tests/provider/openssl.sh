@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# The wks provider as users meet it: the stock openssl tool (Debian 12's
+# OpenSSL 3.0) loading wks.so and reading stores written by wks(1).
+#   pkey -in wks:...          gives the imported key (store password from
+#                             the URI, from -passin, key password apart)
+#   storeutl -certs wks:...   lists every certificate
+#   verify -CAstore wks:...   trusts a WKS truststore
+#   req -key wks:...          signs with a key from a store
+#   s_server/s_client         a real TLS handshake on 127.0.0.1 with key
+#                             and certificate from wks: (RSA and EC), and
+#                             mutual TLS with the client's key from wks:
+# The commands are those of docs/PROVIDER.md.
+#
+# usage: openssl.sh WKS_BINARY PROVIDER_DIR
+# Works in a mktemp -d folder that it removes.  Every openssl run is
+# bounded by timeout and runs without a controlling terminal (setsid).
+# Prints "N passed, M failed" last; exits 1 on any failure.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 WKS_BINARY PROVIDER_DIR" >&2
+	exit 2
+fi
+WKS_BIN=$(readlink -f "$1")
+PROV_DIR=$(readlink -f "$2")
+T=$(mktemp -d "${TMPDIR:-/tmp}/wks-prov.XXXXXX")
+SERVER_PID=
+cleanup() {
+	if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+cd "$T"
+export WKS_PROPERTIES=
+export OPENSSL_CONF=/dev/null
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL: $*" >&2
+	if [ -s "$T/err" ]; then sed 's/^/    stderr: /' "$T/err" | head -20 >&2; fi
+}
+
+P=(-provider-path "$PROV_DIR" -provider wks -provider default)
+
+# ossl CMD ARGS...: openssl with the wks provider; stdout in $T/out,
+# stderr in $T/err, status in $rc.
+ossl() {
+	local cmd=$1
+	shift
+	set +e
+	setsid -w timeout 30 openssl "$cmd" "${P[@]}" "$@" </dev/null \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+}
+
+wks() {
+	set +e
+	setsid -w "$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+	if [ "$rc" -ne 0 ]; then bad "wks $*: exit $rc"; fi
+}
+
+# ---- keys, certificates and stores -------------------------------------------
+
+q() { openssl "$@" >/dev/null 2>&1; }
+q req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout ca.key -out ca.crt -days 30 -subj "/CN=WKS Test Root" \
+	-addext basicConstraints=critical,CA:TRUE \
+	-addext keyUsage=critical,keyCertSign,cRLSign
+for k in rsa ec client; do
+	case $k in
+	rsa) q genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out $k.key ;;
+	*) q genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $k.key ;;
+	esac
+	q req -new -key $k.key -subj "/CN=$k.test" -out $k.csr
+	q x509 -req -in $k.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+		-days 30 -out $k.crt -extfile <(printf 'subjectAltName=DNS:localhost\n')
+done
+printf 'storepw\n' >storepw.txt
+chmod 600 storepw.txt
+
+wks create -k server.wks --storepass pass:storepw --iterations 10000
+for k in rsa ec client; do
+	wks import-key -k server.wks -a $k --key $k.key --chain $k.crt \
+		--chain ca.crt --storepass pass:storepw --iterations 10000
+done
+wks import-key -k server.wks -a kp --key ec.key --chain ec.crt --chain ca.crt \
+	--storepass pass:storepw --keypass pass:keypw --iterations 10000
+wks import-secret -k server.wks -a ticket --generate aes-256 \
+	--storepass pass:storepw --iterations 10000
+wks create -k cacerts.wks --storepass pass:trustpw --iterations 10000
+wks import-cert -k cacerts.wks -a root --cert ca.crt --storepass pass:trustpw
+wks create -k empty.wks --storepass pass:trustpw --iterations 10000
+S="wks:$T/server.wks"
+
+# ---- the provider is there -----------------------------------------------------
+
+ossl list -store-loaders
+if [ $rc -eq 0 ] && grep -q "wks @ wks" "$T/out"; then ok; else
+	bad "list -store-loaders does not show wks"; fi
+
+# ---- pkey ----------------------------------------------------------------------
+
+# same_key FILE: the key openssl wrote to $T/got.pem is the key in FILE.
+same_key() {
+	openssl pkey -in "$1" -outform DER -out want.der 2>/dev/null
+	openssl pkey -in got.pem -outform DER -out got.der 2>/dev/null
+	cmp -s want.der got.der
+}
+
+ossl pkey -in "$S?alias=rsa&storepass=pass:storepw" -out got.pem
+if [ $rc -eq 0 ] && same_key rsa.key; then ok; else bad "pkey RSA, URI pass:"; fi
+
+ossl pkey -in "wks:server.wks?alias=ec&storepass=file:storepw.txt" -out got.pem
+if [ $rc -eq 0 ] && same_key ec.key; then ok; else
+	bad "pkey EC, relative path, URI file:"; fi
+
+# The store password from the application (-passin), no source in the URI.
+ossl pkey -in "$S?alias=ec" -passin pass:storepw -out got.pem
+if [ $rc -eq 0 ] && same_key ec.key; then ok; else bad "pkey -passin"; fi
+
+STOREPW=storepw ossl pkey -in "$S?alias=rsa&storepass=env:STOREPW" -out got.pem
+if [ $rc -eq 0 ] && same_key rsa.key; then ok; else bad "pkey URI env:"; fi
+
+# A key password different from the store password.
+ossl pkey -in "$S?alias=kp&storepass=pass:storepw&keypass=pass:keypw" -out got.pem
+if [ $rc -eq 0 ] && same_key ec.key; then ok; else bad "pkey keypass"; fi
+ossl pkey -in "$S?alias=kp&keypass=pass:keypw" -passin pass:storepw -out got.pem
+if [ $rc -eq 0 ] && same_key ec.key; then ok; else bad "pkey keypass + -passin"; fi
+
+# Wrong passwords: nothing, and the reason.
+ossl pkey -in "$S?alias=rsa" -passin pass:wrong -out got.pem
+if [ $rc -ne 0 ] && grep -q "integrity check failed: wrong password or modified file" "$T/err" &&
+   [ ! -s got.pem ]; then ok; else bad "pkey wrong store password: exit $rc"; fi
+rm -f got.pem
+ossl pkey -in "$S?alias=kp&storepass=pass:storepw" -out got.pem
+if [ $rc -ne 0 ] && grep -q "integrity check failed" "$T/err"; then ok; else
+	bad "pkey wrong key password: exit $rc"; fi
+ossl pkey -in "$S?alias=nope&storepass=pass:storepw"
+if [ $rc -ne 0 ] && grep -q 'no entry "nope"' "$T/err"; then ok; else
+	bad "pkey missing alias: exit $rc"; fi
+ossl pkey -in "$S?alais=rsa&storepass=pass:storepw"
+if [ $rc -ne 0 ] && grep -q 'unknown attribute "alais"' "$T/err"; then ok; else
+	bad "pkey bad attribute: exit $rc"; fi
+# No password at all (no terminal): no key, and why.
+ossl pkey -in "$S?alias=rsa"
+if [ $rc -ne 0 ] && grep -q "password is needed" "$T/err"; then ok; else
+	bad "pkey without password: exit $rc"; fi
+
+# ---- storeutl --------------------------------------------------------------------
+
+# Every certificate (ec, its CA, ..., in alias order), the secret skipped.
+ossl storeutl -certs -passin pass:storepw "$S"
+if [ $rc -eq 0 ] && [ "$(grep -c '^[0-9]*: Certificate$' "$T/out")" -eq 8 ] &&
+   grep -q "Total found: 8" "$T/out"; then ok; else
+	bad "storeutl -certs: exit $rc, $(grep -c 'Certificate$' "$T/out") certificates"; fi
+# The leaf of "client" comes before its CA.
+awk '/^[0-9]+: Certificate$/{n++} n==1' "$T/out" | openssl x509 -noout -subject >subj.txt 2>/dev/null || true
+if grep -q "CN = client.test" subj.txt; then ok; else bad "storeutl: first is not the client leaf"; fi
+
+# Without any password: the certificates still load (integrity unchecked).
+ossl storeutl -certs "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 8" "$T/out"; then ok; else
+	bad "storeutl -certs without password: exit $rc"; fi
+# Keys: with a password, the four key entries whose password is the
+# store's ("kp" has its own: nothing at all is returned then).
+ossl storeutl -keys -passin pass:storepw "$S?alias=rsa"
+if [ $rc -eq 0 ] && grep -q "Total found: 1" "$T/out" &&
+   grep -q "^0: Pkey$" "$T/out"; then ok; else bad "storeutl -keys alias=rsa: exit $rc"; fi
+ossl storeutl -passin pass:storepw "$S?alias=rsa"
+if [ $rc -eq 0 ] && grep -q "Total found: 3" "$T/out"; then ok; else
+	bad "storeutl alias=rsa (key + chain): exit $rc"; fi
+
+# ---- verify -CAstore, req -key -------------------------------------------------------
+
+ossl verify -CAstore "wks:$T/cacerts.wks" rsa.crt
+if [ $rc -eq 0 ] && grep -q "rsa.crt: OK" "$T/out"; then ok; else bad "verify -CAstore: exit $rc"; fi
+ossl verify -CAstore "wks:$T/empty.wks" rsa.crt
+if [ $rc -ne 0 ]; then ok; else bad "verify -CAstore with an empty truststore succeeded"; fi
+
+ossl req -new -key "$S?alias=ec&storepass=pass:storepw" -subj /CN=req.test -out req.csr
+if [ $rc -eq 0 ] && openssl req -in req.csr -verify -noout >/dev/null 2>&1 &&
+   [ "$(openssl req -in req.csr -noout -pubkey | openssl pkey -pubin -outform DER | sha256sum)" = \
+     "$(openssl pkey -in ec.key -pubout -outform DER | sha256sum)" ]; then ok; else
+	bad "req -key wks:: exit $rc"; fi
+
+# ---- TLS ---------------------------------------------------------------------------------
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_server PORT ARGS...: s_server -www in the background, one
+# connection, until it listens (or 15 s).
+start_server() {
+	local port=$1 i
+	shift
+	setsid timeout 40 openssl s_server "${P[@]}" -accept "127.0.0.1:$port" \
+		-naccept 1 -www "$@" </dev/null >"$T/server.out" 2>"$T/server.err" &
+	SERVER_PID=$!
+	for i in $(seq 150); do
+		if grep -q ACCEPT "$T/server.out" 2>/dev/null; then return 0; fi
+		if ! kill -0 "$SERVER_PID" 2>/dev/null; then return 1; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+stop_server() {
+	if [ -n "$SERVER_PID" ]; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+	SERVER_PID=
+}
+
+# client PORT ARGS...: one HTTP request over TLS, verified against ca.crt.
+client() {
+	local port=$1
+	shift
+	set +e
+	printf 'GET / HTTP/1.0\r\n\r\n' | setsid -w timeout 20 openssl s_client \
+		"${P[@]}" -connect "127.0.0.1:$port" -CAfile ca.crt \
+		-verify_return_error -verify_hostname localhost -ign_eof "$@" \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+}
+
+for alg in rsa ec; do
+	port=$(free_port)
+	# Key with -pass (the passphrase callback), certificate with env:.
+	if STOREPW=storepw start_server "$port" \
+		-key "$S?alias=$alg" -pass pass:storepw \
+		-cert "$S?alias=$alg&storepass=env:STOREPW"; then
+		client "$port"
+		if [ $rc -eq 0 ] && grep -q "Verify return code: 0 (ok)" "$T/out" &&
+		   grep -q "s_server" "$T/out"; then ok; else
+			bad "TLS with the $alg key from wks: (client exit $rc)"
+			sed 's/^/    server: /' "$T/server.err" | head >&2
+		fi
+	else
+		bad "s_server with the $alg key from wks: did not start"
+		sed 's/^/    server: /' "$T/server.err" | head >&2
+	fi
+	stop_server
+done
+
+# Mutual TLS: the client's key and certificate from wks: too, the server
+# trusting the WKS truststore.
+port=$(free_port)
+if start_server "$port" -key "$S?alias=ec&storepass=pass:storepw" \
+	-cert "$S?alias=ec&storepass=pass:storepw" -Verify 1 \
+	-verify_return_error -CAstore "wks:$T/cacerts.wks"; then
+	client "$port" -key "$S?alias=client&storepass=pass:storepw" \
+		-cert "$S?alias=client&storepass=pass:storepw"
+	if [ $rc -eq 0 ] && grep -q "Verify return code: 0 (ok)" "$T/out" &&
+	   grep -q "s_server" "$T/out"; then ok; else
+		bad "mutual TLS with keys from wks: (client exit $rc)"
+		sed 's/^/    server: /' "$T/server.err" | head >&2
+	fi
+else
+	bad "s_server for mutual TLS did not start"
+	sed 's/^/    server: /' "$T/server.err" | head >&2
+fi
+stop_server
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
