@@ -299,7 +299,7 @@ typedef struct {
 
 static void parse_pkcs8(pkcs8_info *pi, const uint8_t *d, size_t n)
 {
-	tlv top, kids[8], alg[4];
+	tlv top = {0}, kids[8], alg[4];
 	size_t nk, na, i;
 
 	memset(pi, 0, sizeof(*pi));
@@ -329,7 +329,7 @@ static void parse_pkcs8(pkcs8_info *pi, const uint8_t *d, size_t n)
 static void cert_raw_pubkey(const uint8_t *der, size_t n, const uint8_t **pk,
                             size_t *pk_len)
 {
-	tlv cert, tbs, kids[12], sp[2];
+	tlv cert = {0}, tbs = {0}, kids[12], sp[2];
 	size_t nk, idx;
 
 	if (der_tlv(&cert, der, 0, n) != 0 || der_tlv(&tbs, der, cert.cs, cert.ce) != 0)
@@ -353,7 +353,7 @@ static const char *key_match(const uint8_t *p8, size_t p8_len, const pkcs8_info 
 		/* privateKey = SEQUENCE { OCTET STRING seed(32), OCTET STRING
 		 * expandedKey }: rho = expanded[0..32) = pk[0..32),
 		 * tr = expanded[64..128) = SHAKE256(pk, 64). */
-		tlv seq, kids[3];
+		tlv seq = {0}, kids[3];
 		const uint8_t *pk, *exp = NULL;
 		size_t pk_len, exp_len = 0, nk, i;
 		uint8_t tr[64];
