@@ -86,7 +86,7 @@ fi
 if command -v readelf >/dev/null; then
 	bad=""
 	for f in "$P"/bin/* "$P/$LIBDIR"/libwks.so*; do
-		[ -f "$f" ] && [ ! -L "$f" ] || continue
+		if [ ! -f "$f" ] || [ -L "$f" ]; then continue; fi
 		if readelf -d "$f" 2>/dev/null | grep -E 'R(UN)?PATH' |
 			grep -qF "$BUILD"; then
 			bad="$bad $f"
