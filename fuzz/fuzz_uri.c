@@ -1,0 +1,184 @@
+/*
+ * fuzz_uri: the wks: URI parser of the OpenSSL provider (provider/uri.c,
+ * docs/PROVIDER.md), on any bytes taken as a C string.
+ *
+ * Oracles:
+ *  - the parser returns 0 or -1; on -1 every output is cleared and the
+ *    message is a non-empty string;
+ *  - on 0 the path is non-empty, nothing decoded is longer than the input,
+ *    a password source of kind pass:/env:/file: has a non-empty value and
+ *    fd: a number in range;
+ *  - round trip: the parsed URI written back with every byte
+ *    percent-encoded (except A-Z a-z 0-9 - . _ ~) parses again to exactly
+ *    the same fields.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uri.h"
+
+#ifndef FUZZ_ENTRY
+#define FUZZ_ENTRY LLVMFuzzerTestOneInput
+#endif
+#ifndef FUZZ_INIT
+#define FUZZ_INIT LLVMFuzzerInitialize
+#endif
+
+#define URI_CHECK(cond, what) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "FUZZ_CHECK failed: %s (%s:%d): %s\n", #cond, \
+		        __FILE__, __LINE__, (what)); \
+		abort(); \
+	} \
+} while (0)
+
+int FUZZ_INIT(int *argc, char ***argv);
+int FUZZ_ENTRY(const uint8_t *data, size_t size);
+
+int FUZZ_INIT(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	return 0;
+}
+
+/* Append s[0..n) percent-encoded at *o. */
+static void enc(char **o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~') {
+			*(*o)++ = (char)c;
+		} else {
+			*(*o)++ = '%';
+			*(*o)++ = hex[c >> 4];
+			*(*o)++ = hex[c & 15];
+		}
+	}
+}
+
+static void put(char **o, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(*o, s, n);
+	*o += n;
+}
+
+static void enc_src(char **o, char *sep, const char *name,
+		    const wksp_pwsrc *s)
+{
+	static const char *const prefix[] = { "", "pass:", "env:", "file:",
+					      "fd:" };
+	char num[16];
+
+	if (s->kind == WKSP_PW_NONE)
+		return;
+	*(*o)++ = *sep;
+	*sep = '&';
+	put(o, name);
+	put(o, "=");
+	put(o, prefix[s->kind]);
+	if (s->kind == WKSP_PW_FD) {
+		snprintf(num, sizeof(num), "%d", s->fd);
+		put(o, num);
+	} else {
+		enc(o, s->value, s->value_len);
+	}
+}
+
+static void check_src(const wksp_pwsrc *s, size_t size)
+{
+	switch (s->kind) {
+	case WKSP_PW_NONE:
+		URI_CHECK(!s->value, "no source but a value");
+		break;
+	case WKSP_PW_PASS:
+	case WKSP_PW_ENV:
+	case WKSP_PW_FILE:
+		URI_CHECK(s->value && s->value_len > 0 && s->value_len < size &&
+			  strlen(s->value) == s->value_len, "source value");
+		break;
+	case WKSP_PW_FD:
+		URI_CHECK(s->fd >= 0 && s->fd <= 1000000, "fd range");
+		break;
+	default:
+		URI_CHECK(0, "source kind");
+	}
+}
+
+static int same_src(const wksp_pwsrc *a, const wksp_pwsrc *b)
+{
+	if (a->kind != b->kind)
+		return 0;
+	if (a->kind == WKSP_PW_FD)
+		return a->fd == b->fd;
+	if (a->kind == WKSP_PW_NONE)
+		return 1;
+	return a->value_len == b->value_len &&
+	       !memcmp(a->value, b->value, a->value_len);
+}
+
+int FUZZ_ENTRY(const uint8_t *data, size_t size)
+{
+	char *in = malloc(size + 1), *out, *o, err[256], sep = '?';
+	wksp_uri u, v;
+	int rc;
+
+	URI_CHECK(in != NULL, "malloc");
+	memcpy(in, data, size);
+	in[size] = 0;
+	rc = wksp_uri_parse(&u, in, err, sizeof(err));
+	URI_CHECK(rc == 0 || rc == -1, "return value");
+	if (rc < 0) {
+		URI_CHECK(!u.path && !u.alias && u.storepass.kind == WKSP_PW_NONE &&
+			  u.keypass.kind == WKSP_PW_NONE, "outputs not cleared");
+		URI_CHECK(err[0] != 0, "no message");
+		free(in);
+		return 0;
+	}
+	URI_CHECK(u.path && u.path[0] && strlen(u.path) <= size, "path");
+	URI_CHECK(!u.alias || strlen(u.alias) <= size, "alias");
+	check_src(&u.storepass, size);
+	check_src(&u.keypass, size);
+
+	/* Round trip: every decoded byte becomes at most 3. */
+	out = malloc(3 * size + 64);
+	URI_CHECK(out != NULL, "malloc");
+	o = out;
+	put(&o, "wks:");
+	enc(&o, u.path, strlen(u.path));
+	if (u.alias) {
+		*o++ = sep;
+		sep = '&';
+		put(&o, "alias=");
+		enc(&o, u.alias, strlen(u.alias));
+	}
+	enc_src(&o, &sep, "storepass", &u.storepass);
+	enc_src(&o, &sep, "keypass", &u.keypass);
+	*o = 0;
+	if (strlen(out) <= WKSP_URI_MAX) {
+		rc = wksp_uri_parse(&v, out, err, sizeof(err));
+		URI_CHECK(rc == 0, err);
+		URI_CHECK(!strcmp(u.path, v.path), "round trip: path");
+		URI_CHECK((!u.alias && !v.alias) ||
+			  (u.alias && v.alias && !strcmp(u.alias, v.alias)),
+			  "round trip: alias");
+		URI_CHECK(same_src(&u.storepass, &v.storepass),
+			  "round trip: storepass");
+		URI_CHECK(same_src(&u.keypass, &v.keypass),
+			  "round trip: keypass");
+		wksp_uri_clear(&v);
+	}
+	free(out);
+	wksp_uri_clear(&u);
+	free(in);
+	return 0;
+}
