@@ -112,6 +112,7 @@ typedef struct {
 	cli_pwsrc storepass, keypass, new_storepass, new_keypass;
 	cli_pwsrc inpass, outpass, hex;
 	int json, der, pem, verbose, force, leaf, no_storepass, encrypt;
+	int no_mac_ok;
 	int has_iterations;
 	long iterations;
 } cli_ctx;
@@ -180,21 +181,39 @@ int cli_read_file(uint8_t **out, size_t *out_len, const char *path);
 void cli_free_secret(void *p, size_t len);
 
 /*
- * Write output to `path` (NULL or "-": stdout).  A file is written
- * atomically (temporary file, fsync, rename) with mode 0600 when `secret`
- * (else 0644, both less the umask), replacing an existing one.  Binary
- * data is never written to a terminal.  Returns 0 or an exit status.
+ * May the command write its output to `path`?  Never over one of its
+ * inputs (--keystore, --in; compared by device and inode, so a symbolic or
+ * hard link to one is caught too), not even with --force (CLI_EXIT_USAGE);
+ * an existing file only with --force (else CLI_EXIT_EXISTS), and only if
+ * it is a regular file the caller may write (else CLI_EXIT_IO).  A FIFO or
+ * a character device (/dev/stdout) is written into, not replaced: always
+ * allowed.  NULL and "-" (standard output) are allowed.  Called early, to
+ * fail before any password is asked; cli_write_output() checks again.
+ * Returns 0 or an exit status (message printed).
  */
-int cli_write_output(const char *path, const uint8_t *data, size_t len,
-		     int binary, int secret);
+int cli_output_check(const cli_ctx *c, const char *path);
 
-/* 1 if `path` exists (any type). */
-int cli_exists(const char *path);
+/*
+ * Write output to `path` (NULL or "-": stdout) after cli_output_check().
+ * A file is written whole to a temporary file in its folder (mode 0600
+ * when `secret`, else 0644 less the umask), fsynced, and then published
+ * exclusively with link(): an output that appeared meanwhile is never
+ * replaced without --force (CLI_EXIT_EXISTS).  With --force an existing
+ * file is replaced by rename, keeping its owner and group (and, unless
+ * `secret`, its mode), or the write fails (CLI_EXIT_IO) as
+ * wks_store_save_file() does.  Binary data is never written to a
+ * terminal.  Returns 0 or an exit status.
+ */
+int cli_write_output(const cli_ctx *c, const char *path, const uint8_t *data,
+		     size_t len, int binary, int secret);
 
 /* An alias (or other modified-UTF-8 text from libwks) as printable text:
  * control characters, U+0000 and lone surrogates are escaped (\n, \0,
  * \x01, \udc80).  Returns a static-per-call heap string; free() it. */
 char *cli_display(const char *s);
+/* The same for text that escapes its backslashes itself (OpenSSL's
+ * RFC 2253 names): backslashes are left as they are. */
+char *cli_display_escaped(const char *s);
 
 /* Append `s` as a JSON string literal (quotes included) to `f`. */
 void cli_json_string(FILE *f, const char *s);
@@ -228,8 +247,46 @@ enum {
  */
 int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode);
 
-/* Save atomically to --keystore with `pw`.  Returns 0 or an exit status. */
-int cli_store_save(wks_store *st, cli_ctx *c, const cli_pw *pw);
+/*
+ * An edit of the store named by --keystore (every command that changes a
+ * store):
+ *
+ *     cli_edit e;
+ *     if ((rc = cli_store_edit_begin(&e, c)) != 0)
+ *             return rc;              (nothing to end)
+ *     ... change e.st ...
+ *     rc = cli_store_edit_commit(&e, c, NULL);
+ *     cli_store_edit_end(&e);
+ *
+ * begin takes the store's exclusive advisory lock (wks_lock_acquire; it
+ * waits while another wks edits the same store), refuses a store the
+ * caller could not write (CLI_EXIT_IO, "Permission denied"), then loads it
+ * as cli_store_open(CLI_STORE_VERIFY) does (e.st, e.pw).  commit saves
+ * e.st to --keystore with `new_pw` (NULL: e.pw), still under the lock;
+ * end frees everything and releases the lock.  Returns 0 or an exit
+ * status (message printed); after a failed begin, e is already ended.
+ */
+typedef struct {
+	wks_store *st;
+	cli_pw pw;
+	wks_lock *lock;
+} cli_edit;
+
+#define CLI_EDIT_INIT { NULL, CLI_PW_INIT, NULL }
+
+int cli_store_edit_begin(cli_edit *e, cli_ctx *c);
+int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw);
+void cli_store_edit_end(cli_edit *e);
+
+/*
+ * Save the new store `st` to `path` (create, convert): after
+ * cli_output_check(), a new file is created exclusively (mode 0600; a
+ * file that appeared meanwhile is CLI_EXIT_EXISTS); with --force an
+ * existing store is replaced under its lock by wks_store_save_file()
+ * (owner, group and mode kept).  Returns 0 or an exit status.
+ */
+int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
+		     const cli_pw *pw);
 
 /* Apply --iterations to `st`.  Returns 0 or an exit status. */
 int cli_store_iterations(wks_store *st, cli_ctx *c);
@@ -300,9 +357,13 @@ typedef struct {
 
 /* Parse a PKCS#12 file into entries: keys with their chains (matched by
  * localKeyID, else by public key) and the certificates that belong to no
- * chain.  Returns 0 or an exit status (message printed). */
+ * chain.  A file without a MAC is refused (CLI_EXIT_INVALID) unless
+ * `no_mac_ok` (--no-mac-ok).  Every failure to decrypt or to decode what
+ * was decrypted gives the same message.  Returns 0 or an exit status
+ * (message printed). */
 int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
-		 const uint8_t *data, size_t len, const cli_pw *pw);
+		 const uint8_t *data, size_t len, const cli_pw *pw,
+		 int no_mac_ok);
 void cli_p12_free(cli_p12_entry *e, size_t count);
 
 /* Put the entries into `st` (only `only` if not NULL; names for entries
@@ -314,10 +375,16 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 /*
  * Build a PKCS#12 of the key and certificate entries of `st` (only
  * `alias` if not NULL), keys decrypted with `keypw`, encrypted with
- * AES-256-CBC/PBKDF2 under `p12pw`, MAC HMAC-SHA-256.  *out is DER.
+ * AES-256-CBC/PBKDF2 under `p12pw`, MAC HMAC-SHA-256, `iterations` for
+ * all three (see cli_export_iterations()).  *out is DER.
  */
 int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 		   const char *file, const char *alias, const cli_pw *keypw,
 		   const cli_pw *p12pw, int iterations);
+
+/* The PBKDF2 iteration count of an export (PKCS#12, encrypted key):
+ * --iterations, else the store's wolfjce.wks.iterationCount (what libwks
+ * would save the store with: 210000 unless configured). */
+int cli_export_iterations(wks_store *st, const cli_ctx *c);
 
 #endif

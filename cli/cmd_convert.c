@@ -31,6 +31,10 @@ static int wks_to_p12(cli_ctx *c, const uint8_t *data, size_t len)
 		rc = cli_lib_err(c->in, NULL, err, NULL);
 		goto done;
 	}
+	/* --iterations within libwks.wks.maxIterationCount, as for a
+	 * store: a PKCS#12 above it could not be imported back. */
+	if ((rc = cli_store_iterations(st, c)) != 0)
+		goto done;
 	if ((rc = cli_keypass(&kp, c, &inpw, NULL)) != 0)
 		goto done;
 	snprintf(prompt, sizeof(prompt), "Password of the new PKCS#12 file %s: ",
@@ -39,10 +43,9 @@ static int wks_to_p12(cli_ctx *c, const uint8_t *data, size_t len)
 			     CLI_PW_NEW)) != 0)
 		goto done;
 	rc = cli_p12_export(&der, &der_len, st, c->in, NULL, &kp, &outpw,
-			    c->has_iterations ? (int)c->iterations
-					      : PKCS12_DEFAULT_ITER);
+			    cli_export_iterations(st, c));
 	if (rc == 0)
-		rc = cli_write_output(c->out, der, der_len, 1, 1);
+		rc = cli_write_output(c, c->out, der, der_len, 1, 1);
 done:
 	cli_free_secret(der, der_len);
 	wks_store_free(st);
@@ -65,7 +68,8 @@ static int p12_to_wks(cli_ctx *c, const uint8_t *data, size_t len)
 	snprintf(prompt, sizeof(prompt), "Password of %s: ", c->in);
 	if ((rc = cli_pw_get(&inpw, &c->inpass, prompt, "--inpass", 0)) != 0)
 		return rc;
-	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw)) != 0)
+	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw,
+			       c->no_mac_ok)) != 0)
 		goto done;
 	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
 		 c->out);
@@ -84,7 +88,7 @@ static int p12_to_wks(cli_ctx *c, const uint8_t *data, size_t len)
 	oc.force = 1; /* the store is new: no alias clashes with it */
 	if ((rc = cli_p12_import(st, &oc, c->in, e, count, NULL, &kp)) != 0)
 		goto done;
-	rc = cli_store_save(st, &oc, &outpw);
+	rc = cli_store_create(st, c, c->out, &outpw);
 done:
 	cli_p12_free(e, count);
 	wks_store_free(st);
@@ -103,10 +107,10 @@ int cmd_convert(cli_ctx *c)
 	if ((rc = cli_need(c->in, "--in")) != 0 ||
 	    (rc = cli_need(c->out, "--out")) != 0)
 		return rc;
-	if (!c->force && cli_exists(c->out)) {
-		cli_err(c->out, "exists (use --force to replace it)");
-		return CLI_EXIT_EXISTS;
-	}
+	/* Before any password: never over the input, an existing output
+	 * only with --force. */
+	if ((rc = cli_output_check(c, c->out)) != 0)
+		return rc;
 	if ((rc = cli_read_file(&data, &len, c->in)) != 0)
 		return rc;
 	if (wks_probe(data, len))

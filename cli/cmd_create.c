@@ -1,5 +1,7 @@
 /*
- * wks create: a new, empty keystore.
+ * wks create: a new, empty keystore.  Created exclusively: an existing
+ * file is kept (exit 7) unless --force, even if it appears while the
+ * password is being asked.
  */
 #include <stdio.h>
 
@@ -14,10 +16,8 @@ int cmd_create(cli_ctx *c)
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
 		return rc;
-	if (!c->force && cli_exists(c->keystore)) {
-		cli_err(c->keystore, "exists (use --force to replace it)");
-		return CLI_EXIT_EXISTS;
-	}
+	if ((rc = cli_output_check(c, c->keystore)) != 0)
+		return rc;
 	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
 		 c->keystore);
 	if ((rc = cli_pw_get(&pw, &c->storepass, prompt, "--storepass",
@@ -29,7 +29,7 @@ int cmd_create(cli_ctx *c)
 	}
 	if ((rc = cli_store_iterations(st, c)) != 0)
 		goto done;
-	rc = cli_store_save(st, c, &pw);
+	rc = cli_store_create(st, c, c->keystore, &pw);
 done:
 	wks_store_free(st);
 	cli_pw_clear(&pw);

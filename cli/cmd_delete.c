@@ -5,22 +5,18 @@
 
 int cmd_delete(cli_ctx *c)
 {
-	wks_store *st = NULL;
-	cli_pw pw = CLI_PW_INIT;
+	cli_edit e;
 	int rc, err;
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
 	    (rc = cli_need(c->alias, "--alias")) != 0)
 		return rc;
-	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+	if ((rc = cli_store_edit_begin(&e, c)) != 0)
 		return rc;
-	if ((err = wks_store_delete(st, c->alias)) < 0) {
+	if ((err = wks_store_delete(e.st, c->alias)) < 0)
 		rc = cli_lib_err(c->keystore, c->alias, err, NULL);
-		goto done;
-	}
-	rc = cli_store_save(st, c, &pw);
-done:
-	wks_store_free(st);
-	cli_pw_clear(&pw);
+	else
+		rc = cli_store_edit_commit(&e, c, NULL);
+	cli_store_edit_end(&e);
 	return rc;
 }

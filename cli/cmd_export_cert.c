@@ -17,7 +17,8 @@ int cmd_export_cert(cli_ctx *c)
 	int rc, err;
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
-	    (rc = cli_need(c->alias, "--alias")) != 0)
+	    (rc = cli_need(c->alias, "--alias")) != 0 ||
+	    (rc = cli_output_check(c, c->out)) != 0)
 		return rc;
 	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_OPTIONAL)) != 0)
 		return rc;
@@ -32,6 +33,17 @@ int cmd_export_cert(cli_ctx *c)
 		} else {
 			rc = cli_lib_err(c->keystore, c->alias, err, NULL);
 		}
+		goto done;
+	}
+	if (n == 0) {
+		/* A private key entry with a chain of 0 (valid: the spec
+		 * and Java accept it): nothing to write. */
+		char *d = cli_display(c->alias);
+
+		cli_err(c->keystore, "entry \"%s\" has no certificate",
+			d ? d : "");
+		free(d);
+		rc = CLI_EXIT_INVALID;
 		goto done;
 	}
 	if (c->leaf && n > 1)
@@ -67,7 +79,7 @@ int cmd_export_cert(cli_ctx *c)
 		if (rc)
 			goto done;
 	}
-	rc = cli_write_output(c->out, out, out_len, c->der, 0);
+	rc = cli_write_output(c, c->out, out, out_len, c->der, 0);
 done:
 	free(out);
 	wks_store_free(st);

@@ -13,9 +13,6 @@
 
 #include "cli.h"
 
-/* Default PBKDF2 iterations of an encrypted export (wolfJCE's default). */
-#define EXPORT_ITER 210000
-
 static int encrypt_pkcs8(uint8_t **out, size_t *out_len, const uint8_t *der,
 			 size_t der_len, const cli_pw *pw, int iter,
 			 const char *file)
@@ -68,7 +65,8 @@ int cmd_export_key(cli_ctx *c)
 	int rc, err;
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
-	    (rc = cli_need(c->alias, "--alias")) != 0)
+	    (rc = cli_need(c->alias, "--alias")) != 0 ||
+	    (rc = cli_output_check(c, c->out)) != 0)
 		return rc;
 	if ((rc = cli_store_open(&st, &pw, c, c->no_storepass ?
 				 CLI_STORE_OPTIONAL : CLI_STORE_VERIFY)) != 0)
@@ -102,7 +100,7 @@ int cmd_export_key(cli_ctx *c)
 	data = wks_key_data(key, &len);
 	if (t == WKS_ENTRY_SECRET_KEY) {
 		if (c->der) {
-			rc = cli_write_output(c->out, data, len, 1, 1);
+			rc = cli_write_output(c, c->out, data, len, 1, 1);
 		} else {
 			pem_len = len * 2 + 1;
 			pem = malloc(pem_len + 1);
@@ -112,7 +110,7 @@ int cmd_export_key(cli_ctx *c)
 			}
 			cli_hex((char *)pem, data, len, 0);
 			pem[len * 2] = '\n';
-			rc = cli_write_output(c->out, pem, pem_len, 0, 1);
+			rc = cli_write_output(c, c->out, pem, pem_len, 0, 1);
 		}
 		goto done;
 	}
@@ -122,21 +120,20 @@ int cmd_export_key(cli_ctx *c)
 				     "--outpass", CLI_PW_NEW)) != 0)
 			goto done;
 		if ((rc = encrypt_pkcs8(&buf, &buf_len, data, len, &outpw,
-					c->has_iterations ? (int)c->iterations
-							  : EXPORT_ITER,
+					cli_export_iterations(st, c),
 					c->keystore)) != 0)
 			goto done;
 		data = buf;
 		len = buf_len;
 	}
 	if (c->der) {
-		rc = cli_write_output(c->out, data, len, 1, 1);
+		rc = cli_write_output(c, c->out, data, len, 1, 1);
 	} else {
 		if ((rc = cli_pem_encode(&pem, &pem_len, encrypt ?
 					 PEM_STRING_PKCS8 : PEM_STRING_PKCS8INF,
 					 data, len)) != 0)
 			goto done;
-		rc = cli_write_output(c->out, pem, pem_len, 0, 1);
+		rc = cli_write_output(c, c->out, pem, pem_len, 0, 1);
 	}
 done:
 	cli_free_secret(pem, pem_len);

@@ -17,7 +17,8 @@ int cmd_export_p12(cli_ctx *c)
 	char prompt[512];
 	int rc;
 
-	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
+	    (rc = cli_output_check(c, c->out)) != 0)
 		return rc;
 	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
 		return rc;
@@ -28,10 +29,9 @@ int cmd_export_p12(cli_ctx *c)
 			     CLI_PW_NEW)) != 0)
 		goto done;
 	rc = cli_p12_export(&der, &der_len, st, c->keystore, c->alias, &kp,
-			    &outpw, c->has_iterations ? (int)c->iterations
-						      : PKCS12_DEFAULT_ITER);
+			    &outpw, cli_export_iterations(st, c));
 	if (rc == 0)
-		rc = cli_write_output(c->out, der, der_len, 1, 1);
+		rc = cli_write_output(c, c->out, der, der_len, 1, 1);
 done:
 	cli_free_secret(der, der_len);
 	wks_store_free(st);

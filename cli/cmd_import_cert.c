@@ -9,8 +9,8 @@
 
 int cmd_import_cert(cli_ctx *c)
 {
-	wks_store *st = NULL;
-	cli_pw pw = CLI_PW_INIT;
+	cli_edit e = CLI_EDIT_INIT;
+	wks_store *st;
 	STACK_OF(X509) *certs = NULL;
 	uint8_t *der = NULL;
 	size_t der_len = 0;
@@ -35,8 +35,9 @@ int cmd_import_cert(cli_ctx *c)
 	}
 	if ((rc = cli_cert_der(&der, &der_len, sk_X509_value(certs, 0))) != 0)
 		goto done;
-	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+	if ((rc = cli_store_edit_begin(&e, c)) != 0)
 		goto done;
+	st = e.st;
 	if (wks_store_entry_type(st, c->alias) == WKS_ENTRY_CERTIFICATE) {
 		if ((rc = cli_check_alias_free(st, c, c->alias)) != 0)
 			goto done;
@@ -62,11 +63,10 @@ int cmd_import_cert(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, c->alias, err, "cannot import");
 		goto done;
 	}
-	rc = cli_store_save(st, c, &pw);
+	rc = cli_store_edit_commit(&e, c, NULL);
 done:
 	free(der);
 	sk_X509_pop_free(certs, X509_free);
-	wks_store_free(st);
-	cli_pw_clear(&pw);
+	cli_store_edit_end(&e);
 	return rc;
 }

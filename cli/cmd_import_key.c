@@ -10,8 +10,8 @@
 
 int cmd_import_key(cli_ctx *c)
 {
-	wks_store *st = NULL;
-	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT;
+	cli_edit e = CLI_EDIT_INIT;
+	cli_pw kp = CLI_PW_INIT;
 	STACK_OF(X509) *pool = NULL, *chain = NULL;
 	EVP_PKEY *pkey = NULL;
 	uint8_t *pkcs8 = NULL, **ders = NULL;
@@ -43,11 +43,11 @@ int cmd_import_key(cli_ctx *c)
 				  c->chain_count ? c->chain[0] : c->key, 1)))
 		goto done;
 
-	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+	if ((rc = cli_store_edit_begin(&e, c)) != 0)
 		goto done;
-	if ((rc = cli_check_alias_free(st, c, c->alias)) != 0)
+	if ((rc = cli_check_alias_free(e.st, c, c->alias)) != 0)
 		goto done;
-	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
+	if ((rc = cli_keypass(&kp, c, &e.pw, c->alias)) != 0)
 		goto done;
 	n = (size_t)sk_X509_num(chain);
 	ders = calloc(n, sizeof(*ders));
@@ -61,14 +61,14 @@ int cmd_import_key(cli_ctx *c)
 		if ((rc = cli_cert_der(&ders[i], &lens[i],
 				       sk_X509_value(chain, (int)i))) != 0)
 			goto done;
-	err = wks_store_set_private_key(st, c->alias, pkcs8, pkcs8_len,
+	err = wks_store_set_private_key(e.st, c->alias, pkcs8, pkcs8_len,
 					(const uint8_t *const *)ders, lens, n,
 					kp.p, kp.len);
 	if (err < 0) {
 		rc = cli_lib_err(c->keystore, c->alias, err, "cannot import");
 		goto done;
 	}
-	rc = cli_store_save(st, c, &pw);
+	rc = cli_store_edit_commit(&e, c, NULL);
 done:
 	for (size_t i = 0; ders && i < n; i++)
 		free(ders[i]);
@@ -78,8 +78,7 @@ done:
 	EVP_PKEY_free(pkey);
 	sk_X509_pop_free(pool, X509_free);
 	sk_X509_pop_free(chain, X509_free);
-	wks_store_free(st);
-	cli_pw_clear(&pw);
+	cli_store_edit_end(&e);
 	cli_pw_clear(&kp);
 	return rc;
 }

@@ -7,8 +7,8 @@
 
 int cmd_import_p12(cli_ctx *c)
 {
-	wks_store *st = NULL;
-	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT, inpw = CLI_PW_INIT;
+	cli_edit ed = CLI_EDIT_INIT;
+	cli_pw kp = CLI_PW_INIT, inpw = CLI_PW_INIT;
 	cli_p12_entry *e = NULL;
 	size_t count = 0, len = 0;
 	uint8_t *data = NULL;
@@ -23,20 +23,21 @@ int cmd_import_p12(cli_ctx *c)
 	snprintf(prompt, sizeof(prompt), "Password of %s: ", c->in);
 	if ((rc = cli_pw_get(&inpw, &c->inpass, prompt, "--inpass", 0)) != 0)
 		goto done;
-	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw)) != 0)
+	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw,
+			       c->no_mac_ok)) != 0)
 		goto done;
-	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+	if ((rc = cli_store_edit_begin(&ed, c)) != 0)
 		goto done;
-	if ((rc = cli_keypass(&kp, c, &pw, NULL)) != 0)
+	if ((rc = cli_keypass(&kp, c, &ed.pw, NULL)) != 0)
 		goto done;
-	if ((rc = cli_p12_import(st, c, c->in, e, count, c->alias, &kp)) != 0)
+	if ((rc = cli_p12_import(ed.st, c, c->in, e, count, c->alias,
+				 &kp)) != 0)
 		goto done;
-	rc = cli_store_save(st, c, &pw);
+	rc = cli_store_edit_commit(&ed, c, NULL);
 done:
 	cli_p12_free(e, count);
 	cli_free_secret(data, len);
-	wks_store_free(st);
-	cli_pw_clear(&pw);
+	cli_store_edit_end(&ed);
 	cli_pw_clear(&kp);
 	cli_pw_clear(&inpw);
 	return rc;

@@ -23,8 +23,8 @@ static const struct {
 
 int cmd_import_secret(cli_ctx *c)
 {
-	wks_store *st = NULL;
-	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT, hex = CLI_PW_INIT;
+	cli_edit e = CLI_EDIT_INIT;
+	cli_pw kp = CLI_PW_INIT, hex = CLI_PW_INIT;
 	uint8_t *key = NULL;
 	size_t key_len = 0;
 	const char *alg = c->algorithm;
@@ -92,23 +92,22 @@ int cmd_import_secret(cli_ctx *c)
 			goto done;
 		}
 	}
-	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+	if ((rc = cli_store_edit_begin(&e, c)) != 0)
 		goto done;
-	if ((rc = cli_check_alias_free(st, c, c->alias)) != 0)
+	if ((rc = cli_check_alias_free(e.st, c, c->alias)) != 0)
 		goto done;
-	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
+	if ((rc = cli_keypass(&kp, c, &e.pw, c->alias)) != 0)
 		goto done;
-	err = wks_store_set_secret_key(st, c->alias, alg, key, key_len, kp.p,
+	err = wks_store_set_secret_key(e.st, c->alias, alg, key, key_len, kp.p,
 				       kp.len);
 	if (err < 0) {
 		rc = cli_lib_err(c->keystore, c->alias, err, "cannot import");
 		goto done;
 	}
-	rc = cli_store_save(st, c, &pw);
+	rc = cli_store_edit_commit(&e, c, NULL);
 done:
 	cli_free_secret(key, key_len);
-	wks_store_free(st);
-	cli_pw_clear(&pw);
+	cli_store_edit_end(&e);
 	cli_pw_clear(&kp);
 	cli_pw_clear(&hex);
 	return rc;

@@ -10,8 +10,9 @@
 
 int cmd_keypasswd(cli_ctx *c)
 {
-	wks_store *st = NULL;
-	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT, nkp = CLI_PW_INIT;
+	cli_edit e;
+	wks_store *st;
+	cli_pw kp = CLI_PW_INIT, nkp = CLI_PW_INIT;
 	wks_entry_type t;
 	char prompt[512], *d = NULL;
 	int rc, err;
@@ -19,8 +20,9 @@ int cmd_keypasswd(cli_ctx *c)
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
 	    (rc = cli_need(c->alias, "--alias")) != 0)
 		return rc;
-	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+	if ((rc = cli_store_edit_begin(&e, c)) != 0)
 		return rc;
+	st = e.st;
 	d = cli_display(c->alias);
 	t = wks_store_entry_type(st, c->alias);
 	if (t == WKS_ENTRY_NONE) {
@@ -33,7 +35,7 @@ int cmd_keypasswd(cli_ctx *c)
 		rc = CLI_EXIT_INVALID;
 		goto done;
 	}
-	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
+	if ((rc = cli_keypass(&kp, c, &e.pw, c->alias)) != 0)
 		goto done;
 	snprintf(prompt, sizeof(prompt), "New key password for \"%s\": ",
 		 d ? d : "");
@@ -45,11 +47,10 @@ int cmd_keypasswd(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, c->alias, err, NULL);
 		goto done;
 	}
-	rc = cli_store_save(st, c, &pw);
+	rc = cli_store_edit_commit(&e, c, NULL);
 done:
 	free(d);
-	wks_store_free(st);
-	cli_pw_clear(&pw);
+	cli_store_edit_end(&e);
 	cli_pw_clear(&kp);
 	cli_pw_clear(&nkp);
 	return rc;

@@ -9,8 +9,8 @@
 
 int cmd_rename(cli_ctx *c)
 {
-	wks_store *st = NULL;
-	cli_pw pw = CLI_PW_INIT;
+	cli_edit e;
+	wks_store *st;
 	int rc, err;
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
@@ -24,8 +24,9 @@ int cmd_rename(cli_ctx *c)
 		cli_err(NULL, "--alias and --new-alias are the same");
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_VERIFY)) != 0)
+	if ((rc = cli_store_edit_begin(&e, c)) != 0)
 		return rc;
+	st = e.st;
 	if (!wks_store_contains(st, c->alias)) {
 		rc = cli_lib_err(c->keystore, c->alias, WKS_ERR_NOTFOUND, NULL);
 		goto done;
@@ -43,9 +44,8 @@ int cmd_rename(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, c->alias, err, "cannot rename");
 		goto done;
 	}
-	rc = cli_store_save(st, c, &pw);
+	rc = cli_store_edit_commit(&e, c, NULL);
 done:
-	wks_store_free(st);
-	cli_pw_clear(&pw);
+	cli_store_edit_end(&e);
 	return rc;
 }

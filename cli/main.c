@@ -22,7 +22,7 @@ enum {
 	O_NEW_KEYPASS, O_INPASS, O_OUTPASS, O_NO_STOREPASS, O_JSON, O_DER,
 	O_PEM, O_KEY, O_CHAIN, O_CERT, O_IN, O_ITERATIONS, O_FORCE, O_VERBOSE,
 	O_LEAF, O_HEX, O_GENERATE, O_ALGORITHM, O_NEW_ALIAS, O_ENCRYPT,
-	O_HELP, O_COUNT
+	O_NO_MAC_OK, O_HELP, O_COUNT
 };
 
 #define B(o) ((uint64_t)1 << (o))
@@ -56,6 +56,7 @@ static const struct option long_options[] = {
 	{ "algorithm", required_argument, NULL, 1000 + O_ALGORITHM },
 	{ "new-alias", required_argument, NULL, 1000 + O_NEW_ALIAS },
 	{ "encrypt", no_argument, NULL, 1000 + O_ENCRYPT },
+	{ "no-mac-ok", no_argument, NULL, 1000 + O_NO_MAC_OK },
 	{ "help", no_argument, NULL, 1000 + O_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -73,6 +74,9 @@ static const char *option_name(int id)
 	"      --storepass SRC     store password (see PASSWORDS)\n"
 #define KEYPASS_HELP \
 	"      --keypass SRC       key password (default: the store password)\n"
+#define NOMAC_HELP \
+	"      --no-mac-ok         accept a PKCS#12 file without a MAC (its\n" \
+	"                          contents are then not authenticated)\n"
 #define ITER_HELP \
 	"      --iterations N      PBKDF2 iterations for what is encrypted or\n" \
 	"                          MACed (>= 10000; default: the property\n" \
@@ -159,23 +163,25 @@ static const cli_cmd commands[] = {
 	{ "import-p12", cmd_import_p12,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_IN) | B(O_INPASS) | B(O_ITERATIONS) |
-		  B(O_FORCE),
+		  B(O_FORCE) | B(O_NO_MAC_OK),
 	  "import the entries of a PKCS#12 file",
 	  "usage: wks import-p12 -k FILE --in P12FILE [-a ALIAS] [--inpass SRC]\n"
 	  "\nImport every private key (with its chain) and every certificate\n"
 	  "that belongs to no chain from a PKCS#12 file, under their friendly\n"
 	  "names (entries without one are named 1, 2, ...).  With -a only the\n"
 	  "entry of that name; a file with a single entry is imported under\n"
-	  "ALIAS whatever its name.\n\n"
+	  "ALIAS whatever its name.  A file without a MAC is refused unless\n"
+	  "--no-mac-ok.\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "      --in FILE           the PKCS#12 file\n"
 	  "      --inpass SRC        its password\n"
 	  "  -a, --alias NAME        import only this entry\n"
-	  ITER_HELP
+	  NOMAC_HELP ITER_HELP
 	  "      --force             replace existing entries\n" },
 	{ "export-p12", cmd_export_p12,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
-		  B(O_ALIAS) | B(O_OUT) | B(O_OUTPASS) | B(O_ITERATIONS),
+		  B(O_ALIAS) | B(O_OUT) | B(O_OUTPASS) | B(O_ITERATIONS) |
+		  B(O_FORCE),
 	  "export entries to a PKCS#12 file",
 	  "usage: wks export-p12 -k FILE [-a ALIAS] -o P12FILE [--outpass SRC]\n"
 	  "\nWrite the private key and certificate entries (or only ALIAS) to a\n"
@@ -184,13 +190,18 @@ static const cli_cmd commands[] = {
 	  "HMAC-SHA-256.  Secret key entries are skipped, with a note.\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "  -a, --alias NAME        only this entry\n"
-	  "  -o, --out FILE          the PKCS#12 file (binary; not a terminal)\n"
+	  "  -o, --out FILE          the PKCS#12 file (binary; not a terminal;\n"
+	  "                          mode 0600; never the keystore itself)\n"
+	  "      --force             replace an existing --out file\n"
 	  "      --outpass SRC       its password (asked twice if prompted)\n"
-	  "      --iterations N      PBKDF2 iterations of the PKCS#12 (2048)\n" },
+	  "      --iterations N      PBKDF2 iterations of the PKCS#12 (MAC and\n"
+	  "                          encryption; default: the property\n"
+	  "                          wolfjce.wks.iterationCount, 210000)\n" },
 	{ "export-key", cmd_export_key,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
 		  B(O_KEYPASS) | B(O_ALIAS) | B(O_OUT) | B(O_DER) |
-		  B(O_PEM) | B(O_OUTPASS) | B(O_ENCRYPT) | B(O_ITERATIONS),
+		  B(O_PEM) | B(O_OUTPASS) | B(O_ENCRYPT) | B(O_ITERATIONS) |
+		  B(O_FORCE),
 	  "export a private key (PKCS#8) or a secret key",
 	  "usage: wks export-key -k FILE -a ALIAS [-o OUT] [--der | --pem]\n"
 	  "                      [--encrypt] [--outpass SRC]\n"
@@ -203,14 +214,17 @@ static const cli_cmd commands[] = {
 	  KEYPASS_HELP
 	  "  -a, --alias NAME        the entry\n"
 	  "  -o, --out FILE          output file (mode 0600; default stdout)\n"
+	  "      --force             replace an existing --out file\n"
 	  "      --der, --pem        encoding\n"
 	  "      --encrypt           encrypt the output (password asked twice)\n"
 	  "      --outpass SRC       encrypt the output with this password\n"
 	  "      --iterations N      PBKDF2 iterations of the encryption\n"
-	  "                          (default 210000)\n" },
+	  "                          (default: the property\n"
+	  "                          wolfjce.wks.iterationCount, 210000)\n" },
 	{ "export-cert", cmd_export_cert,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
-		  B(O_ALIAS) | B(O_OUT) | B(O_DER) | B(O_PEM) | B(O_LEAF),
+		  B(O_ALIAS) | B(O_OUT) | B(O_DER) | B(O_PEM) | B(O_LEAF) |
+		  B(O_FORCE),
 	  "export a certificate or a certificate chain",
 	  "usage: wks export-cert -k FILE -a ALIAS [-o OUT] [--der | --pem] [--leaf]\n"
 	  "\nWrite the certificate of a certificate entry, or the chain of a\n"
@@ -222,7 +236,8 @@ static const cli_cmd commands[] = {
 	  "  -a, --alias NAME        the entry\n"
 	  "  -o, --out FILE          output file (default stdout)\n"
 	  "      --der, --pem        encoding\n"
-	  "      --leaf              only the first certificate of a chain\n" },
+	  "      --leaf              only the first certificate of a chain\n"
+	  "      --force             replace an existing --out file\n" },
 	{ "delete", cmd_delete,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_ALIAS) |
 		  B(O_ITERATIONS),
@@ -277,7 +292,8 @@ static const cli_cmd commands[] = {
 	  "      --json              JSON output\n" },
 	{ "convert", cmd_convert,
 	  COMMON | B(O_IN) | B(O_OUT) | B(O_INPASS) | B(O_OUTPASS) |
-		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE),
+		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE) |
+		  B(O_NO_MAC_OK),
 	  "convert a whole store: PKCS#12 to WKS, or WKS to PKCS#12",
 	  "usage: wks convert --in FILE -o FILE [--inpass SRC] [--outpass SRC]\n"
 	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
@@ -289,7 +305,7 @@ static const cli_cmd commands[] = {
 	  "  -o, --out FILE          the output (kept unless --force)\n"
 	  "      --inpass SRC        password of the input\n"
 	  "      --outpass SRC       password of the output\n"
-	  KEYPASS_HELP ITER_HELP
+	  KEYPASS_HELP NOMAC_HELP ITER_HELP
 	  "      --force             replace an existing output file\n" },
 	{ NULL, NULL, 0, NULL, NULL }
 };
@@ -442,6 +458,7 @@ static int parse_options(cli_ctx *c, int argc, char **argv)
 		case O_ALGORITHM: c->algorithm = optarg; break;
 		case O_NEW_ALIAS: c->new_alias = optarg; break;
 		case O_ENCRYPT: c->encrypt = 1; break;
+		case O_NO_MAC_OK: c->no_mac_ok = 1; break;
 		case O_HELP:
 			fputs(cmd->usage, stdout);
 			fputs(general_help, stdout);
@@ -486,11 +503,15 @@ static void ctx_clear(cli_ctx *c)
 	free(c->chain);
 }
 
-/* Library warnings (e.g. a bad value in the properties file). */
+/* Library warnings (e.g. a bad value in the properties file, quoted in
+ * the message: escaped, as everything from a file is). */
 static void on_warning(const char *message, void *ctx)
 {
+	char *d = cli_display(message);
+
 	(void)ctx;
-	fprintf(stderr, "wks: warning: %s\n", message);
+	cli_err(NULL, "warning: %s", d ? d : "");
+	free(d);
 }
 
 int main(int argc, char **argv)

@@ -1,9 +1,17 @@
 /*
- * Opening and saving the keystore for wks(1).
+ * Opening and saving the keystore for wks(1): every command that changes a
+ * store goes through cli_store_edit_begin() / _commit() / _end(), which
+ * hold the store's exclusive advisory lock (wks_lock_acquire) from before
+ * the load until after the save, so that concurrent edits serialise and
+ * none is lost; new stores are made by cli_store_create().
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/x509.h>
 
@@ -94,13 +102,86 @@ done:
 	return rc;
 }
 
-int cli_store_save(wks_store *st, cli_ctx *c, const cli_pw *pw)
+int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
 {
-	int err = wks_store_save_file(st, c->keystore, pw->p, pw->len);
+	int rc, err;
+
+	*e = (cli_edit)CLI_EDIT_INIT;
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
+		return rc;
+	/* The lock first: what is loaded is what the save replaces.  Read-
+	 * only commands take no lock: a save never changes the file in
+	 * place, so a reader sees the old or the new file, whole. */
+	err = wks_lock_acquire(&e->lock, c->keystore, WKS_LOCK_EXCLUSIVE);
+	if (err == WKS_ERR_NOTFOUND) {
+		cli_err(c->keystore, "cannot open: %s", strerror(ENOENT));
+		return CLI_EXIT_IO;
+	}
+	if (err < 0)
+		return cli_lib_err(c->keystore, NULL, err, NULL);
+	/* The library refuses to save over a file the caller could not write
+	 * (wks_store_save_file); say so before any password is asked. */
+	if (faccessat(AT_FDCWD, c->keystore, W_OK, AT_EACCESS) != 0) {
+		cli_err(c->keystore, "cannot write: %s", strerror(errno));
+		rc = CLI_EXIT_IO;
+	} else {
+		rc = cli_store_open(&e->st, &e->pw, c, CLI_STORE_VERIFY);
+	}
+	if (rc)
+		cli_store_edit_end(e);
+	return rc;
+}
+
+int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw)
+{
+	const cli_pw *pw = new_pw ? new_pw : &e->pw;
+	int err = wks_store_save_file(e->st, c->keystore, pw->p, pw->len);
 
 	if (err < 0)
 		return cli_lib_err(c->keystore, NULL, err, "cannot save");
 	return 0;
+}
+
+void cli_store_edit_end(cli_edit *e)
+{
+	wks_store_free(e->st);
+	cli_pw_clear(&e->pw);
+	wks_lock_release(e->lock);
+	*e = (cli_edit)CLI_EDIT_INIT;
+}
+
+int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
+		     const cli_pw *pw)
+{
+	wks_lock *lock = NULL;
+	uint8_t *data = NULL;
+	size_t len = 0;
+	struct stat sb;
+	int rc, err;
+
+	if ((rc = cli_output_check(c, path)) != 0)
+		return rc;
+	if (c->force && stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		/* Replacing a store: as an edit would (under its lock; owner,
+		 * group and mode kept). */
+		err = wks_lock_acquire(&lock, path, WKS_LOCK_EXCLUSIVE);
+		if (err == WKS_OK) {
+			err = wks_store_save_file(st, path, pw->p, pw->len);
+			wks_lock_release(lock);
+			if (err < 0)
+				return cli_lib_err(path, NULL, err,
+						   "cannot save");
+			return 0;
+		}
+		if (err != WKS_ERR_NOTFOUND) /* else: gone meanwhile */
+			return cli_lib_err(path, NULL, err, NULL);
+	}
+	/* A new file: created exclusively (two creators cannot both win). */
+	if ((err = wks_store_save_buffer(st, &data, &len, pw->p, pw->len)) < 0)
+		return cli_lib_err(path, NULL, err, "cannot save");
+	rc = cli_write_output(c, path, data, len, 1, 1);
+	wks_free(data);
+	return rc;
 }
 
 int cli_keypass(cli_pw *out, cli_ctx *c, const cli_pw *storepw,

@@ -18,20 +18,67 @@
 
 #include "cli.h"
 
+static size_t next_char(const unsigned char *s, long *cp);
+
+/*
+ * `s` with every control character (C0, DEL, C1) and every byte that is
+ * not UTF-8 written as \xNN, and nothing else changed.  The last line of
+ * defence for messages: the strings from files that go into them are
+ * escaped with cli_display() where they are formatted (which also
+ * escapes the backslash, so that the text is unambiguous); this catches
+ * any that is not (a file name from the command line, an OpenSSL
+ * string), and leaves cli_display()'s output as it is.
+ */
+static void put_safe(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+	long cp;
+
+	while ((n = next_char(p, &cp)) != 0) {
+		if (cp < 0 || cp < 0x20 || (cp >= 0x7F && cp < 0xA0))
+			for (size_t i = 0; i < (cp < 0 ? 1 : n); i++)
+				fprintf(f, "\\x%02x", p[i]);
+		else
+			fwrite(p, 1, n, f);
+		p += n;
+	}
+}
+
 static void vmsg(const char *file, const char *kind, const char *fmt,
 		 va_list ap) CLI_PRINTF(3, 0);
 
 static void vmsg(const char *file, const char *kind, const char *fmt,
 		 va_list ap)
 {
+	char small[1024], *msg = small;
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(small, sizeof(small), fmt, aq);
+	va_end(aq);
+	if (n >= (int)sizeof(small)) {
+		msg = malloc((size_t)n + 1);
+		if (msg)
+			vsnprintf(msg, (size_t)n + 1, fmt, ap);
+		else
+			msg = small; /* truncated */
+	} else if (n < 0) {
+		small[0] = 0;
+	}
 	fflush(stdout); /* keep the order of output and messages */
 	fputs("wks: ", stderr);
-	if (file)
-		fprintf(stderr, "%s: ", file);
+	if (file) {
+		put_safe(stderr, file);
+		fputs(": ", stderr);
+	}
 	if (kind)
 		fprintf(stderr, "%s: ", kind);
-	vfprintf(stderr, fmt, ap);
+	put_safe(stderr, msg);
 	fputc('\n', stderr);
+	if (msg != small)
+		free(msg);
 }
 
 void cli_err(const char *file, const char *fmt, ...)
@@ -71,7 +118,10 @@ int cli_exit_for(int err)
 
 int cli_lib_err(const char *file, const char *alias, int err, const char *what)
 {
-	const char *detail = wks_error_detail();
+	/* The detail may quote bytes of the file (a certificate type, a
+	 * property value): escaped like an alias. */
+	char *dd = cli_display(wks_error_detail());
+	const char *detail = dd ? dd : "";
 	char *da = alias ? cli_display(alias) : NULL;
 	char prefix[512] = "";
 	const char *problem;
@@ -111,6 +161,7 @@ int cli_lib_err(const char *file, const char *alias, int err, const char *what)
 		cli_err(file, "%s%s", prefix, problem);
 	}
 	free(da);
+	free(dd);
 	return cli_exit_for(err);
 }
 
@@ -224,13 +275,6 @@ done:
 	return rc;
 }
 
-int cli_exists(const char *path)
-{
-	struct stat sb;
-
-	return lstat(path, &sb) == 0;
-}
-
 static int write_all(int fd, const uint8_t *p, size_t len)
 {
 	while (len) {
@@ -247,11 +291,163 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-int cli_write_output(const char *path, const uint8_t *data, size_t len,
-		     int binary, int secret)
+/* The same file (device and inode). */
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Written into rather than replaced: a FIFO or a device (/dev/null,
+ * /dev/stdout), which rename() would replace with a regular file. */
+static int write_through(const struct stat *sb)
+{
+	return S_ISFIFO(sb->st_mode) || S_ISCHR(sb->st_mode);
+}
+
+/* The input of the command that `out` is (NULL if none). */
+static const char *input_at(const cli_ctx *c, const char *path,
+			    const struct stat *out)
+{
+	const char *inputs[2] = { c->keystore, c->in };
+	struct stat in;
+
+	for (size_t i = 0; i < 2; i++) {
+		/* create names its new store --keystore: not an input. */
+		if (!inputs[i] || inputs[i] == path || !strcmp(inputs[i], "-"))
+			continue;
+		if (stat(inputs[i], &in) == 0 && same_file(&in, out))
+			return inputs[i];
+	}
+	return NULL;
+}
+
+/* 0, or CLI_EXIT_USAGE if `path` is one of the command's inputs. */
+static int not_an_input(const cli_ctx *c, const char *path,
+			const struct stat *out)
+{
+	const char *in = input_at(c, path, out);
+
+	if (!in)
+		return 0;
+	cli_err(path, "is the input file %s itself: refusing to replace it "
+		"(even with --force)", in);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_output_check(const cli_ctx *c, const char *path)
+{
+	struct stat sb;
+	int rc;
+
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	if (stat(path, &sb) != 0) {
+		if (lstat(path, &sb) == 0 && !c->force) {
+			cli_err(path, "exists (a dangling symbolic link; use "
+				"--force to replace it)");
+			return CLI_EXIT_EXISTS;
+		}
+		return 0; /* a new file */
+	}
+	if (!c->force && !write_through(&sb)) {
+		if (input_at(c, path, &sb))
+			cli_err(path, "exists: it is the input file %s itself "
+				"(never replaced)", input_at(c, path, &sb));
+		else
+			cli_err(path, "exists (use --force to replace it)");
+		return CLI_EXIT_EXISTS;
+	}
+	if ((rc = not_an_input(c, path, &sb)) != 0)
+		return rc;
+	if (write_through(&sb))
+		return 0;
+	if (!S_ISREG(sb.st_mode)) {
+		cli_err(path, "exists and is not a regular file: not replaced");
+		return CLI_EXIT_IO;
+	}
+	if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0) {
+		cli_err(path, "cannot write: %s", strerror(errno));
+		return CLI_EXIT_IO;
+	}
+	return 0;
+}
+
+/* Write everything to fd and fsync it (fsync is skipped where it does not
+ * apply: pipes, terminals, devices).  0 or -1 with errno. */
+static int write_sync(int fd, const uint8_t *data, size_t len)
+{
+	if (write_all(fd, data, len) < 0)
+		return -1;
+	if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS &&
+	    errno != ENOTSUP)
+		return -1;
+	return 0;
+}
+
+/* Into an existing FIFO or device: opened for writing, never created. */
+static int write_into(const char *path, const uint8_t *data, size_t len,
+		      int binary)
+{
+	int fd, rc = 0;
+
+	do
+		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		cli_err(path, "cannot open: %s", strerror(errno));
+		return CLI_EXIT_IO;
+	}
+	if (binary && isatty(fd)) {
+		cli_err(path, "refusing to write binary data to a terminal");
+		rc = CLI_EXIT_USAGE;
+	} else if (write_all(fd, data, len) < 0) {
+		cli_err(path, "cannot write: %s", strerror(errno));
+		rc = CLI_EXIT_IO;
+	}
+	if (close(fd) < 0 && rc == 0 && errno != EINTR) {
+		cli_err(path, "cannot write: %s", strerror(errno));
+		rc = CLI_EXIT_IO;
+	}
+	return rc;
+}
+
+/* Without hard links (link() not supported): create `path` with O_EXCL
+ * and write it in place; a failure removes it again. */
+static int write_excl(const char *path, const uint8_t *data, size_t len,
+		      mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		      O_NOCTTY | O_CLOEXEC, mode);
+
+	if (fd < 0) {
+		if (errno == EEXIST) {
+			cli_err(path, "exists (use --force to replace it)");
+			return CLI_EXIT_EXISTS;
+		}
+		cli_err(path, "cannot create: %s", strerror(errno));
+		return CLI_EXIT_IO;
+	}
+	if (fchmod(fd, mode) < 0 || write_sync(fd, data, len) < 0) {
+		cli_err(path, "cannot write: %s", strerror(errno));
+		close(fd);
+		unlink(path);
+		return CLI_EXIT_IO;
+	}
+	if (close(fd) < 0 && errno != EINTR) {
+		cli_err(path, "cannot write: %s", strerror(errno));
+		unlink(path);
+		return CLI_EXIT_IO;
+	}
+	return 0;
+}
+
+int cli_write_output(const cli_ctx *c, const char *path, const uint8_t *data,
+		     size_t len, int binary, int secret)
 {
 	char *tmp = NULL, *dircopy = NULL;
-	int fd = -1, rc = CLI_EXIT_IO;
+	struct stat sb;
+	mode_t mode;
+	int fd = -1, rc, replacing = 0;
 	size_t plen;
 
 	if (!path || !strcmp(path, "-")) {
@@ -268,8 +464,25 @@ int cli_write_output(const char *path, const uint8_t *data, size_t len,
 		}
 		return 0;
 	}
+	if ((rc = cli_output_check(c, path)) != 0)
+		return rc;
+	if (stat(path, &sb) == 0) {
+		if (write_through(&sb))
+			return write_into(path, data, len, binary);
+		replacing = S_ISREG(sb.st_mode); /* with --force */
+	}
+	if (secret) {
+		mode = 0600; /* keys stay private, whatever was there */
+	} else if (replacing) {
+		mode = sb.st_mode & 07777;
+	} else {
+		mode_t um = umask(0);
 
-	/* A temporary file beside the target, renamed over it. */
+		umask(um);
+		mode = 0644 & ~um;
+	}
+
+	/* The whole output in a temporary file beside the target. */
 	plen = strlen(path);
 	tmp = malloc(plen + 16);
 	if (!tmp) {
@@ -284,22 +497,62 @@ int cli_write_output(const char *path, const uint8_t *data, size_t len,
 		free(tmp);
 		return CLI_EXIT_IO;
 	}
-	if (!secret) {
-		mode_t um = umask(0);
-
-		umask(um);
-		if (fchmod(fd, 0644 & ~um) < 0)
-			goto io_fail;
+	rc = CLI_EXIT_IO;
+	/* A file replaced keeps its owner and group, or is not replaced (as
+	 * wks_store_save_file() does: root exporting over a service's file
+	 * must not leave it unreadable to the service). */
+	if (replacing && (sb.st_uid != geteuid() || sb.st_gid != getegid()) &&
+	    fchown(fd, sb.st_uid != geteuid() ? sb.st_uid : (uid_t)-1,
+		   sb.st_gid != getegid() ? sb.st_gid : (gid_t)-1) < 0) {
+		cli_err(path, "cannot keep its owner %ju and group %ju: %s",
+			(uintmax_t)sb.st_uid, (uintmax_t)sb.st_gid,
+			strerror(errno));
+		goto fail;
 	}
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0)
+	if (fchmod(fd, mode) < 0 || write_sync(fd, data, len) < 0)
 		goto io_fail;
-	if (close(fd) < 0) {
+	if (close(fd) < 0 && errno != EINTR) {
 		fd = -1;
 		goto io_fail;
 	}
 	fd = -1;
-	if (rename(tmp, path) < 0)
+	/* Publish: link() never replaces an existing name, so an output that
+	 * appeared since the check is kept (no check-then-write race). */
+	if (link(tmp, path) == 0) {
+		unlink(tmp);
+	} else if (errno == EEXIST && c->force) {
+		/* Replace it, but never an input that took its place. */
+		if (stat(path, &sb) == 0) {
+			if ((rc = not_an_input(c, path, &sb)) != 0)
+				goto fail;
+			if (!S_ISREG(sb.st_mode)) {
+				cli_err(path, "exists and is not a regular "
+					"file: not replaced");
+				rc = CLI_EXIT_IO;
+				goto fail;
+			}
+		}
+		if (rename(tmp, path) < 0)
+			goto io_fail;
+	} else if (errno == EEXIST) {
+		cli_err(path, "exists (use --force to replace it)");
+		rc = CLI_EXIT_EXISTS;
+		goto fail;
+	} else if (errno == EPERM || errno == ENOTSUP || errno == EMLINK ||
+		   errno == ENOSYS) {
+		/* No hard links on this file system: with --force a rename
+		 * (replacing is allowed), else an O_EXCL creation. */
+		if (c->force) {
+			if (rename(tmp, path) < 0)
+				goto io_fail;
+		} else {
+			unlink(tmp);
+			if ((rc = write_excl(path, data, len, mode)) != 0)
+				goto done;
+		}
+	} else {
 		goto io_fail;
+	}
 	dircopy = strdup(path);
 	if (dircopy) {
 		int dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY);
@@ -313,6 +566,8 @@ int cli_write_output(const char *path, const uint8_t *data, size_t len,
 	goto done;
 io_fail:
 	cli_err(path, "cannot write: %s", strerror(errno));
+	rc = CLI_EXIT_IO;
+fail:
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
@@ -357,7 +612,7 @@ static size_t next_char(const unsigned char *s, long *cp)
 	return 1;
 }
 
-char *cli_display(const char *s)
+static char *display(const char *s, int backslash)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t cap = strlen(s) * 6 + 1, o = 0;
@@ -378,7 +633,7 @@ char *cli_display(const char *s)
 			o += (size_t)snprintf(out + o, cap - o, "\\r");
 		else if (cp == '\t')
 			o += (size_t)snprintf(out + o, cap - o, "\\t");
-		else if (cp == '\\')
+		else if (cp == '\\' && backslash)
 			o += (size_t)snprintf(out + o, cap - o, "\\\\");
 		else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0))
 			o += (size_t)snprintf(out + o, cap - o, "\\x%02lx", cp);
@@ -392,6 +647,16 @@ char *cli_display(const char *s)
 	}
 	out[o] = 0;
 	return out;
+}
+
+char *cli_display(const char *s)
+{
+	return display(s, 1);
+}
+
+char *cli_display_escaped(const char *s)
+{
+	return display(s, 0);
 }
 
 void cli_json_string(FILE *f, const char *s)
@@ -414,9 +679,10 @@ void cli_json_string(FILE *f, const char *s)
 			fputs("\\r", f);
 		else if (cp == '\t')
 			fputs("\\t", f);
-		else if (cp < 0x20 || cp == 0x7F ||
+		else if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0) ||
 			 (cp >= 0xD800 && cp <= 0xDFFF))
-			fprintf(f, "\\u%04lx", cp);
+			fprintf(f, "\\u%04lx", cp); /* C1 too: a terminal
+						       * may obey U+009B */
 		else
 			fwrite(p, 1, n, f);
 		p += n;

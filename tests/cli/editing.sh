@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# End-to-end tests of how wks(1) writes files: outputs never replace an
+# existing file without --force, nor the input store even with it (also
+# through a symbolic or hard link); edits keep the store's owner, group and
+# mode (as root) and refuse a store the user could not write (as nobody);
+# concurrent edits of one store serialise under its lock and lose nothing.
+#
+# usage: editing.sh WKS_BINARY SHARED_DIR
+#
+# Works in a mktemp -d folder that it removes.  The parts that need root
+# (chown, running as nobody) print SKIP when not run as root.  Prints
+# "N passed, M failed" last; exits 1 on any failure.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 WKS_BINARY SHARED_DIR" >&2
+	exit 2
+fi
+WKS_BIN=$(readlink -f "$1")
+T=$(mktemp -d "${TMPDIR:-/tmp}/wks-edit.XXXXXX")
+if [ -n "${WKS_TEST_KEEP:-}" ]; then
+	echo "keeping $T" >&2
+else
+	trap 'rm -rf "$T"' EXIT
+fi
+cd "$T"
+export WKS_PROPERTIES=
+umask 022
+
+passed=0
+failed=0
+rc=0
+
+# wks ARGS...: run the tool without a terminal; stdout in $T/out, stderr
+# in $T/err, status in $rc.
+wks() {
+	set +e
+	setsid -w "$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+}
+# as_nobody ARGS...: the same, as user nobody (group nogroup).
+as_nobody() {
+	set +e
+	setsid -w setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+}
+
+ok() { passed=$((passed + 1)); }
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL: $*" >&2
+	if [ -s "$T/err" ]; then sed 's/^/    stderr: /' "$T/err" >&2; fi
+}
+expect() {
+	if [ "$rc" -eq "$1" ]; then ok; else bad "$2: exit $rc, expected $1"; fi
+}
+expect_err() {
+	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/err"; then
+		ok
+	else
+		bad "$3: exit $rc (expected $1), stderr must match /$2/"
+	fi
+}
+check() {
+	local what=$1
+	shift
+	if "$@"; then ok; else bad "$what"; fi
+}
+sha() { if [ -e "$1" ]; then sha256sum "$1" | cut -d' ' -f1; else echo none; fi; }
+unchanged() {
+	if [ "$(sha "$1")" = "$2" ]; then ok; else bad "$3: $1 was changed"; fi
+}
+owner() { stat -c '%u:%g %a' "$1" 2>/dev/null || echo none; }
+# entries FILE: the number of entries of a store.
+entries() {
+	wks list -k "$1" "${S[@]}" --json
+	python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["entries"]))' "$T/out"
+}
+
+SP=pass:store-password-1
+IT=(--iterations 10000)
+S=(--storepass "$SP")
+
+# Certificates to import (small EC keys: fast).
+for i in 1 2 3 4 5 6 7 8; do
+	openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+		-nodes -keyout "c$i.key" -subj "/CN=edit test $i" -days 30 \
+		-out "c$i.pem" 2>/dev/null
+done
+
+wks create -k s.wks "${S[@]}" "${IT[@]}"
+expect 0 "create"
+wks import-key -k s.wks -a key1 --key c1.key --chain c1.pem "${S[@]}" "${IT[@]}"
+expect 0 "import-key"
+wks import-cert -k s.wks -a cert2 --cert c2.pem "${S[@]}" "${IT[@]}"
+expect 0 "import-cert"
+h=$(sha s.wks)
+
+# ---- 12: outputs ---------------------------------------------------------------
+
+# The store itself as output: exit 7 without --force, refused with it.
+wks export-p12 -k s.wks -o s.wks --outpass pass:p12-password "${S[@]}" "${IT[@]}"
+expect_err 7 'exists' "export-p12 -o the store"
+unchanged s.wks "$h" "export-p12 -o the store"
+wks export-p12 -k s.wks -o s.wks --force --outpass pass:p12-password "${S[@]}" "${IT[@]}"
+expect_err 2 'input file s.wks itself' "export-p12 -o the store --force"
+unchanged s.wks "$h" "export-p12 -o the store --force"
+# Through a symbolic link, a hard link and another spelling of the path.
+ln -s s.wks sym.wks
+ln s.wks hard.wks
+for out in sym.wks hard.wks ./s.wks "$T/s.wks"; do
+	wks export-p12 -k s.wks -o "$out" --force --outpass pass:p12-password "${S[@]}" "${IT[@]}"
+	expect_err 2 'itself' "export-p12 -o $out (the store) --force"
+	unchanged s.wks "$h" "export-p12 -o $out --force"
+	wks export-cert -k s.wks -a cert2 -o "$out" --force "${S[@]}"
+	expect_err 2 'itself' "export-cert -o $out (the store) --force"
+	wks export-key -k s.wks -a key1 -o "$out" --force "${S[@]}"
+	expect_err 2 'itself' "export-key -o $out (the store) --force"
+	wks convert --in s.wks -o "$out" --force --inpass "$SP" --outpass pass:p12-password "${IT[@]}"
+	expect_err 2 'itself' "convert --in s.wks -o $out --force"
+	unchanged s.wks "$h" "exports to $out"
+done
+check "the symbolic link is still a link" [ -L sym.wks ]
+
+# An existing output: kept without --force (7), replaced with it.
+for cmd in "export-cert -a cert2" "export-key -a key1" \
+	"export-p12 --outpass pass:p12-password --iterations 10000"; do
+	echo keep >existing.out
+	k=$(sha existing.out)
+	# shellcheck disable=SC2086
+	wks $cmd -k s.wks -o existing.out "${S[@]}"
+	expect_err 7 'existing.out: exists \(use --force' "$cmd over an existing file"
+	unchanged existing.out "$k" "$cmd over an existing file"
+	# shellcheck disable=SC2086
+	wks $cmd -k s.wks -o existing.out --force "${S[@]}"
+	expect 0 "$cmd --force over an existing file"
+	check "$cmd --force: replaced" [ "$(sha existing.out)" != "$k" ]
+	rm -f existing.out
+done
+# A dangling symbolic link counts as existing.
+ln -s nowhere dangling.pem
+wks export-cert -k s.wks -a cert2 -o dangling.pem "${S[@]}"
+expect_err 7 'exists' "export-cert over a dangling link"
+check "dangling link kept" [ -L dangling.pem ]
+
+# Modes: keys 0600 (even replacing a 0644 file), certificates 0644.
+wks export-key -k s.wks -a key1 -o k.pem "${S[@]}"
+expect 0 "export-key"
+check "export-key: mode 0600" [ "$(owner k.pem)" = "$(id -u):$(id -g) 600" ]
+echo old >k2.pem
+chmod 644 k2.pem
+wks export-key -k s.wks -a key1 -o k2.pem --force "${S[@]}"
+expect 0 "export-key --force"
+check "export-key --force over 0644: mode 0600" [ "$(owner k2.pem)" = "$(id -u):$(id -g) 600" ]
+wks export-p12 -k s.wks -o new.p12 --outpass pass:p12-password "${S[@]}" "${IT[@]}"
+expect 0 "export-p12"
+check "export-p12: mode 0600" [ "$(owner new.p12)" = "$(id -u):$(id -g) 600" ]
+wks export-cert -k s.wks -a cert2 -o c.pem "${S[@]}"
+expect 0 "export-cert"
+check "export-cert: mode 0644" [ "$(owner c.pem)" = "$(id -u):$(id -g) 644" ]
+check "no temporary files left" [ -z "$(find . -name '*.tmp*')" ]
+
+# A device is written into, never replaced (root could replace /dev/null).
+wks export-cert -k s.wks -a cert2 -o /dev/null "${S[@]}"
+expect 0 "export-cert -o /dev/null"
+check "/dev/null is still a device" [ -c /dev/null ]
+wks export-cert -k s.wks -a cert2 -o /dev/null --force "${S[@]}"
+expect 0 "export-cert -o /dev/null --force"
+check "/dev/null is still a device (--force)" [ -c /dev/null ]
+
+# convert: never over its input; an existing output needs --force.
+h12=$(sha new.p12)
+wks convert --in new.p12 -o new.p12 --force --inpass pass:p12-password --outpass pass:o "${IT[@]}"
+expect_err 2 'itself' "convert -o its own input --force"
+unchanged new.p12 "$h12" "convert -o its own input"
+echo keep >conv.wks
+wks convert --in new.p12 -o conv.wks --inpass pass:p12-password --outpass pass:o "${IT[@]}"
+expect_err 7 'exists' "convert over an existing file"
+check "convert: existing output kept" [ "$(cat conv.wks)" = keep ]
+wks convert --in new.p12 -o conv.wks --force --inpass pass:p12-password --outpass pass:conv-pw "${IT[@]}"
+expect 0 "convert --force"
+wks list -k conv.wks --storepass pass:conv-pw
+expect 0 "convert --force: a store"
+
+# create: an existing file (or link) is kept; --force replaces a store.
+wks create -k s.wks "${S[@]}" "${IT[@]}"
+expect_err 7 'exists' "create over a store"
+unchanged s.wks "$h" "create over a store"
+wks create -k sym.wks "${S[@]}" "${IT[@]}"
+expect_err 7 'exists' "create over a link to a store"
+unchanged s.wks "$h" "create over a link"
+cp s.wks forced.wks
+chmod 640 forced.wks
+wks create -k forced.wks --force --storepass pass:other "${IT[@]}"
+expect 0 "create --force"
+check "create --force: mode kept" [ "$(owner forced.wks)" = "$(id -u):$(id -g) 640" ]
+wks list -k forced.wks --storepass pass:other --json
+expect 0 "create --force: new password"
+check "create --force: an empty store" grep -q '"entries": \[\]' "$T/out"
+
+# ---- 13: owner, group and mode kept (root) --------------------------------------
+
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && getent group nogroup >/dev/null; then
+	chmod 755 "$T" # nobody runs commands on files in here
+	cp s.wks svc.wks
+	chown nobody:nogroup svc.wks
+	chmod 640 svc.wks
+	want=$(owner svc.wks)
+	wks import-cert -k svc.wks -a cert3 --cert c3.pem "${S[@]}" "${IT[@]}"
+	expect 0 "root: import-cert into nobody's store"
+	check "root edit: owner, group, mode kept ($(owner svc.wks), want $want)" \
+		[ "$(owner svc.wks)" = "$want" ]
+	for args in "delete -a cert3" "rename -a cert2 --new-alias cert2b" \
+		"passwd --new-storepass pass:store-password-1"; do
+		# shellcheck disable=SC2086
+		wks $args -k svc.wks "${S[@]}" "${IT[@]}"
+		expect 0 "root: $args"
+		check "root $args: owner, group, mode kept" [ "$(owner svc.wks)" = "$want" ]
+	done
+	wks create -k svc.wks --force "${S[@]}" "${IT[@]}"
+	expect 0 "root: create --force"
+	check "root create --force: owner, group, mode kept" [ "$(owner svc.wks)" = "$want" ]
+	# The service account can still read it.
+	as_nobody list -k "$T/svc.wks" "${S[@]}"
+	expect 0 "nobody reads its store after root's edits"
+	# An output replaced with --force keeps its owner too.
+	echo old >svc.pem
+	chown nobody:nogroup svc.pem
+	chmod 640 svc.pem
+	wks export-cert -k s.wks -a cert2 -o svc.pem --force "${S[@]}"
+	expect 0 "root: export-cert --force over nobody's file"
+	check "export --force: owner, group, mode kept" [ "$(owner svc.pem)" = "$(owner svc.wks)" ]
+else
+	echo "SKIP: owner and group tests (need root and user nobody)"
+fi
+
+# ---- 14: a read-only store is not rewritten (as nobody) -------------------------
+
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && getent group nogroup >/dev/null; then
+	chmod 755 "$T"
+	mkdir ro
+	cp s.wks ro/s.wks
+	cp c4.pem ro/c4.pem
+	chown -R nobody:nogroup ro
+	chmod 755 ro
+	chmod 444 ro/s.wks
+	hro=$(sha ro/s.wks)
+	for args in "import-cert -a cert4 --cert $T/ro/c4.pem" "delete -a cert2" \
+		"rename -a cert2 --new-alias x" "passwd --new-storepass pass:newpass1" \
+		"import-secret -a sk --generate aes-128"; do
+		# shellcheck disable=SC2086
+		as_nobody $args -k "$T/ro/s.wks" "${S[@]}" "${IT[@]}"
+		expect_err 6 'Permission denied' "nobody: $args on a 0444 store"
+		unchanged ro/s.wks "$hro" "nobody: $args on a 0444 store"
+	done
+	check "0444 store: no temporary file" [ "$(find ro -name '.*tmp*' | wc -l)" -eq 0 ]
+	# A read-only output is not replaced either, even with --force.
+	echo keep >ro/out.pem
+	chown nobody:nogroup ro/out.pem
+	chmod 444 ro/out.pem
+	as_nobody export-cert -k "$T/ro/s.wks" -a cert2 -o "$T/ro/out.pem" --force "${S[@]}"
+	expect_err 6 'Permission denied' "nobody: export --force over a 0444 file"
+	check "0444 output kept" [ "$(cat ro/out.pem)" = keep ]
+	# Root may write it (as keytool run as root): mode and owner kept.
+	wks import-cert -k ro/s.wks -a cert4 --cert c4.pem "${S[@]}" "${IT[@]}"
+	expect 0 "root: import-cert into a 0444 store"
+	check "root: 0444 store keeps mode and owner" \
+		[ "$(owner ro/s.wks)" = "$(stat -c %u:%g ro) 444" ]
+else
+	echo "SKIP: read-only store tests (need root and user nobody)"
+fi
+
+# ---- 15: concurrent edits lose nothing ---------------------------------------------
+
+for round in 1 2 3; do
+	rm -f par.wks
+	wks create -k par.wks "${S[@]}" "${IT[@]}"
+	pids=()
+	for i in 1 2 3 4 5 6; do
+		setsid -w "$WKS_BIN" import-cert -k par.wks -a "par$i" --cert "c$i.pem" \
+			"${S[@]}" "${IT[@]}" >"par$i.out" 2>"par$i.err" &
+		pids+=($!)
+	done
+	st=0
+	for p in "${pids[@]}"; do
+		if ! wait "$p"; then st=1; fi
+	done
+	if [ "$st" -eq 0 ]; then ok; else bad "round $round: a parallel import-cert failed"; cat par*.err >&2; fi
+	n=$(entries par.wks)
+	if [ "$n" = 6 ]; then ok; else bad "round $round: $n of 6 entries after parallel import-cert"; fi
+done
+# A mix of edits in parallel: each one applied.
+pids=()
+for a in "delete -a par1" "delete -a par2" "rename -a par3 --new-alias p3" \
+	"import-cert -a par7 --cert c7.pem" "import-cert -a par8 --cert c8.pem" \
+	"import-secret -a sk --generate aes-256"; do
+	# shellcheck disable=SC2086
+	setsid -w "$WKS_BIN" $a -k par.wks "${S[@]}" "${IT[@]}" >/dev/null 2>>mix.err &
+	pids+=($!)
+done
+st=0
+for p in "${pids[@]}"; do
+	if ! wait "$p"; then st=1; fi
+done
+if [ "$st" -eq 0 ]; then ok; else bad "parallel mixed edits: one failed"; cat mix.err >&2; fi
+wks list -k par.wks "${S[@]}" --json
+got=$(python3 -c 'import json,sys; print(" ".join(sorted(e["alias"] for e in json.load(open(sys.argv[1]))["entries"])))' "$T/out")
+if [ "$got" = "p3 par4 par5 par6 par7 par8 sk" ]; then ok; else bad "parallel mixed edits: entries are: $got"; fi
+
+# The lock is flock(2) on the store itself: flock(1) holding it makes an
+# edit wait until it is released.
+if command -v flock >/dev/null; then
+	flock -x par.wks -c 'touch held; sleep 2' &
+	fpid=$!
+	while [ ! -e held ]; do sleep 0.05; done
+	t0=$(date +%s%N)
+	wks delete -k par.wks -a sk "${S[@]}" "${IT[@]}"
+	t1=$(date +%s%N)
+	wait "$fpid"
+	expect 0 "delete while flock(1) holds the store"
+	if [ $(((t1 - t0) / 1000000)) -ge 1000 ]; then ok; else
+		bad "delete did not wait for the lock ($(((t1 - t0) / 1000000)) ms)"
+	fi
+else
+	echo "SKIP: flock(1) not installed"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
