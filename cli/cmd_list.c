@@ -1,6 +1,9 @@
 /*
  * wks list: the entries of a store, as text (-v for certificate details)
- * or as one JSON object (--json) for scripts.
+ * or as one JSON object (--json) for scripts.  It runs without a password
+ * on files from anywhere: every string from the file is escaped, and an
+ * entry may lack what a well-formed one has (a private key with a chain
+ * of 0).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -110,10 +113,14 @@ static int text_entry(FILE *f, wks_store *st, const char *file,
 	} else if (t == WKS_ENTRY_CERTIFICATE) {
 		cli_key_desc(desc, sizeof(desc), sk_X509_value(certs, 0));
 	} else {
+		/* The algorithm name is text from the file: escaped, like
+		 * the alias, so that it cannot drive the terminal. */
 		char *alg = secret_algorithm(st, alias);
+		char *da = alg ? cli_display(alg) : NULL;
 
 		snprintf(desc, sizeof(desc), "%s",
-			 alg ? alg : "?");
+			 !da ? "?" : *da ? da : "\"\"");
+		free(da);
 		free(alg);
 	}
 	if (!verbose) {

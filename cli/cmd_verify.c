@@ -32,13 +32,19 @@ static void check_private_key(check *r, wks_store *st, const char *alias,
 	PKCS8_PRIV_KEY_INFO *p8;
 	EVP_PKEY *pk = NULL, *pub;
 	X509 *leaf = NULL;
+	size_t n = 0;
 
 	der = wks_key_data(key, &len);
 	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &der, (long)len);
 	if (p8)
 		pk = EVP_PKCS82PKEY(p8);
 	PKCS8_PRIV_KEY_INFO_free(p8);
-	if (wks_store_get_cert(&leaf, st, alias, 0) < 0) {
+	if (wks_store_cert_count(&n, st, alias) == WKS_OK && n == 0) {
+		/* A chain of 0: valid (the spec and Java accept it), but
+		 * there is nothing to match the key with. */
+		snprintf(r->message, sizeof(r->message), "key decrypted; it "
+			 "has no certificate to match it with");
+	} else if (wks_store_get_cert(&leaf, st, alias, 0) < 0) {
 		r->status = "malformed";
 		snprintf(r->message, sizeof(r->message), "no certificate");
 	} else if (!pk) {
@@ -83,7 +89,7 @@ int cmd_verify(cli_ctx *c)
 		wks_entry_type t = wks_store_entry_type(st, a);
 		wks_key *key = NULL;
 		check r = { "ok", "" };
-		char *d;
+		char *d, *m;
 
 		if (t == WKS_ENTRY_CERTIFICATE) {
 			if (!c->verbose && !c->json)
@@ -132,13 +138,17 @@ int cmd_verify(cli_ctx *c)
 			fputc('}', stdout);
 			continue;
 		}
+		/* The message may quote the library's detail, which may
+		 * quote the file: escaped like the alias. */
 		d = cli_display(a);
+		m = cli_display(r.message);
 		if (!strcmp(r.status, "ok"))
 			printf("  %s (%s): ok%s%s\n", d ? d : "", type_name(t),
-			       *r.message ? ": " : "", r.message);
+			       *r.message ? ": " : "", m ? m : "");
 		else
 			printf("  %s (%s): FAILED: %s\n", d ? d : "",
-			       type_name(t), r.message);
+			       type_name(t), m ? m : "");
+		free(m);
 		free(d);
 	}
 	if (c->json) {

@@ -111,8 +111,22 @@ static int add_p8(bag_list *l, PKCS12_SAFEBAG *bag,
 	return 0;
 }
 
+/*
+ * Whatever goes wrong with encrypted contents, one message: a wrong
+ * password, bad padding and plaintext that does not decode all look the
+ * same, and OpenSSL's reason is not shown, so that a file without a MAC
+ * (--no-mac-ok) cannot be used as a padding oracle.
+ */
+static int decrypt_failed(const char *file)
+{
+	ERR_clear_error();
+	cli_err(file, "cannot decrypt: wrong password, or the file was "
+		"modified (or it uses an algorithm OpenSSL lacks)");
+	return CLI_EXIT_INTEGRITY;
+}
+
 static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
-		     int depth)
+		     int depth, int in_encrypted)
 {
 	for (int i = 0; i < sk_PKCS12_SAFEBAG_num(bags); i++) {
 		PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(bags, i);
@@ -133,10 +147,7 @@ static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
 				return rc;
 			p8 = PKCS12_decrypt_skey(bag, l->pass, l->passlen);
 			if (!p8)
-				return cli_ssl_err(CLI_EXIT_INTEGRITY, l->file,
-						   "cannot decrypt a private key: "
-						   "wrong password, or the file "
-						   "was modified");
+				return decrypt_failed(l->file);
 			rc = add_p8(l, bag, p8);
 			PKCS8_PRIV_KEY_INFO_free(p8);
 			break;
@@ -148,6 +159,8 @@ static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
 				break;
 			}
 			x = PKCS12_SAFEBAG_get1_cert(bag);
+			if (!x && in_encrypted)
+				return decrypt_failed(l->file);
 			if (!x)
 				return cli_ssl_err(CLI_EXIT_MALFORMED, l->file,
 						   "malformed certificate");
@@ -165,7 +178,7 @@ static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
 						   "safe contents nested too "
 						   "deeply");
 			rc = walk_bags(l, PKCS12_SAFEBAG_get0_safes(bag),
-				       depth + 1);
+				       depth + 1, in_encrypted);
 			break;
 		default:
 			l->skipped++; /* secret and CRL bags */
@@ -290,7 +303,8 @@ done:
 }
 
 int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
-		 const uint8_t *data, size_t len, const cli_pw *pw)
+		 const uint8_t *data, size_t len, const cli_pw *pw,
+		 int no_mac_ok)
 {
 	const unsigned char *p = data;
 	PKCS12 *p12 = d2i_PKCS12(NULL, &p, (long)len);
@@ -322,6 +336,15 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 			rc = CLI_EXIT_INTEGRITY;
 			goto done;
 		}
+	} else if (!no_mac_ok) {
+		/* Without a MAC nothing is authenticated: the contents
+		 * would be decrypted and imported as they are. */
+		cli_err(file, "has no MAC: its contents cannot be "
+			"authenticated (use --no-mac-ok to import it anyway)");
+		rc = CLI_EXIT_INVALID;
+		goto done;
+	} else {
+		cli_note(file, "no MAC: contents not authenticated");
 	}
 	/* Old files use RC2/3DES with SHA-1: in OpenSSL 3 RC2 needs the
 	 * legacy provider (keeping the default one). */
@@ -347,12 +370,12 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 				break;
 			bags = PKCS12_unpack_p7encdata(p7, l.pass, l.passlen);
 			if (!bags) {
-				rc = cli_ssl_err(CLI_EXIT_INTEGRITY, file,
-						 "cannot decrypt the certificates: "
-						 "wrong password, unsupported "
-						 "algorithm, or modified file");
+				rc = decrypt_failed(file);
 				break;
 			}
+			rc = walk_bags(&l, bags, 0, 1);
+			sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+			continue;
 		} else {
 			l.skipped++;
 			continue;
@@ -362,7 +385,7 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 					 "malformed PKCS#12 contents");
 			break;
 		}
-		rc = walk_bags(&l, bags, 0);
+		rc = walk_bags(&l, bags, 0, 0);
 		sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
 	}
 	if (rc == 0) {
@@ -520,6 +543,20 @@ done:
 
 /* ---- writing -------------------------------------------------------------- */
 
+int cli_export_iterations(wks_store *st, const cli_ctx *c)
+{
+	char buf[32];
+	long v;
+
+	if (c->has_iterations)
+		return (int)c->iterations;
+	if (wks_get_property(buf, sizeof(buf), st,
+			     "wolfjce.wks.iterationCount") != WKS_OK)
+		return 210000;
+	v = strtol(buf, NULL, 10);
+	return v >= 10000 && v <= INT32_MAX ? (int)v : 210000;
+}
+
 static int add_cert_bag(STACK_OF(PKCS12_SAFEBAG) **bags, X509 *x,
 			const char *name, const uint8_t *id, size_t id_len,
 			int trusted)
@@ -656,10 +693,33 @@ int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 	for (size_t i = 0; i < count && rc == 0; i++) {
 		const char *a = list[i];
 		X509 *x = NULL;
+		size_t n = 0;
 		char *d;
 
 		switch (wks_store_entry_type(st, a)) {
 		case WKS_ENTRY_PRIVATE_KEY:
+			if ((err = wks_store_cert_count(&n, st, a)) < 0) {
+				rc = cli_lib_err(file, a, err, NULL);
+				break;
+			}
+			if (n == 0) {
+				/* A chain of 0 (valid in WKS): a PKCS#12 key
+				 * goes with its certificate (localKeyID),
+				 * and readers (ours, Java's) expect one. */
+				d = cli_display(a);
+				if (alias) {
+					cli_err(file, "entry \"%s\" has no "
+						"certificate: PKCS#12 export "
+						"needs one", d ? d : "");
+					rc = CLI_EXIT_INVALID;
+				} else {
+					cli_note(file, "private key entry "
+						 "\"%s\" skipped: it has no "
+						 "certificate", d ? d : "");
+				}
+				free(d);
+				break;
+			}
 			rc = export_key(&keybags, &certbags, added, st, file, a,
 					keypw, p12pw, iterations);
 			exported++;

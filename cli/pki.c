@@ -164,10 +164,15 @@ static int decode_key(EVP_PKEY **pkey, const uint8_t *data, size_t len,
 		ERR_clear_error();
 		return ps->rc;
 	}
-	if (ps->asked)
-		return cli_ssl_err(CLI_EXIT_INTEGRITY, path,
-				   "cannot decrypt the private key: wrong "
-				   "passphrase, or the file was modified");
+	if (ps->asked) {
+		/* One message, without OpenSSL's reason: bad padding and a
+		 * plaintext that does not decode must look the same (an
+		 * encrypted key file has no MAC: no padding oracle). */
+		ERR_clear_error();
+		cli_err(path, "cannot decrypt the private key: wrong "
+			"passphrase, or the file was modified");
+		return CLI_EXIT_INTEGRITY;
+	}
 	return cli_ssl_err(CLI_EXIT_MALFORMED, path,
 			   "not a private key that OpenSSL can read (PKCS#8, "
 			   "RSA or EC; PEM or DER)");
@@ -422,7 +427,7 @@ static char *subject_text(X509 *x)
 	BIO_free(b);
 	if (!s)
 		return NULL;
-	d = cli_display(s);
+	d = cli_display_escaped(s);
 	free(s);
 	return d;
 }
@@ -579,8 +584,15 @@ int cli_cert_der(uint8_t **out, size_t *out_len, X509 *x)
 
 void cli_key_desc(char *out, size_t out_len, X509 *x)
 {
-	EVP_PKEY *pk = X509_get0_pubkey(x);
+	EVP_PKEY *pk;
 
+	if (!x) {
+		/* A private key entry may have no chain (the spec and Java
+		 * accept a chain count of 0). */
+		snprintf(out, out_len, "no certificate");
+		return;
+	}
+	pk = X509_get0_pubkey(x);
 	if (pk) {
 		char group[64] = "";
 		const char *type = EVP_PKEY_get0_type_name(pk);
@@ -634,7 +646,7 @@ static void print_name(FILE *f, X509_NAME *name)
 	if (s) {
 		memcpy(s, mem, (size_t)n);
 		s[n] = 0;
-		d = cli_display(s);
+		d = cli_display_escaped(s);
 		fputs(d ? d : "", f);
 		free(d);
 		free(s);
