@@ -70,7 +70,7 @@ static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer,
  *        under STOREPASS.
  * path2: "server" with key password KEYPASS, store password STOREPASS.
  */
-static int setup(void **state)
+static int make_files(void **state)
 {
 	X509 *chain[2];
 	uint8_t aes[32] = { 1, 2, 3 };
@@ -119,6 +119,13 @@ static int setup(void **state)
 	tu_write_file(tampered, data, len);
 	free(data);
 
+	return 0;
+}
+
+static int setup(void **state)
+{
+	if (!dir)
+		make_files(state);
 	assert_int_equal(OSSL_PROVIDER_set_default_search_path(NULL,
 							       WKS_PROVIDER_DIR), 1);
 	prov_wks = OSSL_PROVIDER_load(NULL, "wks");
@@ -588,6 +595,84 @@ static void test_provider__threads(void **state)
 	assert_int_equal(total, 16);
 }
 
+/*
+ * The provider unloaded while a thread that used it lives on: libwks's
+ * per-thread state (a pthread key destructor) and its worker threads
+ * must not point into an unmapped module when that thread exits (wks.so
+ * is linked with -z nodelete).  A library context of its own, so that
+ * freeing it really releases the provider.
+ */
+typedef struct {
+	OSSL_LIB_CTX *libctx;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int loaded, unloaded, n;
+} unload_ctx;
+
+static void *unload_thread(void *arg)
+{
+	unload_ctx *c = arg;
+	char uri[1024];
+	OSSL_STORE_CTX *ctx;
+
+	snprintf(uri, sizeof(uri), "wks:%s?alias=server&storepass=pass:"
+		 "store%%20pass", path);
+	ctx = OSSL_STORE_open_ex(uri, c->libctx, NULL, NULL, NULL, NULL, NULL,
+				 NULL);
+	while (ctx && !OSSL_STORE_eof(ctx)) {
+		OSSL_STORE_INFO *info = OSSL_STORE_load(ctx);
+
+		if (info) {
+			c->n++;
+			OSSL_STORE_INFO_free(info);
+		}
+	}
+	OSSL_STORE_close(ctx);
+	pthread_mutex_lock(&c->lock);
+	c->loaded = 1;
+	pthread_cond_broadcast(&c->cond);
+	while (!c->unloaded)
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	return NULL; /* thread-local destructors run now */
+}
+
+static void test_provider__unload(void **state)
+{
+	unload_ctx c;
+	OSSL_PROVIDER *w, *d;
+	pthread_t t;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
+	pthread_cond_init(&c.cond, NULL);
+	c.libctx = OSSL_LIB_CTX_new();
+	assert_non_null(c.libctx);
+	assert_int_equal(OSSL_PROVIDER_set_default_search_path(c.libctx,
+							       WKS_PROVIDER_DIR), 1);
+	w = OSSL_PROVIDER_load(c.libctx, "wks");
+	d = OSSL_PROVIDER_load(c.libctx, "default");
+	assert_non_null(w);
+	assert_non_null(d);
+	assert_int_equal(pthread_create(&t, NULL, unload_thread, &c), 0);
+	pthread_mutex_lock(&c.lock);
+	while (!c.loaded)
+		pthread_cond_wait(&c.cond, &c.lock);
+	pthread_mutex_unlock(&c.lock);
+	OSSL_PROVIDER_unload(w);
+	OSSL_PROVIDER_unload(d);
+	OSSL_LIB_CTX_free(c.libctx);
+	pthread_mutex_lock(&c.lock);
+	c.unloaded = 1;
+	pthread_cond_broadcast(&c.cond);
+	pthread_mutex_unlock(&c.lock);
+	pthread_join(t, NULL);
+	assert_int_equal(c.n, 3);
+	pthread_mutex_destroy(&c.lock);
+	pthread_cond_destroy(&c.cond);
+}
+
 /* ---- the URI parser -------------------------------------------------------- */
 
 typedef struct {
@@ -722,8 +807,16 @@ int main(void)
 		cmocka_unit_test(test_provider__bad_uri),
 		cmocka_unit_test(test_provider__threads),
 	};
+	/* Before anything loads wks.so into the default library context,
+	 * which would keep it mapped. */
+	const struct CMUnitTest unload_tests[] = {
+		cmocka_unit_test(test_provider__unload),
+	};
 	int rc = cmocka_run_group_tests_name("provider_uri", uri_tests, NULL,
 					     NULL);
+
+	rc |= cmocka_run_group_tests_name("provider_unload", unload_tests,
+					  make_files, NULL);
 
 	rc |= cmocka_run_group_tests_name("provider", tests, setup, teardown);
 	return rc;
