@@ -3,32 +3,40 @@
  * says it is gone.
  *
  * A forked child gets a fresh high-entropy password (32 random bytes as
- * 64 hex characters) and a random 32-byte secret key through a pipe (the
- * parent makes them after the fork, so the child's memory never held the
- * parent's copies), creates a store and the key entry, saves the store
- * (sending the bytes, which are public, to the parent), wipes its own
- * copies of the key, calls get_key, frees the key, wipes its copy of the
- * password, and stops itself (SIGSTOP) at each checkpoint.  The parent
- * then reads the child's whole memory through /proc/PID/maps and
- * /proc/PID/mem and searches it for:
+ * 64 hex characters) and four keys through a pipe (the parent makes them
+ * after the fork, so the child's memory never held the parent's copies):
+ * secret keys of 32, 31 and 5 bytes and an RSA PKCS#8 whose length is not
+ * a multiple of 16, so that AES-CBC's last block is partial for three of
+ * them.  The child creates a store and the entries (set_* calls), saves
+ * the store (sending the bytes, which are public, to the parent), wipes
+ * its own copies of the keys, calls get_key on each entry, frees the
+ * keys, wipes its copy of the password, and stops itself (SIGSTOP) at
+ * each checkpoint.  The parent then reads the child's whole memory
+ * through /proc/PID/maps and /proc/PID/mem and searches it for:
  *
  *   - the password, and the password XOR 0x36 / 0x5c (an HMAC pad block
  *     of it gives the password away just as well);
- *   - the entry's derived key (PBKDF2 of the password, computed by the
+ *   - each entry's derived key (PBKDF2 of the password, computed by the
  *     parent with OpenSSL): its AES half, its HMAC half and that half's
  *     pad blocks;
  *   - the store MAC key (the PBKDF2 behind the save) and its pad blocks;
- *   - the plaintext secret key.
+ *   - each plaintext key: its first block, its last partial block alone
+ *     and followed by its PKCS#5 padding (what a cipher context's block
+ *     buffer keeps), and a whole stretch before it.
  *
- * Checkpoints: with the KEK cache enabled, after get_key + key_free (the
- * cache now holds the derived key: it must be shielded, so not found in
- * plaintext, and its pages must be MADV_DONTDUMP, "dd" in
- * /proc/PID/smaps), after wks_store_cache_clear() and after
- * wks_store_free(); with the cache disabled, after get_key + key_free and
- * after wks_store_free().  If gcore (gdb) is installed, a core dump of
- * the child taken while the cache holds the key must not contain the
- * cache's pages (their PT_LOAD segments have no file bytes) nor the
- * shielded value.
+ * Checkpoints: after the set_* calls and the save (everything but the
+ * password, which the child still holds, must be gone); with the KEK
+ * cache enabled, after get_key + key_free (the cache now holds the
+ * derived keys: they must be shielded, so not found in plaintext, and its
+ * pages must be MADV_DONTDUMP, "dd" in /proc/PID/smaps), after
+ * wks_store_cache_clear() and after wks_store_free(); with the cache
+ * disabled, after get_key + key_free and after wks_store_free().  Each
+ * thread has one cipher context, reused, so only the last key it handled
+ * could linger in it: the three tests put a different partial-block key
+ * last.  If gcore (gdb) is installed, a core dump of the child taken
+ * while the cache holds the keys must not contain the cache's pages
+ * (their PT_LOAD segments have no file bytes) nor the shielded value, nor
+ * any secret in its saved registers.
  *
  * Every hit is reported with the secret, the address, and the mapping it
  * is in ([heap], [stack], a library...), so that a failure says where to
@@ -54,14 +62,13 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <openssl/x509.h>
 
 #include "cache/cache_int.h"
 #include "format/format.h"
 #include "store/store_int.h"
 
 #define PW_HEX 64
-#define KEY_LEN 32
-#define ALIAS "secret"
 
 /* ---- pipes ------------------------------------------------------------------------ */
 
@@ -100,40 +107,93 @@ static int xread(int fd, void *p, size_t n)
 
 /* ---- the child ------------------------------------------------------------------ */
 
+/*
+ * The keys the child stores, made by the parent after the fork.  Their
+ * lengths are chosen so that AES-CBC's last block is partial for all but
+ * the first: a 32-byte AES key (its last block is pure padding), a
+ * 31-byte HMAC key (15 trailing bytes), a 5-byte key (one partial block)
+ * and an RSA PKCS#8 whose length is not a multiple of 16.  The cipher
+ * context of a provider keeps the last (partial) block in its own buffer
+ * unless libwks clears it (docs/SECURITY.md, "Found and fixed").
+ */
+enum { K_AES, K_HMAC31, K_SHORT5, K_RSA, NKEYS };
+
+static const char *const key_alias[NKEYS] = { "secret", "hmac31", "short5",
+                                              "rsa" };
+static const char *const key_alg[NKEYS] = { "AES", "HmacSHA256", "HmacSHA1",
+                                            NULL };
+#define MAX_KEY 2048
+
 typedef struct {
 	uint64_t status;     /* 0 = all calls succeeded, else a step number */
 	uint64_t keys_page;  /* the cache's key page, or 0 */
-	uint64_t slot;       /* the shielded value's slot, or 0 */
+	uint64_t slot;       /* a shielded value's slot, or 0 */
 } child_report;
 
-static void child_main(int in, int out, int cache)
+/* The order of the set and get calls: `last` goes last, so that its
+ * block is the one a cipher context would still hold at the checkpoints
+ * (each thread has one context, reused). */
+static int key_at(int pos, int last)
+{
+	if (pos == NKEYS - 1)
+		return last;
+	return pos < last ? pos : pos + 1;
+}
+
+static void child_main(int in, int out, int cache, int last)
 {
 	char pw[PW_HEX];
-	uint8_t key[KEY_LEN], sha[32], got_sha[32];
+	uint8_t key[NKEYS][MAX_KEY], sha[NKEYS][32], got_sha[32], cert[MAX_KEY];
+	uint32_t len[NKEYS], cert_len;
 	wks_store *st = NULL;
 	wks_key *k = NULL;
 	uint8_t *saved = NULL;
 	size_t saved_len = 0, kl;
 	const uint8_t *kd;
+	const uint8_t *chain[1];
+	size_t chain_len[1];
 	child_report rep;
 	uint64_t len64;
+	int i, j;
 
 	/* Never outlive the test (a failing parent leaves us stopped). */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)
 		_exit(92);
 	memset(&rep, 0, sizeof(rep));
-	if (xread(in, pw, sizeof(pw)) || xread(in, key, sizeof(key)) ||
-	    xread(in, sha, sizeof(sha)))
+	if (xread(in, pw, sizeof(pw)))
 		_exit(91);
+	for (i = 0; i < NKEYS; i++)
+		if (xread(in, &len[i], sizeof(len[i])) || len[i] > MAX_KEY ||
+		    xread(in, key[i], len[i]) || xread(in, sha[i], 32))
+			_exit(91);
+	if (xread(in, &cert_len, sizeof(cert_len)) || cert_len > MAX_KEY ||
+	    xread(in, cert, cert_len))
+		_exit(91);
+	chain[0] = cert;
+	chain_len[0] = cert_len;
 	if (wks_store_new(&st) != WKS_OK ||
 	    wks_store_set_property(st, "wolfjce.wks.iterationCount", "10000") ||
 	    wks_store_set_property(st, "wolfjce.keystore.kekCacheEnabled",
 	                           cache ? "true" : "false"))
 		rep.status = 1;
-	else if (wks_store_set_secret_key(st, ALIAS, "AES", key, sizeof(key),
-	                                  pw, sizeof(pw)) != WKS_OK)
-		rep.status = 2;
+	for (j = 0; j < NKEYS && !rep.status; j++) {
+		int rc;
+
+		i = key_at(j, last);
+		if (i == K_RSA)
+			rc = wks_store_set_private_key(st, key_alias[i], key[i],
+			                               len[i], chain, chain_len, 1,
+			                               pw, sizeof(pw));
+		else
+			rc = wks_store_set_secret_key(st, key_alias[i], key_alg[i],
+			                              key[i], len[i], pw, sizeof(pw));
+		if (rc != WKS_OK) {
+			fprintf(stderr, "memdump child: set \"%s\": %s\n",
+			        key_alias[i], wks_error_detail());
+			rep.status = 2;
+		}
+	}
 	OPENSSL_cleanse(key, sizeof(key));
 	if (!rep.status &&
 	    wks_store_save_buffer(st, &saved, &saved_len, pw, sizeof(pw)))
@@ -142,18 +202,23 @@ static void child_main(int in, int out, int cache)
 	xwrite(out, &len64, sizeof(len64));
 	xwrite(out, saved, saved_len);
 	wks_free(saved);
-	if (!rep.status &&
-	    wks_store_get_key(&k, st, ALIAS, pw, sizeof(pw)) != WKS_OK)
-		rep.status = 4;
-	if (!rep.status) {
+	raise(SIGSTOP); /* checkpoint 0: keys set, store saved */
+	for (j = 0; j < NKEYS && !rep.status; j++) {
+		i = key_at(j, last);
+		if (wks_store_get_key(&k, st, key_alias[i], pw, sizeof(pw)) !=
+		    WKS_OK) {
+			rep.status = 4;
+			break;
+		}
 		kd = wks_key_data(k, &kl);
 		SHA256(kd, kl, got_sha); /* one-shot: cleanses its context */
-		if (kl != KEY_LEN || memcmp(got_sha, sha, 32) != 0)
+		if (kl != len[i] || memcmp(got_sha, sha[i], 32) != 0)
 			rep.status = 5;
+		wks_key_free(k);
+		k = NULL;
 	}
-	wks_key_free(k);
 	OPENSSL_cleanse(pw, sizeof(pw));
-	if (cache && st->cache) {
+	if (cache && st && st->cache) {
 		wks_cache *c = st->cache;
 		wks_cache_keys *ck = atomic_load(&c->keys);
 
@@ -164,7 +229,7 @@ static void child_main(int in, int out, int cache)
 			rep.slot = (uint64_t)(uintptr_t)c->head->ct;
 	}
 	xwrite(out, &rep, sizeof(rep));
-	raise(SIGSTOP); /* checkpoint 1: get_key done, key freed */
+	raise(SIGSTOP); /* checkpoint 1: get_key done, keys freed */
 	if (cache) {
 		wks_store_cache_clear(st);
 		raise(SIGSTOP); /* checkpoint 2: cache cleared */
@@ -177,13 +242,15 @@ static void child_main(int in, int out, int cache)
 /* ---- searching the child's memory --------------------------------------------- */
 
 typedef struct {
-	const char *name;
+	char name[96];
 	uint8_t bytes[128];
 	size_t len;
+	int is_pw; /* the password (still held by the child at checkpoint 0) */
+	int info;  /* a hit is a note, not a failure */
 } needle;
 
 typedef struct {
-	needle v[24];
+	needle v[48];
 	size_t n;
 } needles;
 
@@ -193,55 +260,108 @@ static void add_needle(needles *ns, const char *name, const uint8_t *p,
 	needle *nd = &ns->v[ns->n++];
 
 	assert_true(ns->n <= sizeof(ns->v) / sizeof(ns->v[0]));
-	assert_true(len <= sizeof(nd->bytes));
-	nd->name = name;
+	assert_true(len > 0 && len <= sizeof(nd->bytes));
+	snprintf(nd->name, sizeof(nd->name), "%s", name);
 	memcpy(nd->bytes, p, len);
 	nd->len = len;
 }
 
 /* A secret, and the HMAC pad blocks made from it (key XOR 0x36 / 0x5c,
  * as HMAC puts them in its first block when the key fits). */
-static void add_with_pads(needles *ns, const char *name, const char *ipad_name,
-                          const char *opad_name, const uint8_t *p, size_t len)
+static void add_with_pads(needles *ns, const char *name, const uint8_t *p,
+                          size_t len)
 {
+	char nm[96];
 	uint8_t x[128];
 	size_t i;
 
 	add_needle(ns, name, p, len);
 	for (i = 0; i < len; i++)
 		x[i] = p[i] ^ 0x36;
-	add_needle(ns, ipad_name, x, len);
+	snprintf(nm, sizeof(nm), "%s ^ ipad (0x36)", name);
+	add_needle(ns, nm, x, len);
 	for (i = 0; i < len; i++)
 		x[i] = p[i] ^ 0x5c;
-	add_needle(ns, opad_name, x, len);
+	snprintf(nm, sizeof(nm), "%s ^ opad (0x5c)", name);
+	add_needle(ns, nm, x, len);
 	OPENSSL_cleanse(x, sizeof(x));
 }
 
+/*
+ * A plaintext key: its first 16 bytes (a whole CBC block), its last
+ * partial block alone and followed by its PKCS#5 padding (exactly what a
+ * cipher context's block buffer holds after encrypting or decrypting it),
+ * and 32 bytes before that block (a whole copy), or the whole key if it
+ * is shorter than a block.  `info`: hits of the needles other than the
+ * padded block are notes, not failures (see run()).
+ */
+static void add_key(needles *ns, const char *alias, const uint8_t *p,
+                    size_t len, int info)
+{
+	char nm[96];
+	uint8_t blk[16];
+	size_t tail = len % 16, first = ns->n, i;
+
+	if (tail) {
+		memcpy(blk, p + len - tail, tail);
+		memset(blk + tail, (int)(16 - tail), 16 - tail);
+		snprintf(nm, sizeof(nm), "the plaintext key \"%s\" (last block, "
+		         "%zu bytes, with its padding)", alias, tail);
+		add_needle(ns, nm, blk, 16);
+		OPENSSL_cleanse(blk, sizeof(blk));
+		first = ns->n;
+		snprintf(nm, sizeof(nm), "the plaintext key \"%s\" (%s, %zu "
+		         "bytes)", alias, len < 16 ? "all of it" : "last partial "
+		         "block", tail);
+		add_needle(ns, nm, p + len - tail, tail);
+	}
+	if (len >= 16) {
+		snprintf(nm, sizeof(nm), "the plaintext key \"%s\" (first 16 "
+		         "bytes)", alias);
+		add_needle(ns, nm, p, 16);
+	}
+	if (len >= 64) {
+		snprintf(nm, sizeof(nm), "the plaintext key \"%s\" (32 bytes "
+		         "before its last block)", alias);
+		add_needle(ns, nm, p + len - tail - 32 - 16, 32);
+	}
+	for (i = first; i < ns->n; i++)
+		ns->v[i].info = info;
+}
+
 typedef struct {
-	size_t regions, skipped, bytes, hits;
+	size_t regions, skipped, bytes, hits, notes;
 	char report[8192];
 	size_t rlen;
+	char notes_report[4096];
+	size_t nlen;
 } scan_result;
 
 static void report_hit(scan_result *r, const char *checkpoint,
                        const needle *nd, unsigned long addr,
                        const char *perms, const char *name)
 {
+	char *out = nd->info ? r->notes_report : r->report;
+	size_t *olen = nd->info ? &r->nlen : &r->rlen;
+	size_t cap = nd->info ? sizeof(r->notes_report) : sizeof(r->report);
 	int n;
 
-	r->hits++;
-	if (r->rlen >= sizeof(r->report) - 256)
+	if (nd->info)
+		r->notes++;
+	else
+		r->hits++;
+	if (*olen >= cap - 256)
 		return;
-	n = snprintf(r->report + r->rlen, sizeof(r->report) - r->rlen,
+	n = snprintf(out + *olen, cap - *olen,
 	             "  %s: %s (%zu bytes) found at 0x%lx in %s (%s)\n",
 	             checkpoint, nd->name, nd->len, addr,
 	             *name ? name : "[anonymous mapping]", perms);
 	if (n > 0)
-		r->rlen += (size_t)n;
+		*olen += (size_t)n;
 }
 
 static void scan_child(pid_t pid, const needles *ns, const char *checkpoint,
-                       scan_result *r)
+                       int skip_pw, scan_result *r)
 {
 	char path[64], line[1024];
 	FILE *maps;
@@ -287,6 +407,8 @@ static void scan_child(pid_t pid, const needles *ns, const char *checkpoint,
 			for (i = 0; i < ns->n; i++) {
 				const needle *nd = &ns->v[i];
 
+				if (skip_pw && nd->is_pw)
+					continue;
 				for (off = 0; off < own;) {
 					const uint8_t *q = memchr(buf + off, nd->bytes[0],
 					                          own - off);
@@ -386,6 +508,33 @@ static int core_excludes(const uint8_t *core, size_t len, uint64_t addr)
 	return -1;
 }
 
+/* What holds file offset off of a core: the address it dumps, or the
+ * notes (registers and process information). */
+static void core_where(const uint8_t *core, size_t len, size_t off,
+                       char *out, size_t out_len)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)core;
+	size_t i;
+
+	snprintf(out, out_len, "the gcore file");
+	for (i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(core + eh->e_phoff +
+		                                            i * eh->e_phentsize);
+
+		if (off < ph->p_offset || off - ph->p_offset >= ph->p_filesz ||
+		    ph->p_offset > len)
+			continue;
+		if (ph->p_type == PT_NOTE)
+			snprintf(out, out_len, "the gcore file's notes (saved "
+			         "registers)");
+		else if (ph->p_type == PT_LOAD)
+			snprintf(out, out_len, "the gcore file, memory at 0x%llx",
+			         (unsigned long long)(ph->p_vaddr + off -
+			                              ph->p_offset));
+		return;
+	}
+}
+
 /* Bytes of the child's memory at addr. */
 static void peek(pid_t pid, uint64_t addr, uint8_t *out, size_t n)
 {
@@ -450,7 +599,7 @@ static int sanitizer_build(void)
 static void check_core(pid_t pid, const child_report *rep, const needles *ns,
                        scan_result *r)
 {
-	char *dir, core_path[4200];
+	char *dir, core_path[4200], where[96];
 	uint8_t *core = NULL, shielded[32];
 	const uint8_t *at;
 	size_t len = 0, i;
@@ -498,10 +647,12 @@ static void check_core(pid_t pid, const child_report *rep, const needles *ns,
 		              "in the core at file offset %zu (outside the cache's "
 		              "pages)\n", (size_t)(at - core));
 	for (i = 0; i < ns->n; i++)
-		if ((at = find_bytes(core, len, ns->v[i].bytes, ns->v[i].len)))
+		if ((at = find_bytes(core, len, ns->v[i].bytes, ns->v[i].len))) {
+			core_where(core, len, (size_t)(at - core), where,
+			           sizeof(where));
 			report_hit(r, "core dump (cache holding the key)", &ns->v[i],
-			           (unsigned long)(at - core), "file offset",
-			           "the gcore file");
+			           (unsigned long)(at - core), "file offset", where);
+		}
 	OPENSSL_cleanse(core, len);
 	free(core);
 	if (key_in)
@@ -551,27 +702,84 @@ static int skip_reason(void)
 	return 0;
 }
 
-static void run(int cache)
+/* An RSA key and its self-signed certificate, the key's PKCS#8 encoding
+ * in p8 with a length that is not a multiple of 16 (its last CBC block
+ * is partial with 6 to 15 bytes of the key in it). */
+static void rsa_key(uint8_t *p8, uint32_t *p8_len, uint8_t *cert,
+                    uint32_t *cert_len)
 {
+	EVP_PKEY *k = NULL;
+	PKCS8_PRIV_KEY_INFO *p8i;
+	X509 *x;
+	X509_NAME *name;
+	unsigned char *der = NULL;
+	int n = 0, tries;
+
+	for (tries = 0; tries < 50; tries++) {
+		EVP_PKEY_free(k);
+		k = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)1024);
+		assert_non_null(k);
+		OPENSSL_clear_free(der, (size_t)n);
+		der = NULL;
+		p8i = EVP_PKEY2PKCS8(k);
+		assert_non_null(p8i);
+		n = i2d_PKCS8_PRIV_KEY_INFO(p8i, &der);
+		PKCS8_PRIV_KEY_INFO_free(p8i);
+		assert_true(n > 0 && n <= MAX_KEY);
+		if (n % 16 >= 6)
+			break;
+	}
+	assert_true(n % 16 >= 6);
+	memcpy(p8, der, (size_t)n);
+	*p8_len = (uint32_t)n;
+	OPENSSL_clear_free(der, (size_t)n);
+	x = X509_new();
+	assert_non_null(x);
+	assert_true(X509_set_version(x, 2));
+	assert_true(ASN1_INTEGER_set(X509_get_serialNumber(x), 1));
+	assert_non_null(X509_gmtime_adj(X509_getm_notBefore(x), 0));
+	assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), 86400));
+	assert_true(X509_set_pubkey(x, k));
+	name = X509_get_subject_name(x);
+	assert_true(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+	                                       (const unsigned char *)"memdump",
+	                                       -1, -1, 0));
+	assert_true(X509_set_issuer_name(x, name));
+	assert_true(X509_sign(x, k, EVP_sha256()));
+	der = NULL;
+	n = i2d_X509(x, &der);
+	assert_true(n > 0 && n <= MAX_KEY);
+	memcpy(cert, der, (size_t)n);
+	*cert_len = (uint32_t)n;
+	OPENSSL_free(der);
+	X509_free(x);
+	EVP_PKEY_free(k);
+}
+
+static void run(int cache, int last)
+{
+	static uint8_t key[NKEYS][MAX_KEY], cert[MAX_KEY];
 	int p2c[2], c2p[2], status;
 	pid_t pid;
-	char pw[PW_HEX + 1];
-	uint8_t rnd[32], key[KEY_LEN], sha[32], dk[WKS_DK_LEN], skey[64];
+	char pw[PW_HEX + 1], nm[96];
+	uint8_t rnd[32], sha[32], dk[WKS_DK_LEN], skey[64];
+	uint32_t len[NKEYS], cert_len;
 	uint8_t *saved;
 	uint64_t len64;
 	child_report rep;
 	wks_entry **v = NULL;
-	size_t n = 0;
+	size_t n = 0, i, nkey = 0;
 	wks_file_info fi;
 	wks_settings cfg;
 	needles ns;
 	scan_result res;
-	const char *cps[3];
+	const char *cps[4];
 	size_t ncp, cp;
 	char flags[256];
 
 	memset(&res, 0, sizeof(res));
 	memset(&ns, 0, sizeof(ns));
+	memset(&rep, 0, sizeof(rep));
 	assert_int_equal(pipe(p2c), 0);
 	assert_int_equal(pipe(c2p), 0);
 	pid = fork();
@@ -579,7 +787,7 @@ static void run(int cache)
 	if (pid == 0) {
 		close(p2c[1]);
 		close(c2p[0]);
-		child_main(p2c[0], c2p[1], cache);
+		child_main(p2c[0], c2p[1], cache, last);
 	}
 	g_child = pid;
 	close(p2c[0]);
@@ -588,64 +796,86 @@ static void run(int cache)
 	/* Secrets made after the fork: the child has no copy but its own. */
 	assert_int_equal(RAND_bytes(rnd, sizeof(rnd)), 1);
 	tu_hex(pw, rnd, sizeof(rnd));
-	assert_int_equal(RAND_bytes(key, sizeof(key)), 1);
-	SHA256(key, sizeof(key), sha);
+	len[K_AES] = 32;
+	len[K_HMAC31] = 31;
+	len[K_SHORT5] = 5;
+	for (i = 0; i < K_RSA; i++)
+		assert_int_equal(RAND_bytes(key[i], (int)len[i]), 1);
+	rsa_key(key[K_RSA], &len[K_RSA], cert, &cert_len);
 	xwrite(p2c[1], pw, PW_HEX);
-	xwrite(p2c[1], key, sizeof(key));
-	xwrite(p2c[1], sha, sizeof(sha));
+	for (i = 0; i < NKEYS; i++) {
+		SHA256(key[i], len[i], sha);
+		xwrite(p2c[1], &len[i], sizeof(len[i]));
+		xwrite(p2c[1], key[i], len[i]);
+		xwrite(p2c[1], sha, sizeof(sha));
+	}
+	xwrite(p2c[1], &cert_len, sizeof(cert_len));
+	xwrite(p2c[1], cert, cert_len);
 	close(p2c[1]);
 
 	assert_int_equal(xread(c2p[0], &len64, sizeof(len64)), 0);
-	assert_true(len64 > 0 && len64 < (1u << 20));
+	if (len64 == 0)
+		fail_msg("child: creating the keys or saving failed");
+	assert_true(len64 < (1u << 20));
 	saved = malloc(len64);
 	assert_non_null(saved);
 	assert_int_equal(xread(c2p[0], saved, len64), 0);
-	assert_int_equal(xread(c2p[0], &rep, sizeof(rep)), 0);
-	close(c2p[0]);
-	if (rep.status)
-		fail_msg("child: step %llu failed", (unsigned long long)rep.status);
 
 	/* The derived keys, by OpenSSL. */
 	wks__settings_get(&cfg, NULL);
 	TU_OK(wks__decode(&v, &n, NULL, &fi, saved, len64, &cfg));
-	assert_int_equal(n, 1);
-	assert_int_equal(PKCS5_PBKDF2_HMAC(pw, PW_HEX, v[0]->salt, WKS_SALT_LEN,
-	                                   v[0]->iterations, EVP_sha512(),
-	                                   WKS_DK_LEN, dk), 1);
+	assert_int_equal(n, NKEYS);
+	add_with_pads(&ns, "the password", (const uint8_t *)pw, PW_HEX);
+	add_needle(&ns, "the password's first 16 bytes", (const uint8_t *)pw, 16);
+	for (i = 0; i < ns.n; i++)
+		ns.v[i].is_pw = 1;
+	for (i = 0; i < n; i++) {
+		assert_int_equal(PKCS5_PBKDF2_HMAC(pw, PW_HEX, v[i]->salt,
+		                                   WKS_SALT_LEN, v[i]->iterations,
+		                                   EVP_sha512(), WKS_DK_LEN, dk), 1);
+		snprintf(nm, sizeof(nm), "entry %zu's derived AES key", i);
+		add_needle(&ns, nm, dk, 32);
+		snprintf(nm, sizeof(nm), "entry %zu's derived HMAC key", i);
+		add_with_pads(&ns, nm, dk + 32, 64);
+	}
 	assert_int_equal(PKCS5_PBKDF2_HMAC(pw, PW_HEX, fi.salt, WKS_SALT_LEN,
 	                                   fi.iterations, EVP_sha512(), 64,
 	                                   skey), 1);
 	wks__entries_free(v, n);
 	free(saved);
+	add_with_pads(&ns, "the store MAC key", skey, 64);
+	for (i = 0; i < NKEYS; i++) {
+		add_key(&ns, key_alias[i], key[i], len[i], i == K_RSA);
+		nkey++;
+	}
 
-	add_with_pads(&ns, "the password", "the password ^ ipad (0x36)",
-	              "the password ^ opad (0x5c)", (const uint8_t *)pw, PW_HEX);
-	add_needle(&ns, "the password's first 16 bytes", (const uint8_t *)pw, 16);
-	add_needle(&ns, "the derived AES key (dk[0..32))", dk, 32);
-	add_with_pads(&ns, "the derived HMAC key (dk[32..96))",
-	              "the derived HMAC key ^ ipad", "the derived HMAC key ^ opad",
-	              dk + 32, 64);
-	add_with_pads(&ns, "the store MAC key", "the store MAC key ^ ipad",
-	              "the store MAC key ^ opad", skey, 64);
-	add_needle(&ns, "the plaintext secret key", key, KEY_LEN);
-
+	cps[0] = cache ? "cache on, after set_* and save"
+	               : "cache off, after set_* and save";
 	if (cache) {
-		cps[0] = "cache on, after get_key and wks_key_free (key cached)";
-		cps[1] = "cache on, after wks_store_cache_clear";
-		cps[2] = "cache on, after wks_store_free";
-		ncp = 3;
+		cps[1] = "cache on, after get_key and wks_key_free (keys cached)";
+		cps[2] = "cache on, after wks_store_cache_clear";
+		cps[3] = "cache on, after wks_store_free";
+		ncp = 4;
 	} else {
-		cps[0] = "cache off, after get_key and wks_key_free";
-		cps[1] = "cache off, after wks_store_free";
-		ncp = 2;
+		cps[1] = "cache off, after get_key and wks_key_free";
+		cps[2] = "cache off, after wks_store_free";
+		ncp = 3;
 	}
 	for (cp = 0; cp < ncp; cp++) {
 		assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
 		if (!WIFSTOPPED(status))
 			fail_msg("child did not stop at checkpoint %zu (status %d)",
-			         cp + 1, status);
-		scan_child(pid, &ns, cps[cp], &res);
-		if (cache && cp == 0) {
+			         cp, status);
+		if (cp == 1) {
+			assert_int_equal(xread(c2p[0], &rep, sizeof(rep)), 0);
+			close(c2p[0]);
+			if (rep.status)
+				fail_msg("child: step %llu failed",
+				         (unsigned long long)rep.status);
+		}
+		/* At checkpoint 0 the child still holds the password. */
+		scan_child(pid, &ns, cps[cp], cp == 0, &res);
+		if (cache && cp == 1) {
 			/* The cache's pages: never dumped (and locked if allowed). */
 			assert_true(rep.keys_page != 0 && rep.slot != 0);
 			vmflags(pid, rep.keys_page, flags, sizeof(flags));
@@ -674,15 +904,28 @@ static void run(int cache)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	g_child = -1;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	print_message("memdump: %s: %zu checkpoints, %zu regions (%zu skipped), "
-	              "%zu MB searched for %zu secrets: %zu found\n",
-	              cache ? "cache on" : "cache off", ncp, res.regions,
+	print_message("memdump: %s: %zu keys (%u, %u, %u and %u bytes; \"%s\" "
+	              "last), %zu checkpoints, %zu regions (%zu skipped), %zu "
+	              "MB searched for %zu secrets: %zu found\n",
+	              cache ? "cache on" : "cache off", nkey, len[0], len[1],
+	              len[2], len[3], key_alias[last], ncp, res.regions,
 	              res.skipped, res.bytes >> 20, ns.n, res.hits);
 	OPENSSL_cleanse(pw, sizeof(pw));
 	OPENSSL_cleanse(&ns, sizeof(ns));
 	OPENSSL_cleanse(key, sizeof(key));
+	OPENSSL_cleanse(cert, sizeof(cert));
 	OPENSSL_cleanse(dk, sizeof(dk));
 	OPENSSL_cleanse(skey, sizeof(skey));
+	/* Setting a private key parses it to check it against its
+	 * certificate, and OpenSSL 3.0's DER decoder (EVP_PKCS82PKEY)
+	 * frees its copy of the PKCS#8 without cleansing it: whole copies of
+	 * the RSA key are OpenSSL's, reported here but not failed on (see
+	 * docs/SECURITY.md).  Its last block with its padding, which only a
+	 * cipher context holds, is checked like every other secret. */
+	if (res.notes)
+		print_message("memdump: note: %zu copies of the RSA key left by "
+		              "OpenSSL's PKCS#8 decoder (not libwks):\n%s",
+		              res.notes, res.notes_report);
 	if (res.hits)
 		fail_msg("SECRETS LEFT IN MEMORY (%zu hits; a bug in libwks or "
 		         "in what it calls):\n%s(hits in [stack] outside any "
@@ -697,7 +940,7 @@ static void test_memdump__cache_on(void **state)
 	(void)state;
 	if (skip_reason())
 		skip();
-	run(1);
+	run(1, K_HMAC31);
 }
 
 static void test_memdump__cache_off(void **state)
@@ -705,7 +948,16 @@ static void test_memdump__cache_off(void **state)
 	(void)state;
 	if (skip_reason())
 		skip();
-	run(0);
+	run(0, K_RSA);
+}
+
+/* The 5-byte key last: all of it is in one partial block. */
+static void test_memdump__short_key_last(void **state)
+{
+	(void)state;
+	if (skip_reason())
+		skip();
+	run(0, K_SHORT5);
 }
 
 int main(void)
@@ -713,6 +965,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_memdump__cache_off, kill_child),
 		cmocka_unit_test_teardown(test_memdump__cache_on, kill_child),
+		cmocka_unit_test_teardown(test_memdump__short_key_last,
+		                          kill_child),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,6 +60,12 @@ int wks__aes256cbc_decrypt(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
                            const uint8_t iv[WKS_IV_LEN],
                            const uint8_t *ct, size_t ct_len);
 
+/* Zero the CPU's vector registers (x86-64: xmm/ymm/zmm, whichever the CPU
+ * has; elsewhere nothing), which keep the last bytes that memcpy or a
+ * cipher moved and end up in core dumps and signal frames.  Called at the
+ * end of the API calls that handle keys. */
+void wks__wipe_registers(void);
+
 /* SHA-256 of data (for tests and tools). */
 int wks__sha256(uint8_t out[32], const uint8_t *data, size_t len);
 

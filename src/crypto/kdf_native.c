@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crypto/crypto.h"
 #include "util/error.h"
 #include "util/wipe.h"
 
@@ -440,6 +441,9 @@ static void *worker_main(void *arg)
 
 		run_job(job);
 		burn_stack();
+		/* An idle worker keeps its registers until its next job:
+		 * they must not hold the password's bytes meanwhile. */
+		wks__wipe_registers();
 
 		pthread_mutex_lock(&pool.mu);
 		job->state = JOB_DONE;
