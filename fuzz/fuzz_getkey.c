@@ -22,6 +22,7 @@
 
 #include "config/config.h"
 #include "format/format.h"
+#include "store/decode.h"
 #include "util/buf.h"
 
 #include <openssl/hmac.h>

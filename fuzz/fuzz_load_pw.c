@@ -20,6 +20,7 @@
 
 #include "config/config.h"
 #include "format/format.h"
+#include "store/decode.h"
 
 #include <openssl/hmac.h>
 

@@ -9,8 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include "config/config.h"
 #include "util/error.h"
@@ -106,6 +110,7 @@ static void test_config__defaults(void **state)
 	assert_true(s.cache_max_entries == 1024);
 	assert_int_equal(s.kdf_impl, WKS_KDF_NATIVE);
 	assert_int_equal(s.kdf_threads, 0);
+	assert_true(s.max_file_size == 268435456);
 
 	/* A store with nothing set sees the same. */
 	memset(&s, 0xAA, sizeof(s));
@@ -124,6 +129,7 @@ static void test_config__defaults(void **state)
 	assert_string_equal(prop_text(NULL, "libwks.keystore.kekCacheIdleSec"), "0");
 	assert_string_equal(prop_text(NULL, "libwks.kdf.impl"), "native");
 	assert_string_equal(prop_text(NULL, "libwks.kdf.threads"), "0");
+	assert_string_equal(prop_text(NULL, "libwks.wks.maxFileSize"), "268435456");
 	assert_int_equal(g_warns.count, 0);
 	wks__props_free(p);
 }
@@ -182,9 +188,13 @@ static void test_config__iteration_count(void **state)
 		{ "-2147483648", "210000", 1 },
 		{ "2147483648", "210000", 1 }, /* outside int32: unparsable */
 		{ "99999999999999999999", "210000", 1 },
-		{ " 20000", "210000", 1 },   /* Integer.parseInt: no trimming */
-		{ "20000 ", "210000", 1 },
-		{ "20000\n", "210000", 1 },
+		/* Trimmed first, as Security.getProperty() does (spec 8). */
+		{ " 20000", "20000", 0 },
+		{ "20000 ", "20000", 0 },
+		{ "20000\n", "20000", 0 },
+		{ "\t20000\r\n", "20000", 0 },
+		{ " \t\r\n", "210000", 0 },  /* blank: as empty */
+		{ "20 000", "210000", 1 },   /* inside: still unparsable */
 		{ "abc", "210000", 1 },
 		{ "2e5", "210000", 1 },
 		{ "0x10000", "210000", 1 },
@@ -210,7 +220,8 @@ static void test_config__max_chain_and_entry(void **state)
 		{ "2147483647", "2147483647", 0 },
 		{ "0", "100", 1 },
 		{ "-5", "100", 1 },
-		{ " 5", "100", 1 },
+		{ " 5", "5", 0 },
+		{ "5\r\n", "5", 0 },
 		{ "five", "100", 1 },
 		{ "", "100", 0 },
 	};
@@ -240,8 +251,12 @@ static void test_config__booleans(void **state)
 		{ "false", "false", 0 },
 		{ "FALSE", "false", 0 },
 		{ "", "false", 0 },
-		{ " true", "false", 1 }, /* no trimming */
-		{ "true ", "false", 1 },
+		{ " true", "true", 0 }, /* trimmed (spec 8) */
+		{ "true ", "true", 0 },
+		{ " TRUE\r\n", "true", 0 },
+		{ "\tfalse\t", "false", 0 },
+		{ " ", "false", 0 },
+		{ "t rue", "false", 1 },
 		{ "yes", "false", 1 },
 		{ "1", "false", 1 },
 		{ "on", "false", 1 },
@@ -311,7 +326,7 @@ static void test_config__libwks_values(void **state)
 		{ "9999", "5000000", 1 },
 		{ "0", "5000000", 1 },
 		{ "-1", "5000000", 1 },
-		{ " 20000", "5000000", 1 },
+		{ " 20000", "20000", 0 },
 		{ "", "5000000", 0 },
 	};
 	static const vcase maxent[] = {
@@ -338,7 +353,8 @@ static void test_config__libwks_values(void **state)
 		{ "NATIVE", "native", 0 },
 		{ "", "native", 0 },
 		{ "fast", "native", 1 },
-		{ " openssl", "native", 1 },
+		{ " openssl", "openssl", 0 },
+		{ "open ssl", "native", 1 },
 	};
 	static const vcase threads[] = {
 		{ "0", "0", 0 },
@@ -346,15 +362,28 @@ static void test_config__libwks_values(void **state)
 		{ "16", "16", 0 },
 		{ "17", "0", 1 },
 		{ "-1", "0", 1 },
-		{ " 4", "0", 1 },
+		{ " 4", "4", 0 },
 		{ "four", "0", 1 },
 		{ "", "0", 0 },
+	};
+	static const vcase maxfile[] = {
+		{ "1", "1", 0 },
+		{ "104", "104", 0 },
+		{ "268435456", "268435456", 0 },
+		{ "9223372036854775807", "9223372036854775807", 0 },
+		{ " 1048576\t", "1048576", 0 },
+		{ "", "268435456", 0 },
+		{ "0", "268435456", 1 },
+		{ "-1", "268435456", 1 },
+		{ "1 MiB", "268435456", 1 },
+		{ "9223372036854775808", "268435456", 1 },
 	};
 	wks_settings s;
 	wks_props *p = props_new();
 
 	(void)state;
 	CHECK("libwks.wks.maxIterationCount", maxit);
+	CHECK("libwks.wks.maxFileSize", maxfile);
 	CHECK("libwks.keystore.kekCacheMaxEntries", maxent);
 	CHECK("libwks.keystore.kekCacheIdleSec", idle);
 	CHECK("libwks.kdf.impl", impl);
@@ -373,6 +402,7 @@ static void test_config__libwks_values(void **state)
 	TU_OK(wks__props_set(p, "libwks.keystore.kekCacheIdleSec", "9"));
 	TU_OK(wks__props_set(p, "libwks.kdf.impl", "openssl"));
 	TU_OK(wks__props_set(p, "libwks.kdf.threads", "4"));
+	TU_OK(wks__props_set(p, "libwks.wks.maxFileSize", "5000000000"));
 	settings(&s, p);
 	assert_int_equal(s.iteration_count, 12345);
 	assert_int_equal(s.max_chain, 7);
@@ -385,6 +415,7 @@ static void test_config__libwks_values(void **state)
 	assert_true(s.cache_idle_ms == 9000);
 	assert_int_equal(s.kdf_impl, WKS_KDF_OPENSSL);
 	assert_int_equal(s.kdf_threads, 4);
+	assert_true(s.max_file_size == UINT64_C(5000000000));
 	assert_int_equal(g_warns.count, 0);
 	wks__props_free(p);
 }
@@ -428,8 +459,8 @@ static void test_config__warnings(void **state)
 	assert_string_equal(g_warns.last, "wolfjce.keystore.kekCacheEnabled=\"yes\" "
 	                    "is not \"true\" or \"false\"; using false");
 	/* Control characters and quotes are shown escaped, long values cut. */
-	TU_OK(wks__props_set(p, "libwks.kdf.impl", "a\"b\n\x01"));
-	assert_string_equal(g_warns.last, "libwks.kdf.impl=\"a\\\"b\\x0a\\x01\" "
+	TU_OK(wks__props_set(p, "libwks.kdf.impl", "a\"b\n\x01" "c"));
+	assert_string_equal(g_warns.last, "libwks.kdf.impl=\"a\\\"b\\x0a\\x01c\" "
 	                    "is not \"native\" or \"openssl\"; using native");
 	TU_OK(wks__props_set(p, "libwks.kdf.impl",
 	                     "0123456789012345678901234567890123456789TOOLONG"));
@@ -649,6 +680,153 @@ static void test_config__load_file_errors(void **state)
 	free(missing);
 }
 
+/* ---- trimming: every property, every source (issue 12 item 9a) ----------- */
+
+/* A good value of every known property and its text in force. */
+static const struct {
+	const char *name, *value, *want;
+} g_trim[] = {
+	{ "wolfjce.wks.iterationCount", "15000", "15000" },
+	{ "wolfjce.wks.maxCertChainLength", "7", "7" },
+	{ "wolfjce.wks.maxEntrySize", "65536", "65536" },
+	{ "wolfjce.keystore.kekCacheEnabled", "TRUE", "true" },
+	{ "wolfjce.keystore.kekCacheTtlSec", "42", "42" },
+	{ "libwks.wks.maxIterationCount", "20000", "20000" },
+	{ "libwks.wks.requireIntegrity", "True", "true" },
+	{ "libwks.keystore.kekCacheMaxEntries", "3", "3" },
+	{ "libwks.keystore.kekCacheIdleSec", "9", "9" },
+	{ "libwks.kdf.impl", "OpenSSL", "openssl" },
+	{ "libwks.kdf.threads", "4", "4" },
+	{ "libwks.wks.maxFileSize", "1048576", "1048576" },
+};
+#define N_TRIM (sizeof(g_trim) / sizeof(g_trim[0]))
+
+/* What String.trim() removes: every char <= U+0020 (NUL included, which
+ * libwks holds as C0 80), as raw C strings for the API ... */
+static const char *const g_pads[] = {
+	" ", "\t", "\r\n", "\n", " \t\r\n\f\v ", "\x01\x1f", "\xC0\x80",
+	"\xC0\x80 \xC0\x80\t",
+};
+/* ... and as properties-file text (escapes, since a raw CR or LF ends
+ * the line and leading white space is the separator's). */
+static const char *const g_file_pads[] = {
+	"\\u0020", "\\t", "\\r\\n", "\\n", "\\ \\t\\r\\n\\f\\u000b\\ ",
+	"\\u0001\\u001f", "\\u0000", "\\u0000\\ \\u0000\\t",
+};
+#define N_PADS (sizeof(g_pads) / sizeof(g_pads[0]))
+
+/* Check that every g_trim property is in force (process-wide view and
+ * store view p); returns 0 or the index + 1 of the first that is not. */
+static size_t trim_mismatch(wks_props *p)
+{
+	char buf[64];
+	size_t i;
+
+	for (i = 0; i < N_TRIM; i++) {
+		if (wks__property_text(buf, sizeof(buf), p, g_trim[i].name) != WKS_OK ||
+		    strcmp(buf, g_trim[i].want) != 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+/* A properties file with every g_trim property wrapped in file pad k
+ * (before, after or both, by `where`: 1, 2, 3).  The trailing case also
+ * ends in raw spaces and a tab, which Properties.load() keeps. */
+static char *trim_file_text(size_t k, int where)
+{
+	size_t cap = 8192, i, o = 0;
+	char *t = malloc(cap);
+
+	assert_non_null(t);
+	for (i = 0; i < N_TRIM; i++)
+		o += (size_t)snprintf(t + o, cap - o, "%s=%s%s%s%s\n",
+		                      g_trim[i].name,
+		                      where & 1 ? g_file_pads[k] : "",
+		                      g_trim[i].value,
+		                      where & 2 ? g_file_pads[k] : "",
+		                      where & 2 ? " \t" : "");
+	assert_true(o < cap);
+	return t;
+}
+
+static void test_config__trim_every_property(void **state)
+{
+	char v[128], *dir = NULL, *path = NULL, *text, buf[64];
+	wks_props *p = props_new();
+	wks_store *st = NULL;
+	size_t i, k, bad;
+	int where;
+
+	(void)state;
+	/* The table covers every known property. */
+	assert_int_equal(N_TRIM, WKS_PROP_COUNT);
+	for (i = 0; i < N_TRIM; i++)
+		assert_true(wks__prop_find(g_trim[i].name) >= 0);
+	TU_OK(wks_store_new(&st));
+
+	/* From the API: store level (internal and public) and process-wide. */
+	for (k = 0; k < N_PADS; k++) {
+		for (where = 1; where <= 3; where++) {
+			for (i = 0; i < N_TRIM; i++) {
+				snprintf(v, sizeof(v), "%s%s%s",
+				         where & 1 ? g_pads[k] : "", g_trim[i].value,
+				         where & 2 ? g_pads[k] : "");
+				TU_OK(wks__props_set(p, g_trim[i].name, v));
+				TU_OK(wks_set_property(g_trim[i].name, v));
+				TU_OK(wks_store_set_property(st, g_trim[i].name, v));
+				TU_OK(wks_get_property(buf, sizeof(buf), st,
+				                       g_trim[i].name));
+				if (strcmp(buf, g_trim[i].want) != 0)
+					fail_msg("store %s=\"%s\" (pad %zu): %s", g_trim[i].name,
+					         v, k, buf);
+			}
+			if ((bad = trim_mismatch(p)) != 0)
+				fail_msg("API pad %zu/%d: %s", k, where,
+				         g_trim[bad - 1].name);
+			if ((bad = trim_mismatch(NULL)) != 0)
+				fail_msg("process pad %zu/%d: %s", k, where,
+				         g_trim[bad - 1].name);
+			for (i = 0; i < N_TRIM; i++) {
+				TU_OK(wks__props_set(p, g_trim[i].name, NULL));
+				TU_OK(wks_set_property(g_trim[i].name, NULL));
+				TU_OK(wks_store_set_property(st, g_trim[i].name, NULL));
+			}
+		}
+	}
+	assert_int_equal(g_warns.count, 0);
+
+	/* From a properties file. */
+	for (k = 0; k < N_PADS; k++) {
+		for (where = 1; where <= 3; where++) {
+			text = trim_file_text(k, where);
+			path = write_tmp_props(&dir, text);
+			TU_OK(wks_load_properties_file(path));
+			if ((bad = trim_mismatch(NULL)) != 0)
+				fail_msg("file pad %zu/%d: %s in\n%s", k, where,
+				         g_trim[bad - 1].name, text);
+			wks__props_reset_process();
+			tu_rmtree(dir);
+			free(dir);
+			free(path);
+			free(text);
+		}
+	}
+	assert_int_equal(g_warns.count, 0);
+
+	/* Values of names libwks does not use are trimmed too (what
+	 * Security.getProperty() would return); inner spaces stay. */
+	TU_OK(wks_set_property("jdk.tls.disabledAlgorithms", " \tSSLv3, RC4\r\n"));
+	TU_OK(wks_get_property(buf, sizeof(buf), NULL, "jdk.tls.disabledAlgorithms"));
+	assert_string_equal(buf, "SSLv3, RC4");
+	/* A warning shows the trimmed value. */
+	TU_OK(wks_set_property("wolfjce.wks.iterationCount", " 5000\t"));
+	assert_string_equal(g_warns.last, "wolfjce.wks.iterationCount=\"5000\" "
+	                    "is below 10000; using 210000");
+	wks_store_free(st);
+	wks__props_free(p);
+}
+
 /* ---- $WKS_PROPERTIES (in a fresh process: it is read once) ----------------- */
 
 static char g_self[4096];
@@ -738,6 +916,149 @@ static int child_env_empty(void)
 	wks_set_warning_handler(on_warning, &g_warns);
 	wks__settings_get(&s, NULL);
 	return s.iteration_count == 210000 && g_warns.count == 0 ? 0 : 1;
+}
+
+/* Child: every g_trim property, padded in the $WKS_PROPERTIES file, is in
+ * force trimmed, silently. */
+static int child_env_trim(void)
+{
+	wks_settings s;
+	size_t bad;
+
+	wks_set_warning_handler(on_warning, &g_warns);
+	wks__settings_get(&s, NULL);
+	if (s.iteration_count != 15000)
+		return 1;
+	if ((bad = trim_mismatch(NULL)) != 0)
+		return (int)(10 + bad);
+	return g_warns.count == 0 ? 0 : 2;
+}
+
+/* Child (--child-env-expect N S): wolfjce.wks.iterationCount is N in
+ * force, and the kernel's AT_SECURE flag is S (so that the capability test
+ * knows the program really ran with its file capability). */
+static int child_env_expect(const char *want, const char *secure)
+{
+	wks_settings s;
+	unsigned long sec = 0;
+
+#if defined(__linux__) && defined(AT_SECURE)
+	sec = getauxval(AT_SECURE);
+#endif
+	wks__settings_get(&s, NULL);
+	printf("iterationCount=%d AT_SECURE=%lu uid=%ld euid=%ld\n",
+	       (int)s.iteration_count, sec, (long)getuid(), (long)geteuid());
+	if (sec != strtoul(secure, NULL, 10))
+		return 3;
+	return s.iteration_count == atoi(want) ? 0 : 1;
+}
+
+static void test_config__env_trim(void **state)
+{
+	char *dir, *path, *text;
+	size_t k;
+	int where, rc;
+
+	(void)state;
+	for (k = 0; k < N_PADS; k++) {
+		for (where = 1; where <= 3; where++) {
+			text = trim_file_text(k, where);
+			path = write_tmp_props(&dir, text);
+			rc = run_child("--child-env-trim", path);
+			if (rc != 0)
+				fail_msg("child-env-trim, pad %zu/%d: step %d\n%s", k,
+				         where, rc, text);
+			tu_rmtree(dir);
+			free(dir);
+			free(path);
+			free(text);
+		}
+	}
+}
+
+/*
+ * $WKS_PROPERTIES is ignored in programs that run with file capabilities
+ * (issue 12 item 9): this program, copied and given cap_ipc_lock+ep (what
+ * a daemon adds so that the KEK cache can lock memory), run as nobody.
+ * Without the capability the same copy, same user, honours it.  Needs
+ * root (to setcap and to become nobody) and a file system with
+ * capability xattrs; skipped otherwise.
+ */
+static void test_config__env_ignored_with_capabilities(void **state)
+{
+	static const char *const where[] = { NULL, WKS_BINARY_DIR };
+	char *dir = NULL, *bin = NULL, *props = NULL, *q_bin, *q_props;
+	const char *run_as = "setpriv --reuid=nobody --regid=nogroup "
+	                     "--clear-groups";
+	size_t w;
+	int rc = -1;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("SKIP: needs root (setcap, setpriv)\n");
+		skip();
+	}
+	if (tu_system("command -v setcap >/dev/null && "
+	              "command -v setpriv >/dev/null") != 0) {
+		print_message("SKIP: setcap or setpriv missing "
+		              "(scripts/deps.sh test installs libcap2-bin)\n");
+		skip();
+	}
+	/* A folder nobody can enter, in /tmp, else in the build folder. */
+	for (w = 0; w < 2 && rc != 0; w++) {
+		if (dir) {
+			tu_rmtree(dir);
+			free(dir);
+			free(bin);
+			free(props);
+		}
+		if (where[w]) {
+			dir = malloc(strlen(where[w]) + 32);
+			assert_non_null(dir);
+			sprintf(dir, "%s/capXXXXXX", where[w]);
+			assert_non_null(mkdtemp(dir));
+		} else {
+			dir = tu_tmpdir();
+		}
+		assert_int_equal(chmod(dir, 0755), 0);
+		bin = malloc(strlen(dir) + 32);
+		props = malloc(strlen(dir) + 32);
+		assert_true(bin && props);
+		sprintf(bin, "%s/test_config_cap", dir);
+		sprintf(props, "%s/wks.properties", dir);
+		tu_write_file(props, (const uint8_t *)
+		              "wolfjce.wks.iterationCount=33333\n", 33);
+		assert_int_equal(chmod(props, 0644), 0);
+		q_bin = tu_shell_quote(bin);
+		assert_int_equal(tu_system("cp %s %s && chmod 0755 %s", g_self, q_bin,
+		                           q_bin), 0);
+		q_props = tu_shell_quote(props);
+		/* Without a capability: honoured. */
+		rc = tu_system("WKS_PROPERTIES=%s %s %s --child-env-expect 33333 0",
+		               q_props, run_as, q_bin);
+		if (rc == 1)
+			fail_msg("WKS_PROPERTIES was not honoured in an ordinary "
+			         "program");
+		if (rc == 0)
+			rc = tu_system("setcap cap_ipc_lock+ep %s 2>/dev/null", q_bin);
+		if (rc == 0) /* with it: ignored, the default applies */
+			rc = tu_system("WKS_PROPERTIES=%s %s %s --child-env-expect "
+			               "210000 1", q_props, run_as, q_bin);
+		if (rc == 1)
+			fail_msg("WKS_PROPERTIES was honoured in a program with "
+			         "file capabilities");
+		free(q_bin);
+		free(q_props);
+	}
+	tu_rmtree(dir);
+	free(dir);
+	free(bin);
+	free(props);
+	if (rc != 0) {
+		print_message("SKIP: cannot run a capability program as nobody "
+		              "here (status %d)\n", rc);
+		skip();
+	}
 }
 
 static void test_config__env_file(void **state)
@@ -1031,6 +1352,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_config__load_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config__load_file_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config__env_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__trim_every_property, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__env_trim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config__env_ignored_with_capabilities, setup, teardown),
 		cmocka_unit_test(test_config__parse_basic),
 		cmocka_unit_test(test_config__parse_continuations),
 		cmocka_unit_test(test_config__parse_escapes),
@@ -1047,8 +1371,12 @@ int main(int argc, char **argv)
 			return child_env_bad();
 		if (strcmp(argv[1], "--child-env-empty") == 0)
 			return child_env_empty();
+		if (strcmp(argv[1], "--child-env-trim") == 0)
+			return child_env_trim();
 		return 99;
 	}
+	if (argc == 4 && strcmp(argv[1], "--child-env-expect") == 0)
+		return child_env_expect(argv[2], argv[3]);
 	n = readlink("/proc/self/exe", g_self, sizeof(g_self) - 1);
 	if (n <= 0)
 		snprintf(g_self, sizeof(g_self), "%s", argv[0]);

@@ -30,6 +30,7 @@
 
 #include "config/config.h"
 #include "format/format.h"
+#include "store/decode.h"
 #include "util/buf.h"
 
 #define PW "hostile-password"

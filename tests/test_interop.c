@@ -26,6 +26,7 @@
 
 #include "config/config.h"
 #include "format/format.h"
+#include "store/decode.h"
 
 #define PW "wolfsslpassword"
 #define PWL (sizeof(PW) - 1)

@@ -21,6 +21,7 @@
 
 #include "config/config.h"
 #include "format/format.h"
+#include "store/decode.h"
 
 #define PW "wolfsslpassword"
 #define PWL (sizeof(PW) - 1)
@@ -346,12 +347,24 @@ static void test_iteration_property(void **state)
 	TU_OK(wks_store_set_property(st, "wolfjce.wks.iterationCount", "abc"));
 	TU_OK(wks_get_property(val, sizeof(val), st, "wolfjce.wks.iterationCount"));
 	assert_string_equal(val, "210000");
-	TU_OK(wks_store_set_property(st, "wolfjce.wks.iterationCount", " 20000"));
-	TU_OK(wks_get_property(val, sizeof(val), st, "wolfjce.wks.iterationCount"));
-	assert_string_equal(val, "210000");
 	TU_OK(wks_store_set_property(st, "wolfjce.wks.iterationCount", "10000"));
 	TU_OK(wks_get_property(val, sizeof(val), st, "wolfjce.wks.iterationCount"));
 	assert_string_equal(val, "10000");
+
+	/* Values are trimmed as wolfJCE sees them (Security.getProperty()
+	 * returns String.trim()): " 15000" and "20000 " give 15000 and 20000
+	 * iterations there, and here (spec section 8, issue 12 item 9a). */
+	TU_OK(wks_store_set_property(st, "wolfjce.wks.iterationCount", " 15000"));
+	TU_OK(wks_get_property(val, sizeof(val), st, "wolfjce.wks.iterationCount"));
+	assert_string_equal(val, "15000");
+	TU_OK(set_secret(st, "d", "AES", "0123456789abcdef", PW));
+	TU_OK(wks_store_set_property(st, "wolfjce.wks.iterationCount", "20000 "));
+	save(st, &buf, &len);
+	decode_buf(&d, buf, len);
+	assert_int_equal(d.ev[dec_find(&d, "d")]->iterations, 15000);
+	assert_int_equal(d.info.iterations, 20000);
+	decoded_free(&d);
+	wks_free(buf);
 	wks_store_free(st);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "store/decode.h"
 
 #define PW "store-password"
 #define KP "key-password-1"

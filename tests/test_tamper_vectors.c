@@ -62,6 +62,7 @@
 #include "config/config.h"
 #include "crypto/crypto.h"
 #include "format/format.h"
+#include "store/decode.h"
 #include "util/buf.h"
 
 /* ---- parameters ------------------------------------------------------------- */

@@ -30,6 +30,10 @@
 #define WKS_DEFAULT_MAX_ITERATIONS 5000000
 #define WKS_DEFAULT_CACHE_TTL_SEC 300
 #define WKS_DEFAULT_CACHE_MAX 1024
+/* libwks.wks.maxFileSize: the largest keystore file a load reads and a
+ * save writes (256 MiB: 25 entries of the largest default maxEntrySize,
+ * or hundreds of thousands of ordinary ones). */
+#define WKS_DEFAULT_MAX_FILE_SIZE 268435456
 #define WKS_MAX_KDF_THREADS 16
 
 /* The settings in force, resolved from the properties. */
@@ -38,6 +42,7 @@ typedef struct {
 	int32_t max_chain;        /* wolfjce.wks.maxCertChainLength */
 	int32_t max_entry_size;   /* wolfjce.wks.maxEntrySize */
 	int32_t max_iterations;   /* libwks.wks.maxIterationCount */
+	uint64_t max_file_size;   /* libwks.wks.maxFileSize (bytes) */
 	int require_integrity;    /* libwks.wks.requireIntegrity */
 	int cache_enabled;        /* wolfjce.keystore.kekCacheEnabled */
 	uint64_t cache_ttl_ms;    /* wolfjce.keystore.kekCacheTtlSec * 1000, saturating */
@@ -67,11 +72,6 @@ void wks__settings_get(wks_settings *out, wks_props *store_props);
 int wks__property_text(char *buf, size_t buf_len, wks_props *store_props,
                        const char *name);
 
-/* The properties of a store; defined by the store module (store.c).  Used
- * by wks_get_property(). */
-struct wks_store;
-wks_props *wks__store_props(struct wks_store *st);
-
 /* Send a warning to the handler set with wks_set_warning_handler(). */
 void wks__warn(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -100,15 +100,18 @@ enum {
 	WKS_P_CACHE_IDLE,        /* libwks.keystore.kekCacheIdleSec */
 	WKS_P_KDF_IMPL,          /* libwks.kdf.impl */
 	WKS_P_KDF_THREADS,       /* libwks.kdf.threads */
+	WKS_P_MAX_FILE,          /* libwks.wks.maxFileSize */
 	WKS_PROP_COUNT
 };
 
-/* How a value is parsed. */
+/* How a value is parsed.  Every value is first trimmed as Java's
+ * String.trim() does (Security.getProperty() returns it so): every
+ * leading and trailing character <= U+0020 goes (see wks__prop_trim). */
 enum {
-	WKS_PK_INT,       /* Integer.parseInt, no trimming */
-	WKS_PK_LONG_TRIM, /* Long.parseLong after String.trim() */
-	WKS_PK_BOOL,      /* "true" in any case, no trimming; else false */
-	WKS_PK_KDF_IMPL   /* "native" | "openssl", any case */
+	WKS_PK_INT,      /* Integer.parseInt */
+	WKS_PK_LONG,     /* Long.parseLong */
+	WKS_PK_BOOL,     /* "true" in any case; else false */
+	WKS_PK_KDF_IMPL  /* "native" | "openssl", any case */
 };
 
 typedef struct {
@@ -123,7 +126,14 @@ extern const wks_prop_desc wks__prop_descs[WKS_PROP_COUNT];
 /* Index of a known property, or -1. */
 int wks__prop_find(const char *name);
 
-/* The value in force for text `v` (NULL or "" = unset) of property `id`.
+/* The bounds [*start, *start + *len) of s[0..len) without what Java's
+ * String.trim() removes: every leading and trailing byte <= 0x20, and the
+ * modified-UTF-8 U+0000 (C0 80, how the properties parser and the API
+ * spell a NUL) at either end. */
+void wks__prop_trim(const char *s, size_t len, size_t *start, size_t *out_len);
+
+/* The value in force for text `v` (NULL, "" or blank = unset) of property
+ * `id`; `v` is trimmed first (wks__prop_trim).
  * A bad value gives the default and a reason in why ("" if good). */
 int64_t wks__prop_eval(int id, const char *v, char *why, size_t why_len);
 

@@ -26,10 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
-#include "store/file.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/readfile.h"
 
 /* ---- the settings cache (a seqlock of atomic words) ---------------------- */
 
@@ -287,6 +290,22 @@ static void check_value(int id, const char *name, const char *value,
 	wks__warn("%s%s%s=\"%s\" %s; using %s", origin, sep, name, shown, why, def);
 }
 
+/* A malloc'ed copy of value as Java's Security.getProperty() returns it:
+ * trimmed (wks__prop_trim), so that every later reader (resolution,
+ * wks_get_property) sees what wolfJCE sees. */
+static char *dup_trimmed(const char *value)
+{
+	size_t at, n;
+	char *v;
+
+	wks__prop_trim(value, strlen(value), &at, &n);
+	if ((v = malloc(n + 1)) != NULL) {
+		memcpy(v, value + at, n);
+		v[n] = '\0';
+	}
+	return v;
+}
+
 static void bump(wks_props *p)
 {
 	atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
@@ -301,9 +320,9 @@ static int props_set(wks_props *p, const char *name, const char *value,
 	if (!p || !name || !*name)
 		return wks__err(WKS_ERR_INVALID, "property name is NULL or empty");
 	id = wks__prop_find(name);
-	check_value(id, name, value, origin);
-	if (value && !(v = strdup(value)))
+	if (value && !(v = dup_trimmed(value)))
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	check_value(id, name, v, origin);
 	pthread_mutex_lock(&p->lock);
 	err = set_locked(p, id, name, v);
 	pthread_mutex_unlock(&p->lock);
@@ -471,7 +490,7 @@ static int kv_list_add(const char *name, const char *value, void *ctx)
 		l->cap = cap;
 	}
 	l->kv[l->n].name = strdup(name);
-	l->kv[l->n].value = strdup(value);
+	l->kv[l->n].value = dup_trimmed(value);
 	if (!l->kv[l->n].name || !l->kv[l->n].value) {
 		free(l->kv[l->n].name);
 		free(l->kv[l->n].value);
@@ -493,7 +512,7 @@ static int load_file(const char *path)
 	size_t i;
 	int err;
 
-	if ((err = wks__file_read(&text, path, WKS_PROPS_FILE_MAX)) < 0)
+	if ((err = wks__file_read(&text, path, WKS_PROPS_FILE_MAX, NULL)) < 0)
 		goto done;
 	if ((err = wks__props_parse((const char *)text.ptr, text.len,
 	                            kv_list_add, &l)) < 0) {
@@ -518,15 +537,34 @@ done:
 	return err;
 }
 
-/* $WKS_PROPERTIES, once per process.  Ignored in set-id programs (as
- * secure_getenv() would).  Failures are warnings, and the caller's error
- * detail is kept. */
+/*
+ * 1 if this process runs in secure-execution mode, where the environment
+ * comes from a less privileged caller and must not be trusted: set-user-ID
+ * and set-group-ID programs, and programs that gained capabilities from
+ * their file (setcap cap_ipc_lock+ep, what a daemon adds so that the KEK
+ * cache can lock memory) or from an LSM.  The kernel says so in the
+ * auxiliary vector (AT_SECURE), which is what glibc's secure_getenv()
+ * reads; secure_getenv() itself needs _GNU_SOURCE, which this project
+ * does not define.  The id comparison covers systems without AT_SECURE.
+ */
+static int secure_mode(void)
+{
+#if defined(__linux__) && defined(AT_SECURE)
+	if (getauxval(AT_SECURE) != 0)
+		return 1;
+#endif
+	return getuid() != geteuid() || getgid() != getegid();
+}
+
+/* $WKS_PROPERTIES, once per process.  Ignored in secure-execution mode
+ * (secure_mode(): as secure_getenv() would).  Failures are warnings, and
+ * the caller's error detail is kept. */
 static void env_load(void)
 {
 	const char *path;
 	char saved[512], why[512];
 
-	if (getuid() != geteuid() || getgid() != getegid())
+	if (secure_mode())
 		return;
 	path = getenv("WKS_PROPERTIES");
 	if (!path || !*path)
@@ -587,10 +625,5 @@ WKS_API int wks_load_properties_file(const char *path)
 	return load_file(path);
 }
 
-WKS_API int wks_get_property(char *buf, size_t buf_len, wks_store *st,
-                             const char *name)
-{
-	wks__err_clear();
-	return wks__property_text(buf, buf_len, st ? wks__store_props(st) : NULL,
-	                          name);
-}
+/* wks_get_property() is in store/store.c: the store owns its property
+ * table and passes it to wks__property_text(). */

@@ -1,6 +1,12 @@
 /* The known properties: names, defaults, and how a text value becomes the
  * value in force (spec section 8 for the wolfjce.* ones, the table in
- * wks.h for the libwks.* ones).  Pure functions, no state. */
+ * wks.h for the libwks.* ones).  Pure functions, no state.
+ *
+ * Every value, wolfjce.* and libwks.* alike, is trimmed first, as wolfJCE
+ * sees it: Java's Security.getProperty() returns String.trim() of the
+ * value, so " 20000", "20000 " and "\t20000\r\n" all mean 20000 there
+ * (spec section 8).  One rule for every property, so that one properties
+ * file means the same to wolfJCE and to libwks. */
 #include "config/config.h"
 
 #include <stdio.h>
@@ -16,7 +22,7 @@ const wks_prop_desc wks__prop_descs[WKS_PROP_COUNT] = {
 	[WKS_P_CACHE_ENABLED] = { "wolfjce.keystore.kekCacheEnabled",
 		WKS_PK_BOOL, 0, 0, 1 },
 	[WKS_P_CACHE_TTL] = { "wolfjce.keystore.kekCacheTtlSec",
-		WKS_PK_LONG_TRIM, WKS_DEFAULT_CACHE_TTL_SEC, 1, INT64_MAX },
+		WKS_PK_LONG, WKS_DEFAULT_CACHE_TTL_SEC, 1, INT64_MAX },
 	[WKS_P_MAX_ITERATIONS] = { "libwks.wks.maxIterationCount", WKS_PK_INT,
 		WKS_DEFAULT_MAX_ITERATIONS, WKS_MIN_ITERATIONS, INT32_MAX },
 	[WKS_P_REQUIRE_INTEGRITY] = { "libwks.wks.requireIntegrity",
@@ -24,11 +30,13 @@ const wks_prop_desc wks__prop_descs[WKS_PROP_COUNT] = {
 	[WKS_P_CACHE_MAX] = { "libwks.keystore.kekCacheMaxEntries", WKS_PK_INT,
 		WKS_DEFAULT_CACHE_MAX, 1, INT32_MAX },
 	[WKS_P_CACHE_IDLE] = { "libwks.keystore.kekCacheIdleSec",
-		WKS_PK_LONG_TRIM, 0, 0, INT64_MAX },
+		WKS_PK_LONG, 0, 0, INT64_MAX },
 	[WKS_P_KDF_IMPL] = { "libwks.kdf.impl", WKS_PK_KDF_IMPL,
 		WKS_KDF_NATIVE, 0, 1 },
 	[WKS_P_KDF_THREADS] = { "libwks.kdf.threads", WKS_PK_INT,
 		0, 0, WKS_MAX_KDF_THREADS },
+	[WKS_P_MAX_FILE] = { "libwks.wks.maxFileSize", WKS_PK_LONG,
+		WKS_DEFAULT_MAX_FILE_SIZE, 1, INT64_MAX },
 };
 
 int wks__prop_find(const char *name)
@@ -81,59 +89,79 @@ static int parse_java_integer(const char *s, size_t n, int64_t lo, int64_t hi,
 	return 1;
 }
 
-static int eq_nocase(const char *a, const char *b)
+void wks__prop_trim(const char *s, size_t len, size_t *start, size_t *out_len)
 {
-	for (; *a && *b; a++, b++) {
-		char x = *a, y = *b;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t a = 0, b = len;
+
+	for (;;) {
+		if (a < b && u[a] <= 0x20)
+			a++;
+		else if (b - a >= 2 && u[a] == 0xC0 && u[a + 1] == 0x80)
+			a += 2;
+		else
+			break;
+	}
+	for (;;) {
+		if (b > a && u[b - 1] <= 0x20)
+			b--;
+		else if (b - a >= 2 && u[b - 2] == 0xC0 && u[b - 1] == 0x80)
+			b -= 2;
+		else
+			break;
+	}
+	*start = a;
+	*out_len = b - a;
+}
+
+/* s[0..n) equals the lowercase ASCII word w, in any case. */
+static int eq_nocase_n(const char *s, size_t n, const char *w)
+{
+	size_t i;
+
+	for (i = 0; i < n && w[i]; i++) {
+		char x = s[i];
 
 		if (x >= 'A' && x <= 'Z')
 			x = (char)(x - 'A' + 'a');
-		if (y >= 'A' && y <= 'Z')
-			y = (char)(y - 'A' + 'a');
-		if (x != y)
+		if (x != w[i])
 			return 0;
 	}
-	return *a == *b;
+	return i == n && !w[i];
 }
 
 int64_t wks__prop_eval(int id, const char *v, char *why, size_t why_len)
 {
 	const wks_prop_desc *d = &wks__prop_descs[id];
-	const char *s = v;
-	size_t n;
+	const char *s;
+	size_t n, at;
 	int64_t x;
 
 	if (why_len)
 		why[0] = '\0';
-	if (!v || !*v)
-		return d->def; /* unset or empty: the default, silently */
-	n = strlen(v);
+	if (!v)
+		return d->def;
+	wks__prop_trim(v, strlen(v), &at, &n);
+	s = v + at;
+	if (n == 0)
+		return d->def; /* unset, empty or blank: the default, silently */
 	switch (d->kind) {
 	case WKS_PK_BOOL:
-		/* Boolean: "true" in any case, no trimming; anything else is
-		 * false.  Only values that are not "false" either warn. */
-		if (eq_nocase(v, "true"))
+		/* Boolean: "true" in any case; anything else is false.  Only
+		 * values that are not "false" either warn. */
+		if (eq_nocase_n(s, n, "true"))
 			return 1;
-		if (!eq_nocase(v, "false"))
+		if (!eq_nocase_n(s, n, "false"))
 			snprintf(why, why_len, "is not \"true\" or \"false\"");
 		return 0;
 	case WKS_PK_KDF_IMPL:
-		if (eq_nocase(v, "native"))
+		if (eq_nocase_n(s, n, "native"))
 			return WKS_KDF_NATIVE;
-		if (eq_nocase(v, "openssl"))
+		if (eq_nocase_n(s, n, "openssl"))
 			return WKS_KDF_OPENSSL;
 		snprintf(why, why_len, "is not \"native\" or \"openssl\"");
 		return d->def;
-	case WKS_PK_LONG_TRIM:
-		/* String.trim(): every char <= U+0020 at both ends. */
-		while (n > 0 && (unsigned char)s[0] <= ' ') {
-			s++;
-			n--;
-		}
-		while (n > 0 && (unsigned char)s[n - 1] <= ' ')
-			n--;
-		if (n == 0)
-			return d->def; /* blank: as empty */
+	case WKS_PK_LONG:
 		if (!parse_java_integer(s, n, INT64_MIN, INT64_MAX, &x)) {
 			snprintf(why, why_len, "is not an integer");
 			return d->def;
@@ -198,6 +226,7 @@ void wks__settings_from_values(wks_settings *s, const int64_t v[WKS_PROP_COUNT])
 	s->max_chain = (int32_t)v[WKS_P_MAX_CHAIN];
 	s->max_entry_size = (int32_t)v[WKS_P_MAX_ENTRY];
 	s->max_iterations = (int32_t)v[WKS_P_MAX_ITERATIONS];
+	s->max_file_size = (uint64_t)v[WKS_P_MAX_FILE];
 	s->require_integrity = v[WKS_P_REQUIRE_INTEGRITY] != 0;
 	s->cache_enabled = v[WKS_P_CACHE_ENABLED] != 0;
 	s->cache_ttl_ms = sec_to_ms(v[WKS_P_CACHE_TTL]);

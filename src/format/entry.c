@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crypto/pki.h"
 #include "format/mutf8.h"
 #include "format/format.h"
 #include "util/error.h"
@@ -58,22 +57,22 @@ static int rd_fixed(wks_reader *r, int32_t want, const char *field,
 	return WKS_OK;
 }
 
-static int rd_iterations(wks_reader *r, int32_t *out, const wks_settings *cfg,
+static int rd_iterations(wks_reader *r, int32_t *out, const wks_limits *lim,
                          const char *what)
 {
 	int32_t v = wks_rd_i32(r);
 
 	if (r->err)
 		return wks__err(WKS_ERR_FORMAT, "%s: truncated at iterations", what);
-	if (v < WKS_MIN_ITERATIONS)
+	if (v < lim->min_iterations)
 		return wks__err(WKS_ERR_LIMIT,
 		                "%s: iteration count %d is below the minimum %d", what,
-		                v, WKS_MIN_ITERATIONS);
-	if (v > cfg->max_iterations)
+		                v, lim->min_iterations);
+	if (v > lim->max_iterations)
 		return wks__err(WKS_ERR_LIMIT,
 		                "%s: iteration count %d exceeds limit %d "
 		                "(libwks.wks.maxIterationCount)", what, v,
-		                cfg->max_iterations);
+		                lim->max_iterations);
 	*out = v;
 	return WKS_OK;
 }
@@ -101,9 +100,10 @@ static int rd_utf(wks_reader *r, char **out, size_t *out_len, const char *field,
 	return WKS_OK;
 }
 
-/* certType "X.509", certLen, certDer: records the DER span. */
+/* certType "X.509", certLen, certDer: records the DER span, then runs
+ * the caller's certificate check on it. */
 static int rd_cert(wks_reader *r, wks_span *span, const uint8_t *body,
-                   const wks_settings *cfg, const char *what)
+                   const wks_limits *lim, const char *what)
 {
 	char *type = NULL;
 	int64_t len;
@@ -119,19 +119,20 @@ static int rd_cert(wks_reader *r, wks_span *span, const uint8_t *body,
 		return err;
 	}
 	free(type);
-	if ((len = rd_len(r, cfg->max_entry_size, "certificate length", what,
+	if ((len = rd_len(r, lim->max_entry_size, "certificate length", what,
 	                  &err)) < 0)
 		return err;
 	span->off = (size_t)(r->p - body);
 	span->len = (size_t)len;
 	wks_rd_take(r, (size_t)len);
-	if ((err = wks__x509_check(body + span->off, span->len)) < 0)
+	if (lim->check_cert &&
+	    (err = lim->check_cert(body + span->off, span->len)) < 0)
 		return wks__err(err, "%s: unparsable X.509 certificate", what);
 	return WKS_OK;
 }
 
 /* Salt, iterations, IV and ciphertext of a key body. */
-static int rd_key_fields(wks_reader *r, wks_entry *e, const wks_settings *cfg,
+static int rd_key_fields(wks_reader *r, wks_entry *e, const wks_limits *lim,
                          const char *what)
 {
 	const uint8_t *p;
@@ -143,14 +144,14 @@ static int rd_key_fields(wks_reader *r, wks_entry *e, const wks_settings *cfg,
 	if (!(p = wks_rd_take(r, WKS_SALT_LEN)))
 		return wks__err(WKS_ERR_FORMAT, "%s: truncated in salt", what);
 	memcpy(e->salt, p, WKS_SALT_LEN);
-	if ((err = rd_iterations(r, &e->iterations, cfg, what)) < 0)
+	if ((err = rd_iterations(r, &e->iterations, lim, what)) < 0)
 		return err;
 	if ((err = rd_fixed(r, WKS_IV_LEN, "IV length", what)) < 0)
 		return err;
 	if (!(p = wks_rd_take(r, WKS_IV_LEN)))
 		return wks__err(WKS_ERR_FORMAT, "%s: truncated in IV", what);
 	memcpy(e->iv, p, WKS_IV_LEN);
-	if ((len = rd_len(r, cfg->max_entry_size, "encrypted key length", what,
+	if ((len = rd_len(r, lim->max_entry_size, "encrypted key length", what,
 	                  &err)) < 0)
 		return err;
 	e->enc.off = (size_t)(r->p - e->body);
@@ -173,7 +174,7 @@ static int rd_mac(wks_reader *r, wks_entry *e, const char *what)
 	return WKS_OK;
 }
 
-static int parse_body(wks_entry *e, const wks_settings *cfg, const char *what)
+static int parse_body(wks_entry *e, const wks_limits *lim, const char *what)
 {
 	wks_reader r;
 	int32_t count;
@@ -186,7 +187,7 @@ static int parse_body(wks_entry *e, const wks_settings *cfg, const char *what)
 		return wks__err(WKS_ERR_FORMAT, "%s: truncated in creation time", what);
 	switch (e->type) {
 	case WKS_ENTRY_PRIVATE_KEY:
-		if ((err = rd_key_fields(&r, e, cfg, what)) < 0)
+		if ((err = rd_key_fields(&r, e, lim, what)) < 0)
 			return err;
 		count = wks_rd_i32(&r);
 		if (r.err)
@@ -195,10 +196,11 @@ static int parse_body(wks_entry *e, const wks_settings *cfg, const char *what)
 		if (count < 0)
 			return wks__err(WKS_ERR_FORMAT, "%s: chain length %d is negative",
 			                what, count);
-		if (count > cfg->max_chain)
+		if (count > lim->max_chain)
 			return wks__err(WKS_ERR_LIMIT,
-			                "%s: chain length %d exceeds limit %d", what,
-			                count, cfg->max_chain);
+			                "%s: chain length %d exceeds limit %d "
+			                "(wolfjce.wks.maxCertChainLength)", what,
+			                count, lim->max_chain);
 		/* Each certificate takes at least 6 bytes: never allocate for
 		 * more than the bytes left can hold. */
 		if ((size_t)count > r.left / 6)
@@ -208,7 +210,7 @@ static int parse_body(wks_entry *e, const wks_settings *cfg, const char *what)
 		if (count && !(e->certs = calloc((size_t)count, sizeof(*e->certs))))
 			return wks__err(WKS_ERR_NOMEM, "out of memory");
 		for (i = 0; i < (size_t)count; i++) {
-			if ((err = rd_cert(&r, &e->certs[i], e->body, cfg, what)) < 0)
+			if ((err = rd_cert(&r, &e->certs[i], e->body, lim, what)) < 0)
 				return err;
 			e->cert_count++;
 		}
@@ -218,7 +220,7 @@ static int parse_body(wks_entry *e, const wks_settings *cfg, const char *what)
 	case WKS_ENTRY_SECRET_KEY:
 		if ((err = rd_utf(&r, &e->algorithm, NULL, "algorithm", what)) < 0)
 			return err;
-		if ((err = rd_key_fields(&r, e, cfg, what)) < 0)
+		if ((err = rd_key_fields(&r, e, lim, what)) < 0)
 			return err;
 		if ((err = rd_mac(&r, e, what)) < 0)
 			return err;
@@ -226,7 +228,7 @@ static int parse_body(wks_entry *e, const wks_settings *cfg, const char *what)
 	case WKS_ENTRY_CERTIFICATE:
 		if (!(e->certs = calloc(1, sizeof(*e->certs))))
 			return wks__err(WKS_ERR_NOMEM, "out of memory");
-		if ((err = rd_cert(&r, &e->certs[0], e->body, cfg, what)) < 0)
+		if ((err = rd_cert(&r, &e->certs[0], e->body, lim, what)) < 0)
 			return err;
 		e->cert_count = 1;
 		break;
@@ -242,9 +244,9 @@ static int parse_body(wks_entry *e, const wks_settings *cfg, const char *what)
 	return WKS_OK;
 }
 
-int wks__entry_from_body(wks_entry **out, int type_id, const char *alias,
-                         size_t alias_len, const uint8_t *body, size_t body_len,
-                         const wks_settings *cfg, const char *what)
+int wks__format_entry(wks_entry **out, int type_id, const char *alias,
+                      size_t alias_len, const uint8_t *body, size_t body_len,
+                      const wks_limits *lim, const char *what)
 {
 	wks_entry *e;
 	int err;
@@ -266,12 +268,36 @@ int wks__entry_from_body(wks_entry **out, int type_id, const char *alias,
 	e->alias_len = alias_len;
 	memcpy(e->body, body, body_len);
 	e->body_len = body_len;
-	if ((err = parse_body(e, cfg, what)) < 0) {
+	if ((err = parse_body(e, lim, what)) < 0) {
 		wks__entry_unref(e);
 		return err;
 	}
 	*out = e;
 	return WKS_OK;
+}
+
+int wks__format_check_entry(const wks_entry *e, const wks_limits *lim,
+                            const char *what)
+{
+	wks_limits nocheck = *lim;
+	wks_entry t;
+	int err;
+
+	if (e->body_len > (size_t)lim->max_entry_size)
+		return wks__err(WKS_ERR_LIMIT, "%s: length %zu exceeds limit %d "
+		                "(wolfjce.wks.maxEntrySize)", what, e->body_len,
+		                lim->max_entry_size);
+	/* The same parse as a load, on a scratch copy that shares the body
+	 * (read only); only what parse_body allocates is freed. */
+	nocheck.check_cert = NULL;
+	memset(&t, 0, sizeof(t));
+	t.type = e->type;
+	t.body = e->body;
+	t.body_len = e->body_len;
+	err = parse_body(&t, &nocheck, what);
+	free(t.algorithm);
+	free(t.certs);
+	return err;
 }
 
 wks_entry *wks__entry_ref(wks_entry *e)

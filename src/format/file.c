@@ -8,8 +8,8 @@
 #include "util/error.h"
 #include "util/reader.h"
 
-/* `entry N ("alias")` for messages: printable ASCII kept, the rest '?'. */
-static void describe(char *out, size_t out_len, size_t index, const char *alias)
+void wks__format_describe(char *out, size_t out_len, size_t index,
+                          const char *alias)
 {
 	char a[44];
 	size_t i;
@@ -43,7 +43,7 @@ static int grow(wks_entry ***v, wks_record_pos **pos, size_t *cap, size_t n,
 }
 
 static int decode_entry(wks_entry **out, wks_reader *r, size_t index,
-                        const wks_settings *cfg)
+                        const wks_limits *lim)
 {
 	wks_buf alias = WKS_BUF_INIT;
 	char what[96];
@@ -66,17 +66,17 @@ static int decode_entry(wks_entry **out, wks_reader *r, size_t index,
 		wks_buf_dispose(&alias);
 		return wks__err(err, "%s: alias is not valid modified UTF-8", what);
 	}
-	describe(what, sizeof(what), index, (const char *)alias.ptr);
+	wks__format_describe(what, sizeof(what), index, (const char *)alias.ptr);
 	body_len = wks_rd_i32(r);
 	if (r->err)
 		err = wks__err(WKS_ERR_FORMAT, "%s: truncated at its length", what);
 	else if (body_len <= 0)
 		err = wks__err(WKS_ERR_FORMAT, "%s: invalid length %d", what,
 		               body_len);
-	else if (body_len > cfg->max_entry_size)
+	else if (body_len > lim->max_entry_size)
 		err = wks__err(WKS_ERR_LIMIT, "%s: length %d exceeds limit %d "
 		               "(wolfjce.wks.maxEntrySize)", what, body_len,
-		               cfg->max_entry_size);
+		               lim->max_entry_size);
 	else if (!(body = wks_rd_take(r, (size_t)body_len)))
 		err = wks__err(WKS_ERR_FORMAT, "%s: length %d is more than the "
 		               "%zu bytes left", what, body_len, r->left);
@@ -84,16 +84,16 @@ static int decode_entry(wks_entry **out, wks_reader *r, size_t index,
 		err = wks__err(WKS_ERR_FORMAT, "%s: unknown entry type %d", what,
 		               type);
 	else
-		err = wks__entry_from_body(out, type, (const char *)alias.ptr,
-		                           alias.len - 1, body, (size_t)body_len,
-		                           cfg, what);
+		err = wks__format_entry(out, type, (const char *)alias.ptr,
+		                        alias.len - 1, body, (size_t)body_len,
+		                        lim, what);
 	wks_buf_dispose(&alias);
 	return err;
 }
 
-int wks__decode(wks_entry ***out, size_t *out_n, wks_record_pos **pos,
-                wks_file_info *info, const uint8_t *data, size_t len,
-                const wks_settings *cfg)
+int wks__format_decode(wks_entry ***out, size_t *out_n, wks_record_pos **pos,
+                       wks_file_info *info, const uint8_t *data, size_t len,
+                       const wks_limits *lim)
 {
 	wks_entry **v = NULL;
 	wks_record_pos *ps = NULL;
@@ -137,7 +137,7 @@ int wks__decode(wks_entry ***out, size_t *out_n, wks_record_pos **pos,
 
 		if ((err = grow(&v, &ps, &cap, n, pos != NULL)) < 0)
 			goto fail;
-		if ((err = decode_entry(&v[n], &r, i, cfg)) < 0)
+		if ((err = decode_entry(&v[n], &r, i, lim)) < 0)
 			goto fail;
 		if (pos) {
 			ps[n].offset = at;
@@ -161,15 +161,15 @@ int wks__decode(wks_entry ***out, size_t *out_n, wks_record_pos **pos,
 		err = wks__err(WKS_ERR_FORMAT, "truncated at the store iterations");
 		goto fail;
 	}
-	if (fi.iterations < WKS_MIN_ITERATIONS) {
+	if (fi.iterations < lim->min_iterations) {
 		err = wks__err(WKS_ERR_LIMIT, "store iteration count %d is below the "
-		               "minimum %d", fi.iterations, WKS_MIN_ITERATIONS);
+		               "minimum %d", fi.iterations, lim->min_iterations);
 		goto fail;
 	}
-	if (fi.iterations > cfg->max_iterations) {
+	if (fi.iterations > lim->max_iterations) {
 		err = wks__err(WKS_ERR_LIMIT, "store iteration count %d exceeds "
 		               "limit %d (libwks.wks.maxIterationCount)",
-		               fi.iterations, cfg->max_iterations);
+		               fi.iterations, lim->max_iterations);
 		goto fail;
 	}
 	fi.mac_input_len = wks_reader_pos(&r);

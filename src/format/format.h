@@ -1,5 +1,10 @@
-/* WKS bytes <-> entry model (spec sections 2-3).  No I/O here; the only
- * crypto is the X.509 DER check done through crypto/. */
+/* WKS bytes <-> entry model (spec sections 2-3).  Pure parsing and
+ * building: no I/O, no crypto, no configuration.  It depends on util/
+ * only; the limits come in a wks_limits from the caller (the store fills
+ * it from its settings, store/decode.h), and the one check the format
+ * cannot make itself -- that a certificate's DER parses as X.509 -- is the
+ * caller's function, called where each certificate is parsed so that the
+ * first error in file order is the one reported (spec 5, step 4). */
 #ifndef WKS_FORMAT_FORMAT_H
 #define WKS_FORMAT_FORMAT_H
 
@@ -8,13 +13,31 @@
 #include <stdint.h>
 
 #include "wks/wks.h"
-#include "config/config.h"
-#include "crypto/crypto.h"
 #include "util/buf.h"
 
 #define WKS_MAGIC 7
 #define WKS_FORMAT_VERSION 1
 #define WKS_TRAILER_LEN 92
+/* Fixed field lengths of the format (spec section 8: "The 10000 minimum,
+ * salt length 16, IV length 16 and MAC length 64 are fixed").
+ * crypto/crypto.h defines the same three for its primitives; the
+ * definitions are identical, so a file may include both. */
+#define WKS_SALT_LEN 16
+#define WKS_IV_LEN 16
+#define WKS_MAC_LEN 64
+
+/* The store's check of one certificate's DER: WKS_OK or a negative
+ * wks_err (the format then adds which entry). */
+typedef int (*wks_cert_check_fn)(const uint8_t *der, size_t len);
+
+/* What a parse accepts (spec section 8).  Filled by the caller. */
+typedef struct {
+	int32_t max_entry_size; /* bodyLen, encKeyLen, certLen (maxEntrySize) */
+	int32_t max_chain;      /* chainCount (maxCertChainLength) */
+	int32_t min_iterations; /* entry and store iteration counts, */
+	int32_t max_iterations; /*   inclusive (libwks.wks.maxIterationCount) */
+	wks_cert_check_fn check_cert; /* each certificate; NULL: none */
+} wks_limits;
 
 typedef struct {
 	size_t off; /* into the entry's body */
@@ -67,8 +90,8 @@ typedef struct {
 
 /*
  * Parse a whole file (spec sections 2, 3 and 5 step 4.1-4.3; the store MAC
- * is not checked here).  Limits come from cfg (maxEntrySize,
- * maxCertChainLength, the 10000 minimum and libwks.wks.maxIterationCount).
+ * is not checked here).  Limits come from lim (maxEntrySize,
+ * maxCertChainLength, the iteration bounds, the certificate check).
  * Every length is checked against the bytes left before use; nothing is
  * allocated from a count.  Bytes after the trailer, or after the last
  * field of a body, are MALFORMED (Java never writes them).
@@ -77,18 +100,34 @@ typedef struct {
  * included), each with refs = 1; free with wks__entries_free().  If pos is
  * not NULL it receives a malloc'ed array of *out_n record positions.
  */
-int wks__decode(wks_entry ***out, size_t *out_n, wks_record_pos **pos,
-                wks_file_info *info, const uint8_t *data, size_t len,
-                const wks_settings *cfg);
+int wks__format_decode(wks_entry ***out, size_t *out_n, wks_record_pos **pos,
+                       wks_file_info *info, const uint8_t *data, size_t len,
+                       const wks_limits *lim);
 
 /*
  * Build an entry from its type, API-form alias and body bytes (copied),
- * parsing the body with the same rules as wks__decode().  Used by decode
- * and by the setters after they serialise a new body.
+ * parsing the body with the same rules as wks__format_decode().  Used by
+ * decode and by the setters after they serialise a new body.
  */
-int wks__entry_from_body(wks_entry **out, int type_id, const char *alias,
-                         size_t alias_len, const uint8_t *body, size_t body_len,
-                         const wks_settings *cfg, const char *what);
+int wks__format_entry(wks_entry **out, int type_id, const char *alias,
+                      size_t alias_len, const uint8_t *body, size_t body_len,
+                      const wks_limits *lim, const char *what);
+
+/*
+ * Check that an existing entry would be accepted by a load under lim: the
+ * record's bodyLen, then its body with exactly the load's rules (the
+ * certificate check is skipped: entries are immutable and their DER was
+ * checked when they were built).  WKS_OK, or the load's error and detail,
+ * prefixed by `what`.  A save uses it so that it never writes a file that
+ * the same settings cannot load.
+ */
+int wks__format_check_entry(const wks_entry *e, const wks_limits *lim,
+                            const char *what);
+
+/* `entry N ("alias")` for messages (printable ASCII kept, the rest '?',
+ * the alias cut after 40 bytes). */
+void wks__format_describe(char *out, size_t out_len, size_t index,
+                          const char *alias);
 
 /* Serialise header + entries + trailer up to and including
  * storeIterations (the store MAC input) into out. */

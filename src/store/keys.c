@@ -65,6 +65,8 @@ static int key_new(wks_key **out, wks_entry_type type, const uint8_t *data,
 
 /* ---- retrieval ---------------------------------------------------------- */
 
+void (*wks__store_test_after_lookup)(wks_store *st, const char *alias);
+
 typedef struct {
 	const wks_entry *e;
 	const uint8_t *pw;
@@ -188,6 +190,7 @@ int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
 	wks_settings cfg;
 	uint8_t dk[WKS_DK_LEN];
 	key_ctx kc = {0};
+	uint64_t gen;
 	int err;
 
 	wks__err_clear();
@@ -199,10 +202,17 @@ int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
 	wks__store_settings(&cfg, st);
 	if (cfg.cache_enabled && pw && pw_len &&
 	    (err = get_key_hit(out, st, alias, pw, pw_len, &cfg)) !=
-	    WKS_CACHE_MISS)
+	    WKS_CACHE_MISS) {
+		wks__wipe_registers();
 		return err;
+	}
+	/* Read before the lookup: if the entry is removed after it, the
+	 * cache refuses to insert its key (see wks__cache_generation()). */
+	gen = wks__cache_generation(st->cache);
 	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
 		return err;
+	if (wks__store_test_after_lookup)
+		wks__store_test_after_lookup(st, alias);
 	if ((err = key_ctx_init(&kc, e, pw, pw_len, &cfg)) < 0)
 		goto done;
 	/* Hits are trusted (see cache.h): the key was verified against this
@@ -210,12 +220,13 @@ int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
 	if ((err = wks__cache_obtain_ex(st->cache, &cfg, e->id, kc.pw, pw_len,
 	                                e->salt, (uint32_t)e->iterations,
 	                                derive_cb, verify_cb, &kc,
-	                                WKS_CACHE_TRUST_HITS, dk)) < 0)
+	                                WKS_CACHE_TRUST_HITS, gen, dk)) < 0)
 		goto done;
 	err = open_key(out, e, dk);
 done:
 	wks_wipe(dk, sizeof(dk));
 	wks__entry_unref(e);
+	wks__wipe_registers();
 	return err;
 }
 
@@ -258,6 +269,13 @@ static int seal(wks_buf *body, const uint8_t *plain, size_t plain_len,
 	wks_buf enc = WKS_BUF_INIT;
 	int err;
 
+	/* An entry the same settings could not load (its parse in install()
+	 * would refuse it, but only after this PBKDF2): refuse it now. */
+	if (cfg->iteration_count > cfg->max_iterations)
+		return wks__err(WKS_ERR_LIMIT, "wolfjce.wks.iterationCount %d "
+		                "exceeds libwks.wks.maxIterationCount %d: the entry "
+		                "could not be loaded with these settings",
+		                cfg->iteration_count, cfg->max_iterations);
 	if ((err = wks__random(salt, sizeof(salt))) < 0 ||
 	    (err = wks__random(iv, sizeof(iv))) < 0)
 		return err;
@@ -277,6 +295,7 @@ static int seal(wks_buf *body, const uint8_t *plain, size_t plain_len,
 done:
 	wks_wipe(dk, sizeof(dk));
 	wks_buf_dispose(&enc);
+	wks__wipe_registers(); /* the plaintext went through them */
 	return err;
 }
 

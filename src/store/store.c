@@ -172,6 +172,10 @@ int wks_store_load_buffer(wks_store *st, const uint8_t *data, size_t len,
 	if (!pw)
 		pw_len = 0;
 	wks__store_settings(&cfg, st);
+	if ((uint64_t)len > cfg.max_file_size)
+		return wks__err(WKS_ERR_LIMIT, "keystore of %zu bytes exceeds "
+		                "limit %llu (libwks.wks.maxFileSize)", len,
+		                (unsigned long long)cfg.max_file_size);
 	if (pw_len == 0 && cfg.require_integrity)
 		return wks__err(WKS_ERR_INVALID,
 		                "a password is required to load (libwks.wks."
@@ -210,17 +214,21 @@ int wks_store_load_file(wks_store *st, const char *path, const char *pw,
 		return wks__err(WKS_ERR_INVALID, "store or path is NULL");
 	wks__cache_clear(st->cache);
 	wks__store_settings(&cfg, st);
-	/* No valid file is larger than this: a bound for the read. */
-	max = (size_t)cfg.max_entry_size > SIZE_MAX / 64
-	      ? SIZE_MAX : (size_t)cfg.max_entry_size * 64 + (1u << 20);
-	if ((err = wks__file_read(&file, path, max)) < 0)
+	/* The read is bounded by the file's own size, which must be within
+	 * libwks.wks.maxFileSize: the same bound a save keeps (save()), so
+	 * that every file a save wrote loads back under the same settings. */
+	max = cfg.max_file_size > SIZE_MAX ? SIZE_MAX : (size_t)cfg.max_file_size;
+	if ((err = wks__file_read(&file, path, max, "libwks.wks.maxFileSize")) < 0)
 		return err;
 	err = wks_store_load_buffer(st, file.ptr, file.len, pw, pw_len);
 	wks_buf_dispose(&file);
 	return err;
 }
 
-/* Serialise and MAC the current entries into out. */
+/* Serialise and MAC the current entries into out.  Refuses (WKS_ERR_LIMIT,
+ * before any PBKDF2 and before the caller writes anything) a store that a
+ * load under the same settings would refuse: wks__check_saveable() and
+ * libwks.wks.maxFileSize. */
 static int save(wks_store *st, wks_buf *out, const char *pw, size_t pw_len)
 {
 	wks_entry **snap = NULL;
@@ -247,9 +255,20 @@ static int save(wks_store *st, wks_buf *out, const char *pw, size_t pw_len)
 		snap[i] = wks__entry_ref(st->v[i]);
 	wks__rdunlock(st, rs);
 
-	if ((err = wks__random(salt, sizeof(salt))) < 0 ||
+	if ((err = wks__check_saveable(snap, n, &cfg)) < 0 ||
+	    (err = wks__random(salt, sizeof(salt))) < 0 ||
 	    (err = wks__encode(out, snap, n, salt, cfg.iteration_count)) < 0)
 		goto done;
+	/* + the MAC length field and the MAC */
+	if ((uint64_t)out->len > cfg.max_file_size ||
+	    cfg.max_file_size - (uint64_t)out->len < 4 + WKS_MAC_LEN) {
+		err = wks__err(WKS_ERR_LIMIT, "cannot save: the store would be "
+		               "%zu bytes, more than libwks.wks.maxFileSize %llu, "
+		               "so it could not be loaded with these settings",
+		               out->len + 4 + WKS_MAC_LEN,
+		               (unsigned long long)cfg.max_file_size);
+		goto done;
+	}
 	if ((err = wks__pbkdf2(key, sizeof(key), (const uint8_t *)pw, pw_len,
 	                       salt, sizeof(salt), (uint32_t)cfg.iteration_count,
 	                       cfg.kdf_impl, cfg.kdf_threads)) < 0)
@@ -340,7 +359,11 @@ int wks_store_set_clock(wks_store *st, wks_clock_fn now_ms, void *ctx)
 	return WKS_OK;
 }
 
-wks_props *wks__store_props(struct wks_store *st)
+/* The per-store property lookup lives here, with the store's table;
+ * config/ resolves a table it is given and knows nothing of stores. */
+int wks_get_property(char *buf, size_t buf_len, wks_store *st,
+                     const char *name)
 {
-	return st ? st->props : NULL;
+	wks__err_clear();
+	return wks__property_text(buf, buf_len, st ? st->props : NULL, name);
 }

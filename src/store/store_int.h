@@ -7,6 +7,7 @@
 #include "cache/cache.h"
 #include "config/config.h"
 #include "format/format.h"
+#include "store/decode.h"
 #include "util/buf.h"
 #include "util/stripelock.h"
 
@@ -71,6 +72,11 @@ wks_entry *wks__map_take(wks_store *st, size_t i);
 
 /* A referenced entry for an alias (NULL and WKS_ERR_NOTFOUND if absent). */
 int wks__store_get_entry(wks_entry **out, wks_store *st, const char *alias);
+
+/* TEST ONLY: called (when set) by wks_store_get_key() after it has
+ * looked its entry up and before it derives and caches the key, with no
+ * lock held: lets a test run a load, delete or overwrite exactly there. */
+extern void (*wks__store_test_after_lookup)(wks_store *st, const char *alias);
 
 /* Resolve the store's settings. */
 void wks__store_settings(wks_settings *out, wks_store *st);
