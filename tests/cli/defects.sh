@@ -1,0 +1,493 @@
+#!/usr/bin/env bash
+# Regression tests of wks(1) for the defects of issue 12 that belong to the
+# tool's handling of hostile or unusual input:
+#   10  a private key entry with a chain of 0 (and other empty or odd
+#       entries): every command, no crash;
+#   11  bytes from files (algorithm names, certificate types, subjects,
+#       PKCS#12 friendly names) never reach the terminal unescaped, and
+#       --json stays valid;
+#   16  PKCS#12 without a MAC is refused unless --no-mac-ok; a bad
+#       decryption and undecodable plaintext give one message; exports
+#       use the store's iteration count;
+#   17  pass:TEXT is wiped from /proc/PID/cmdline once parsed.
+#
+# usage: defects.sh WKS_BINARY SHARED_DIR
+#
+# WKS_BINARY may be a wrapper (tests/cli/valgrind-wks.sh); the one test
+# that needs the real process (17) is then skipped.  Works in a mktemp -d
+# folder that it removes.  Prints "N passed, M failed" last; exits 1 on
+# any failure.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 WKS_BINARY SHARED_DIR" >&2
+	exit 2
+fi
+WKS_BIN=$(readlink -f "$1")
+SHARED=$(readlink -f "$2")
+WKSDUMP=$SHARED/tools/wksdump.py
+T=$(mktemp -d "${TMPDIR:-/tmp}/wks-defects.XXXXXX")
+if [ -n "${WKS_TEST_KEEP:-}" ]; then
+	echo "keeping $T" >&2
+else
+	trap 'rm -rf "$T"' EXIT
+fi
+cd "$T"
+export WKS_PROPERTIES=
+umask 022
+
+passed=0
+failed=0
+rc=0
+
+# ---- helpers (as in run.sh) ---------------------------------------------------
+
+# wks ARGS...: run the tool; stdout in $T/out, stderr in $T/err, status
+# in $rc.  A status of 128 or more (a signal: a crash) always fails.
+wks() {
+	set +e
+	setsid -w "$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+	if [ "$rc" -ge 128 ]; then bad "wks $1: killed by a signal (exit $rc)"; fi
+}
+
+ok() { passed=$((passed + 1)); }
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL: $*" >&2
+	if [ -s "$T/err" ]; then sed 's/^/    stderr: /' "$T/err" | cat -v >&2; fi
+}
+
+# expect STATUS WHAT: the last command exited with STATUS.
+expect() {
+	if [ "$rc" -eq "$1" ]; then ok; else bad "$2: exit $rc, expected $1"; fi
+}
+
+# expect_err STATUS REGEX WHAT: exit STATUS, and every stderr line is
+# "wks: ..." and one matches REGEX (grep -E).
+expect_err() {
+	local lines
+	lines=$(grep -c '' "$T/err" || true)
+	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/err" &&
+		[ "$lines" -ge 1 ] && [ "$(grep -vc '^wks: ' "$T/err" || true)" -eq 0 ]; then
+		ok
+	else
+		bad "$3: exit $rc (expected $1), stderr must match /$2/"
+	fi
+}
+
+# check WHAT COMMAND...: COMMAND succeeds.
+check() {
+	local what=$1
+	shift
+	if "$@"; then ok; else bad "$what"; fi
+}
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# json EXPR: evaluate a Python expression on the JSON in $T/out (as d).
+json() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$T/out" "$1"
+}
+
+# unchanged FILE SHA WHAT: FILE still has SHA-256 SHA.
+unchanged() {
+	if [ "$(sha "$1")" = "$2" ]; then ok; else bad "$3: $1 was changed"; fi
+}
+
+# clean WHAT: neither $T/out nor $T/err holds a control character other
+# than the line end: no C0 byte, no DEL, no C1 (U+0080..U+009F in UTF-8
+# or a lone 0x80..0x9F byte would be caught as invalid UTF-8 below).
+clean() {
+	if python3 - "$T/out" "$T/err" <<'EOF'
+import re, sys
+for f in sys.argv[1:]:
+    b = open(f, "rb").read()
+    if re.search(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", b):
+        sys.exit("%s: control character" % f)
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError as e:
+        sys.exit("%s: not UTF-8: %s" % (f, e))
+EOF
+	then ok; else bad "$1: raw control characters reach the terminal"; fi
+}
+
+SP=pass:pw
+S=(--storepass "$SP")
+IT=(--iterations 10000)
+
+ossl() { openssl "$@" 2>/dev/null; }
+
+# ---- material -------------------------------------------------------------------
+
+ossl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out k.pem
+ossl req -x509 -new -key k.pem -subj "/CN=plain" -days 30 -out c.pem
+ossl pkey -in k.pem -outform DER -out k.norm
+# A certificate whose subject holds ESC, BEL, CR, DEL and U+009B (CSI).
+ossl req -x509 -new -key k.pem -utf8 -days 30 -out odd.pem \
+	-subj "/CN=odd$(printf '\033')[31mred$(printf '\a\r\177\302\233')2J"
+check "material: odd subject certificate" [ -s odd.pem ]
+
+# Stores written byte by byte with wksdump.py's writer (the library would
+# not write most of them).
+cat >mk.py <<'EOF'
+import importlib.util, struct, sys
+spec = importlib.util.spec_from_file_location("wksdump", sys.argv[1])
+w = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(w)
+PW, IT = "pw", 10000
+pk = w.load_pkcs8("k.pem")
+cert = w.load_certs(["c.pem"])[0]
+odd = w.load_certs(["odd.pem"])[0]
+rng = w.Rng("defects")
+def priv(alias, chain, key=pk):
+    return (w.TYPE_PRIVATE_KEY, alias,
+            w.build_private_body(1000, key, chain, PW, IT, rng.bytes(16), rng.bytes(16)))
+def secret(alias, alg, key):
+    return (w.TYPE_SECRET_KEY, alias,
+            w.build_secret_body(1000, alg, key, PW, IT, rng.bytes(16), rng.bytes(16)))
+def certe(alias, der, ctype="X.509"):
+    return (w.TYPE_CERTIFICATE, alias,
+            struct.pack(">q", 1000) + w.enc_utf(ctype) + struct.pack(">i", len(der)) + der)
+def store(name, recs):
+    open(name, "wb").write(w.build_store(recs, PW, IT, rng.bytes(16)))
+# A PKCS#8 of an algorithm nobody knows (OID 1.2.3.4).
+unknown = bytes.fromhex("3016020100300506032a0304040a" + "01" * 10)
+evil = "AES\x1b[31mRED\x07\r\x7f\u009b2J\\"
+store("nochain.wks", [priv("nochain", []), certe("c", cert)])
+store("odd.wks", [priv("", [cert]), secret("noalg", "", b"k" * 16),
+                  secret("empty", "AES", b""), priv("unknown", [cert], unknown),
+                  certe("oddsubject", odd)])
+store("evil-alg.wks", [secret("s", evil, b"k" * 16),
+                       secret("a\x1b]0;title\x07", "AES", b"k" * 16)])
+store("evil-type.wks", [certe("c", cert, "X.509\x1b]0;pwned\x07\u009b")])
+store("bad-cert.wks", [certe("c", b"\x30\x03\x02\x01\x00")])
+open("evil.txt", "w", encoding="utf-8", newline="").write(evil)
+EOF
+python3 mk.py "$WKSDUMP"
+
+# ---- 10: a private key entry with a chain of 0, every command ---------------------
+
+wks list -k nochain.wks "${S[@]}"
+expect 0 "10 list, chain of 0"
+check "10 list: says there is no certificate" grep -q 'nochain.*private-key.*no certificate, chain of 0' "$T/out"
+wks list -k nochain.wks --no-storepass
+expect 0 "10 list --no-storepass, chain of 0"
+wks list -k nochain.wks -v "${S[@]}"
+expect 0 "10 list -v, chain of 0"
+check "10 list -v: 0 certificates" grep -q 'Chain: *0 certificates' "$T/out"
+wks list -k nochain.wks -a nochain "${S[@]}"
+expect 0 "10 list -a, chain of 0"
+wks list -k nochain.wks --json "${S[@]}"
+expect 0 "10 list --json, chain of 0"
+check "10 list --json: empty chain" [ "$(json '[e["chain_sha256"] for e in d["entries"] if e["alias"] == "nochain"][0]')" = "[]" ]
+
+wks export-key -k nochain.wks -a nochain "${S[@]}"
+expect 0 "10 export-key, chain of 0"
+check "10 export-key: the key" cmp -s <(openssl pkey -in "$T/out" -outform DER) k.norm
+wks export-key -k nochain.wks -a nochain --outpass pass:out -o enc.pem "${S[@]}" "${IT[@]}"
+expect 0 "10 export-key --outpass, chain of 0"
+wks export-cert -k nochain.wks -a nochain "${S[@]}"
+expect_err 8 'entry "nochain" has no certificate' "10 export-cert, chain of 0"
+wks export-p12 -k nochain.wks -a nochain -o one.p12 --outpass pass:out "${S[@]}" "${IT[@]}"
+expect_err 8 'no certificate: PKCS#12 export needs one' "10 export-p12 -a, chain of 0"
+check "10 export-p12 -a: no file" [ ! -e one.p12 ]
+wks export-p12 -k nochain.wks -o all.p12 --outpass pass:out "${S[@]}" "${IT[@]}"
+expect 0 "10 export-p12, chain of 0"
+check "10 export-p12: skipped with a note" grep -q 'note: private key entry "nochain" skipped: it has no certificate' "$T/err"
+check "10 export-p12: openssl reads it" openssl pkcs12 -in all.p12 -passin pass:out -noout
+wks convert --in nochain.wks -o conv.p12 --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect 0 "10 convert, chain of 0"
+check "10 convert: skipped with a note" grep -q '"nochain" skipped' "$T/err"
+wks verify -k nochain.wks "${S[@]}"
+expect 0 "10 verify, chain of 0"
+check "10 verify: says why the key was not matched" grep -q 'nochain (private-key): ok: key decrypted; it has no certificate' "$T/out"
+wks verify -k nochain.wks --json "${S[@]}"
+expect 0 "10 verify --json, chain of 0"
+check "10 verify --json: ok" [ "$(json 'd["ok"]')" = True ]
+
+cp nochain.wks t.wks
+wks rename -k t.wks -a nochain --new-alias renamed "${S[@]}" "${IT[@]}"
+expect 0 "10 rename, chain of 0"
+wks keypasswd -k t.wks -a renamed --new-keypass pass:newkey "${S[@]}" "${IT[@]}"
+expect 0 "10 keypasswd, chain of 0"
+wks export-key -k t.wks -a renamed --keypass pass:newkey "${S[@]}"
+check "10 keypasswd: the key" cmp -s <(openssl pkey -in "$T/out" -outform DER) k.norm
+wks passwd -k t.wks --new-storepass pass:pw2 "${S[@]}" "${IT[@]}"
+expect 0 "10 passwd, chain of 0"
+wks list -k t.wks --storepass pass:pw2
+expect 0 "10 list after passwd"
+h=$(sha t.wks)
+wks import-cert -k t.wks -a renamed --cert c.pem --storepass pass:pw2 "${IT[@]}"
+expect_err 7 'exists|never replaces' "10 import-cert over it"
+wks import-cert -k t.wks -a renamed --cert c.pem --force --storepass pass:pw2 "${IT[@]}"
+expect_err 8 'never replaces' "10 import-cert --force over it"
+unchanged t.wks "$h" "10 import-cert over it"
+wks delete -k t.wks -a renamed --storepass pass:pw2 "${IT[@]}"
+expect 0 "10 delete, chain of 0"
+cp nochain.wks t.wks
+wks import-key -k t.wks -a nochain --key k.pem --chain c.pem --force "${S[@]}" "${IT[@]}"
+expect 0 "10 import-key --force over it"
+wks list -k t.wks -a nochain "${S[@]}"
+check "10 import-key: now a chain of 1" grep -q 'chain of 1' "$T/out"
+cp nochain.wks t.wks
+wks import-secret -k t.wks -a nochain --generate aes-128 --force "${S[@]}" "${IT[@]}"
+expect 0 "10 import-secret --force over it"
+ossl pkcs12 -export -inkey k.pem -in c.pem -name nochain -passout pass:out -out k.p12
+cp nochain.wks t.wks
+wks import-p12 -k t.wks --in k.p12 --inpass pass:out --force "${S[@]}" "${IT[@]}"
+expect 0 "10 import-p12 --force over it"
+
+# Other empty or odd entries: an empty alias, a secret key with an empty
+# algorithm name, a zero-length secret key, a private key of an unknown
+# algorithm, a certificate that does not parse.
+wks list -k odd.wks "${S[@]}"
+expect 0 "10 list: odd entries"
+check "10 list: empty alias shown as \"\"" grep -q '^""  *private-key' "$T/out"
+check "10 list: empty algorithm shown as \"\"" grep -q '^noalg  *secret-key .*UTC  ""$' "$T/out"
+wks list -k odd.wks -v "${S[@]}"
+expect 0 "10 list -v: odd entries"
+wks list -k odd.wks --json "${S[@]}"
+expect 0 "10 list --json: odd entries"
+check "10 list --json: empty alias and algorithm" [ "$(json '[(e["alias"], e.get("algorithm")) for e in d["entries"] if e["alias"] in ("", "noalg")]')" = "[('', None), ('noalg', '')]" ]
+wks export-key -k odd.wks -a "" "${S[@]}"
+expect 0 "10 export-key of the empty alias"
+wks export-key -k odd.wks -a empty "${S[@]}"
+check "10 export-key of a zero-length secret: no crash" [ "$rc" -lt 128 ]
+wks export-key -k odd.wks -a empty --der -o empty.bin "${S[@]}"
+check "10 export-key --der of a zero-length secret: no crash" [ "$rc" -lt 128 ]
+wks export-key -k odd.wks -a unknown --der "${S[@]}"
+expect 0 "10 export-key of an unknown algorithm"
+wks export-key -k odd.wks -a unknown --outpass pass:out "${S[@]}" "${IT[@]}"
+expect 0 "10 export-key --outpass of an unknown algorithm"
+wks verify -k odd.wks "${S[@]}"
+check "10 verify: odd entries, no crash" [ "$rc" -lt 128 ]
+check "10 verify: unknown algorithm named by its OID" grep -q 'unknown (private-key): ok: 1.2.3.4 key decrypted' "$T/out"
+wks export-p12 -k odd.wks -o odd.p12 --outpass pass:out "${S[@]}" "${IT[@]}"
+check "10 export-p12: odd entries, no crash" [ "$rc" -lt 128 ]
+wks export-cert -k odd.wks -a "" "${S[@]}"
+expect 0 "10 export-cert of the empty alias"
+for cmd in list "list -v" "list --json" "verify"; do
+	# shellcheck disable=SC2086
+	wks $cmd -k bad-cert.wks "${S[@]}"
+	expect_err 5 'unparsable X.509 certificate|malformed' "10 $cmd: a certificate that does not parse"
+done
+
+# ---- 11: escape sequences from files -----------------------------------------------
+
+wks list -k evil-alg.wks "${S[@]}"
+expect 0 "11 list: evil algorithm name"
+clean "11 list: algorithm name"
+check "11 list: the algorithm escaped" grep -qF 'AES\x1b[31mRED\x07\r\x7f\x9b2J\\' "$T/out"
+check "11 list: the alias escaped" grep -qF 'a\x1b]0;title\x07' "$T/out"
+wks list -k evil-alg.wks -v "${S[@]}"
+expect 0 "11 list -v: evil algorithm name"
+clean "11 list -v: algorithm name"
+check "11 list -v: the algorithm escaped" grep -qF 'Algorithm: AES\x1b[31mRED' "$T/out"
+wks list -k evil-alg.wks --json --no-storepass
+expect 0 "11 list --json: evil algorithm name"
+clean "11 list --json: algorithm name"
+check "11 list --json: the same string back" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = open("evil.txt", encoding="utf-8", newline="").read()
+assert [e["algorithm"] for e in d["entries"] if e["alias"] == "s"] == [want], d
+assert "\\u009b" in open(sys.argv[1]).read()' "$T/out"
+wks verify -k evil-alg.wks --json "${S[@]}"
+expect 0 "11 verify --json: evil alias"
+clean "11 verify --json"
+
+for cmd in list "list --json" "list -v" verify; do
+	# shellcheck disable=SC2086
+	wks $cmd -k evil-type.wks "${S[@]}"
+	expect_err 5 'certificate type "X\.509\\x1b\]0;pwned\\x07\\x(c2|9b)' "11 $cmd: certificate type in the error detail"
+	clean "11 $cmd: certificate type in the error detail"
+done
+
+wks list -k odd.wks -v -a oddsubject "${S[@]}"
+expect 0 "11 list -v: odd subject"
+clean "11 list -v: odd subject"
+check "11 list -v: subject escaped" grep -qF 'CN=odd\1B[31mred\07\0D\7F\x9b2J' "$T/out"
+wks create -k imp.wks "${S[@]}" "${IT[@]}"
+wks import-cert -k imp.wks -a "$(printf 'x\033[2Jy')" --cert odd.pem "${S[@]}" "${IT[@]}"
+expect 0 "11 import-cert of an odd subject"
+wks import-key -k imp.wks -a k2 --key k.pem --chain c.pem --chain odd.pem "${S[@]}" "${IT[@]}"
+expect_err 8 'not part of the chain' "11 import-key: odd subject in an error"
+clean "11 import-key: odd subject in an error"
+wks list -k imp.wks -v "${S[@]}"
+clean "11 list -v: escaped alias and subject"
+
+# PKCS#12 friendly names.
+ossl pkcs12 -export -inkey k.pem -in c.pem -passout pass:out -out evil.p12 \
+	-name "$(printf 'p12\033[31m\a\r\177\302\233end')"
+check "material: PKCS#12 with an odd friendly name" [ -s evil.p12 ]
+wks import-p12 -k imp.wks --in evil.p12 --inpass pass:out -a other-name-x --force "${S[@]}" "${IT[@]}"
+expect 0 "11 import-p12 -a: a single entry takes the name"
+ossl pkcs12 -export -inkey k.pem -in c.pem -certfile odd.pem -passout pass:out -out evil2.p12 \
+	-name "$(printf 'p12\033[31m\a\r\177\302\233end')"
+wks import-p12 -k imp.wks --in evil2.p12 --inpass pass:out -a nothere "${S[@]}" "${IT[@]}"
+expect_err 3 'it holds "p12\\x1b\[31m\\x07\\r\\x7f\\x9bend"' "11 import-p12 -a: odd friendly names listed"
+clean "11 import-p12: friendly names in messages"
+wks import-p12 -k imp.wks --in evil2.p12 --inpass pass:out "${S[@]}" "${IT[@]}"
+expect 0 "11 import-p12 of odd friendly names"
+wks list -k imp.wks "${S[@]}"
+clean "11 list: imported friendly names"
+check "11 list: the friendly name escaped" grep -qF 'p12\x1b[31m\x07\r\x7f\x9bend' "$T/out"
+wks list -k imp.wks --json "${S[@]}"
+clean "11 list --json: imported friendly names"
+check "11 list --json: valid, same names" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "p12\x1b[31m\a\r\x7f\u009bend" in [e["alias"] for e in d["entries"]], d' "$T/out"
+
+# A properties file with control characters in a value: the warning.
+printf 'wolfjce.wks.iterationCount=12\033[31m\a\n' >evil.properties
+WKS_PROPERTIES=$T/evil.properties wks list -k nochain.wks "${S[@]}"
+expect 0 "11 list with a bad property value"
+clean "11 warning about a property value"
+
+# ---- 16: PKCS#12 MAC, one decryption message, iteration counts -------------------
+
+ossl pkcs12 -export -nomac -inkey k.pem -in c.pem -name nomac -passout pass:out -out nomac.p12
+check "material: PKCS#12 without MAC" sh -c \
+	"openssl pkcs12 -in nomac.p12 -passin pass:out -info -noout 2>&1 | grep -q 'MAC is absent'"
+wks create -k m.wks "${S[@]}" "${IT[@]}"
+h=$(sha m.wks)
+wks import-p12 -k m.wks --in nomac.p12 --inpass pass:out "${S[@]}" "${IT[@]}"
+expect_err 8 'no MAC.*--no-mac-ok' "16 import-p12 refuses a file without a MAC"
+unchanged m.wks "$h" "16 import-p12 without a MAC"
+wks convert --in nomac.p12 -o nomac.wks --inpass pass:out --outpass "$SP" "${IT[@]}"
+expect_err 8 'no MAC.*--no-mac-ok' "16 convert refuses a file without a MAC"
+check "16 convert without a MAC: no output" [ ! -e nomac.wks ]
+wks import-p12 -k m.wks --in nomac.p12 --inpass pass:out --no-mac-ok "${S[@]}" "${IT[@]}"
+expect 0 "16 import-p12 --no-mac-ok"
+check "16 import-p12 --no-mac-ok: a note" grep -q 'note: no MAC' "$T/err"
+wks export-key -k m.wks -a nomac "${S[@]}"
+check "16 import-p12 --no-mac-ok: the key" cmp -s <(openssl pkey -in "$T/out" -outform DER) k.norm
+wks convert --in nomac.p12 -o nomac.wks --inpass pass:out --outpass "$SP" --no-mac-ok "${IT[@]}"
+expect 0 "16 convert --no-mac-ok"
+wks export-p12 -k m.wks -o x.p12 --outpass pass:out --no-mac-ok "${S[@]}"
+expect_err 2 'does not apply' "16 --no-mac-ok is for PKCS#12 input only"
+
+# Tamper with the encrypted key of a MAC-less PKCS#12 (and of an encrypted
+# PKCS#8 key file): bad padding (last byte of the next-to-last block) and
+# a plaintext that does not decode (first byte of the IV: the SEQUENCE
+# tag) must give the same message and status.
+cat >tamper.py <<'EOF'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+# AES-256-CBC's OID, then the IV (OCTET STRING of 16), then the ciphertext.
+pat = bytes.fromhex("060960864801650304012a" "0410")
+i = data.rfind(pat)
+assert i >= 0, "no AES-256-CBC IV"
+iv = i + len(pat)
+ct = iv + 16
+assert data[ct] == 0x04
+n = data[ct + 1]
+if n & 0x80:
+    k = n & 0x7F
+    n = int.from_bytes(data[ct + 2:ct + 2 + k], "big")
+    ct += 2 + k
+else:
+    ct += 2
+if sys.argv[2] == "padding":
+    data[ct + n - 17] ^= 0x80
+else:
+    data[iv] ^= 0x80
+open(sys.argv[3], "wb").write(data)
+EOF
+ossl pkcs12 -export -nomac -certpbe NONE -inkey k.pem -in c.pem -name nomac -passout pass:out -out nomac-plain.p12
+python3 tamper.py nomac-plain.p12 padding pad.p12
+python3 tamper.py nomac-plain.p12 decode dec.p12
+wks import-p12 -k m.wks --in pad.p12 --inpass pass:out --no-mac-ok --force "${S[@]}" "${IT[@]}"
+expect_err 4 'cannot decrypt' "16 import-p12: bad padding"
+grep -v 'note: no MAC' "$T/err" >pad.err || true
+wks import-p12 -k m.wks --in dec.p12 --inpass pass:out --no-mac-ok --force "${S[@]}" "${IT[@]}"
+expect_err 4 'cannot decrypt' "16 import-p12: undecodable plaintext"
+grep -v 'note: no MAC' "$T/err" | sed 's/dec\.p12/pad.p12/' >dec.err || true
+check "16 import-p12: bad padding and bad plaintext give one message" cmp -s pad.err dec.err
+wks import-p12 -k m.wks --in nomac-plain.p12 --inpass pass:wrong --no-mac-ok --force "${S[@]}" "${IT[@]}"
+grep -v 'note: no MAC' "$T/err" | sed 's/nomac-plain\.p12/pad.p12/' >wrong.err || true
+check "16 import-p12: a wrong password gives that message too" cmp -s pad.err wrong.err
+ossl pkcs8 -topk8 -v2 aes-256-cbc -in k.pem -passout pass:phrase -outform DER -out k.enc.der
+python3 tamper.py k.enc.der padding pad.der
+python3 tamper.py k.enc.der decode dec.der
+wks import-key -k m.wks -a enc --key pad.der --inpass pass:phrase --chain c.pem "${S[@]}" "${IT[@]}"
+expect_err 4 'cannot decrypt the private key' "16 import-key: bad padding"
+cp "$T/err" pad.err
+wks import-key -k m.wks -a enc --key dec.der --inpass pass:phrase --chain c.pem "${S[@]}" "${IT[@]}"
+expect_err 4 'cannot decrypt the private key' "16 import-key: undecodable plaintext"
+sed 's/dec\.der/pad.der/' "$T/err" >dec.err
+check "16 import-key: bad padding and bad plaintext give one message" cmp -s pad.err dec.err
+
+# Exports use the store's iteration count (wolfjce.wks.iterationCount,
+# 210000 by default), for the MAC, the key bags and the certificates.
+wks create -k e.wks "${S[@]}" "${IT[@]}"
+wks import-key -k e.wks -a k --key k.pem --chain c.pem "${S[@]}" "${IT[@]}"
+p12iter() { # FILE COUNT: openssl shows COUNT for the MAC and both bags
+	local info
+	info=$(openssl pkcs12 -in "$1" -passin pass:out -info -noout 2>&1) || return 1
+	grep -q "MAC: sha256, Iteration $2\$" <<<"$info" &&
+		grep -q "Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC, Iteration $2," <<<"$info" &&
+		grep -q "PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC, Iteration $2," <<<"$info" &&
+		! grep -q 'Iteration 2048' <<<"$info"
+}
+wks export-p12 -k e.wks -o default.p12 --outpass pass:out "${S[@]}"
+expect 0 "16 export-p12, default iterations"
+check "16 export-p12: 210000 iterations by default" p12iter default.p12 210000
+check "16 export-p12: openssl reads the key" cmp -s \
+	<(openssl pkcs12 -in default.p12 -passin pass:out -nocerts -nodes 2>/dev/null | openssl pkey -outform DER) k.norm
+wks import-p12 -k m.wks --in default.p12 --inpass pass:out -a back --force "${S[@]}" "${IT[@]}"
+expect 0 "16 import-p12 of an export"
+printf 'wolfjce.wks.iterationCount=12345\n' >iter.properties
+WKS_PROPERTIES=$T/iter.properties wks export-p12 -k e.wks -o prop.p12 --outpass pass:out "${S[@]}"
+expect 0 "16 export-p12 with wolfjce.wks.iterationCount"
+check "16 export-p12: the property's count" p12iter prop.p12 12345
+wks export-p12 -k e.wks -o opt.p12 --outpass pass:out --iterations 10001 "${S[@]}"
+check "16 export-p12 --iterations" p12iter opt.p12 10001
+WKS_PROPERTIES=$T/iter.properties wks convert --in e.wks -o conv2.p12 --inpass "$SP" --outpass pass:out
+expect 0 "16 convert with wolfjce.wks.iterationCount"
+check "16 convert: the property's count" p12iter conv2.p12 12345
+wks convert --in e.wks -o conv3.p12 --inpass "$SP" --outpass pass:out --iterations 6000000
+expect_err 2 'maxIterationCount' "16 convert: --iterations above the import limit"
+WKS_PROPERTIES=$T/iter.properties wks export-key -k e.wks -a k --outpass pass:out --der -o k.p8e "${S[@]}"
+expect 0 "16 export-key --outpass with wolfjce.wks.iterationCount"
+check "16 export-key: the property's count" sh -c \
+	"openssl asn1parse -inform DER -in k.p8e | grep -q 'INTEGER *:3039\$'"
+
+# ---- 17: pass:TEXT leaves /proc/PID/cmdline once parsed --------------------------
+
+if [ "$(head -c 4 "$WKS_BIN" | od -An -c | tr -d ' ')" != '177ELF' ]; then
+	echo "SKIP: 17 /proc/PID/cmdline: $WKS_BIN is a wrapper, not the wks process"
+else
+	mkfifo kp.fifo
+	secret="argv-secret-$$"
+	# The key password comes from a FIFO: wks waits there, after parsing.
+	"$WKS_BIN" export-key -k e.wks -a k --storepass "pass:pw" \
+		--keypass file:kp.fifo --outpass "pass:$secret" "${IT[@]}" -o k17.pem \
+		</dev/null >"$T/out" 2>"$T/err" &
+	pid=$!
+	wiped=0
+	for _ in $(seq 1 200); do
+		if [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$WKS_BIN" ] &&
+			! tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$secret"; then
+			tr '\0' ' ' <"/proc/$pid/cmdline" >cmdline.txt
+			wiped=1
+			break
+		fi
+		sleep 0.05
+	done
+	echo pw >kp.fifo
+	set +e
+	wait "$pid"
+	rc=$?
+	set -e
+	expect 0 "17 export-key with a password from a FIFO"
+	check "17 pass:TEXT wiped from /proc/PID/cmdline" [ "$wiped" = 1 ]
+	check "17 the rest of the command line stays" grep -q -- '--outpass pass: ' cmdline.txt
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
