@@ -6,6 +6,9 @@
 #   storeutl -certs wks:...   lists every certificate
 #   verify -CAstore wks:...   trusts a WKS truststore
 #   req -key wks:...          signs with a key from a store
+#   x509 -req -CAkey wks:...  a CA key from a store
+#   requireIntegrity          no password, no load
+#   openssl.cnf               the provider loaded by configuration
 #   s_server/s_client         a real TLS handshake on 127.0.0.1 with key
 #                             and certificate from wks: (RSA and EC), and
 #                             mutual TLS with the client's key from wks:
@@ -188,6 +191,49 @@ if [ $rc -eq 0 ] && openssl req -in req.csr -verify -noout >/dev/null 2>&1 &&
    [ "$(openssl req -in req.csr -noout -pubkey | openssl pkey -pubin -outform DER | sha256sum)" = \
      "$(openssl pkey -in ec.key -pubout -outform DER | sha256sum)" ]; then ok; else
 	bad "req -key wks:: exit $rc"; fi
+
+# x509 -req signed by a CA key taken from a store.
+wks import-key -k server.wks -a ca --key ca.key --chain ca.crt \
+	--storepass pass:storepw --iterations 10000
+ossl x509 -req -in rsa.csr -CA ca.crt -CAkey "$S?alias=ca&storepass=pass:storepw" \
+	-set_serial 77 -days 1 -out signed.crt
+if [ $rc -eq 0 ] && openssl verify -CAfile ca.crt signed.crt >/dev/null 2>&1; then ok; else
+	bad "x509 -CAkey wks:: exit $rc"; fi
+
+# libwks.wks.requireIntegrity: no password means no load at all.
+printf 'libwks.wks.requireIntegrity=true\n' >strict.properties
+WKS_PROPERTIES=$T/strict.properties ossl storeutl -certs "$S"
+if grep -q "a password is required" "$T/err" && grep -q "Total found: 0" "$T/out"; then ok; else
+	bad "requireIntegrity without password: exit $rc"; fi
+WKS_PROPERTIES=$T/strict.properties ossl storeutl -certs -passin pass:storepw "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 9" "$T/out"; then ok; else
+	bad "requireIntegrity with password: exit $rc"; fi
+
+# The provider loaded by openssl.cnf (docs/PROVIDER.md), no -provider
+# options: what nginx, curl and other applications would do.
+cat >openssl.cnf <<CNF
+openssl_conf = openssl_init
+
+[openssl_init]
+providers = provider_sect
+
+[provider_sect]
+default = default_sect
+wks = wks_sect
+
+[default_sect]
+activate = 1
+
+[wks_sect]
+module = $PROV_DIR/wks.so
+activate = 1
+CNF
+set +e
+OPENSSL_CONF=$T/openssl.cnf setsid -w timeout 30 openssl pkey \
+	-in "$S?alias=rsa&storepass=pass:storepw" -out got.pem </dev/null >"$T/out" 2>"$T/err"
+rc=$?
+set -e
+if [ $rc -eq 0 ] && same_key rsa.key; then ok; else bad "openssl.cnf: pkey: exit $rc"; fi
 
 # ---- TLS ---------------------------------------------------------------------------------
 
