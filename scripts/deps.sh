@@ -5,12 +5,13 @@
 #                             valgrind, clang (sanitizers, fuzzing),
 #                             gdb (gcore, for tests/test_memdump.c),
 #                             dpkg-dev (dpkg-buildflags, CI's warning
-#                             matrix), man-db (man -w, tests/install)
+#                             matrix), man-db (man -w, tests/install),
+#                             libcap2-bin (setcap, tests/test_config.c)
 set -eu
 want="gcc make cmake pkg-config libssl-dev openssl"
 if [ "${1:-build}" = test ]; then
 	want="$want libcmocka-dev libcjson-dev python3 valgrind clang"
-	want="$want libclang-rt-14-dev gdb dpkg-dev man-db"
+	want="$want libclang-rt-14-dev gdb dpkg-dev man-db libcap2-bin"
 fi
 missing=""
 for p in $want; do
