@@ -192,9 +192,15 @@ int cmd_list(cli_ctx *c)
 			width = w;
 		free(d);
 	}
-	if (!c->alias)
-		printf("Keystore %s: %zu entr%s\n%s", c->keystore, count,
+	if (!c->alias) {
+		/* A file name may hold control characters too (a name
+		 * from a listing of someone else's folder). */
+		char *dk = cli_display(c->keystore);
+
+		printf("Keystore %s: %zu entr%s\n%s", dk ? dk : "", count,
 		       count == 1 ? "y" : "ies", count ? "\n" : "");
+		free(dk);
+	}
 	for (size_t i = 0; i < count && rc == 0; i++)
 		rc = text_entry(stdout, st, c->keystore, list[i],
 				c->verbose, width);

@@ -80,10 +80,14 @@ int cmd_verify(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, NULL, err, NULL);
 		goto done;
 	}
-	if (c->json)
+	if (c->json) {
 		fputs("{\"store_mac\": \"ok\", \"entries\": [", stdout);
-	else
-		printf("%s: store MAC ok\n", c->keystore);
+	} else {
+		char *dk = cli_display(c->keystore); /* as in list */
+
+		printf("%s: store MAC ok\n", dk ? dk : "");
+		free(dk);
+	}
 	for (size_t i = 0; i < count; i++) {
 		const char *a = aliases[i];
 		wks_entry_type t = wks_store_entry_type(st, a);

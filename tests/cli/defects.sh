@@ -342,6 +342,16 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert "p12\x1b[31m\a\r\x7f\u009bend" in [e["alias"] for e in d["entries"]], d' "$T/out"
 
+# A file name with an escape sequence (from a listing of someone else's
+# folder) in the output and the messages.
+cp nochain.wks "$(printf 'n\033[2Jx.wks')"
+wks list -k "$(printf 'n\033[2Jx.wks')" --no-storepass
+expect 0 "11 list of a file with ESC in its name"
+clean "11 list: file name"
+wks verify -k "$(printf 'n\033[2Jx.wks')" "${S[@]}"
+expect 0 "11 verify of a file with ESC in its name"
+clean "11 verify: file name"
+
 # A properties file with control characters in a value: the warning.
 printf 'wolfjce.wks.iterationCount=12\033[31m\a\n' >evil.properties
 WKS_PROPERTIES=$T/evil.properties wks list -k nochain.wks "${S[@]}"
