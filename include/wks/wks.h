@@ -176,10 +176,16 @@ WKS_API void wks_store_free(wks_store *st);
  * the previous entries are untouched and none of the parsed ones are
  * visible.
  *
+ * The file must be a regular file of at most libwks.wks.maxFileSize bytes
+ * (its size is checked before it is read, and exactly that many bytes are
+ * read; a file that changes size meanwhile is WKS_ERR_IO); a buffer has
+ * the same bound.  Any store that wks_store_save_file() wrote loads back
+ * under the same settings.
+ *
  * Errors: WKS_ERR_IO (cannot read), WKS_ERR_FORMAT, WKS_ERR_LIMIT
- * (maxEntrySize, maxCertChainLength, iteration count below 10000 or above
- * libwks.wks.maxIterationCount), WKS_ERR_INTEGRITY (wrong password or
- * modified file), WKS_ERR_INVALID, WKS_ERR_NOMEM.
+ * (maxFileSize, maxEntrySize, maxCertChainLength, iteration count below
+ * 10000 or above libwks.wks.maxIterationCount), WKS_ERR_INTEGRITY (wrong
+ * password or modified file), WKS_ERR_INVALID, WKS_ERR_NOMEM.
  */
 WKS_API int wks_store_load_file(wks_store *st, const char *path,
                         const char *pw, size_t pw_len);
@@ -192,6 +198,13 @@ WKS_API int wks_store_load_buffer(wks_store *st, const uint8_t *data, size_t len
  * Serialise the store and MAC it with `pw` (must not be empty), with a
  * fresh random salt and the configured wolfjce.wks.iterationCount.  Key
  * entries are copied as they are (never re-encrypted).
+ *
+ * A save never writes what a load under the same settings would refuse:
+ * if wolfjce.wks.iterationCount exceeds libwks.wks.maxIterationCount, if
+ * an entry is outside the current maxEntrySize, maxCertChainLength or
+ * maxIterationCount (it was made or loaded under wider settings), or if
+ * the file would exceed libwks.wks.maxFileSize, it fails with
+ * WKS_ERR_LIMIT ("cannot save: ...") before anything is written.
  *
  * wks_store_save_file() is atomic: it writes a temporary file in the same
  * folder, fsyncs it, renames it over `path` and fsyncs the folder.  A new
@@ -482,7 +495,7 @@ WKS_API int wks_store_delete(wks_store *st, const char *alias);
  *   wolfjce.wks.maxCertChainLength      100      >= 1; bad -> 100
  *   wolfjce.wks.maxEntrySize            10485760 >= 1; bad -> 10485760
  *   wolfjce.keystore.kekCacheEnabled    false    "true" (any case) enables
- *   wolfjce.keystore.kekCacheTtlSec     300      > 0 (trimmed); bad -> 300
+ *   wolfjce.keystore.kekCacheTtlSec     300      > 0; bad -> 300
  *   libwks.wks.maxIterationCount        5000000  >= 10000; bad -> 5000000
  *   libwks.wks.requireIntegrity         false    "true" refuses loads
  *                                                without a password
@@ -490,9 +503,18 @@ WKS_API int wks_store_delete(wks_store *st, const char *alias);
  *   libwks.keystore.kekCacheIdleSec     0 (off)  >= 0; bad -> 0
  *   libwks.kdf.impl                     native   "native" | "openssl"
  *   libwks.kdf.threads                  0 (auto) 0..16; bad -> 0
+ *   libwks.wks.maxFileSize              268435456 >= 1 (bytes); bad ->
+ *                                                268435456
  *
- * A bad value falls back to its default, as wolfJCE does, and a warning is
+ * Every value is trimmed first, from every source, as wolfJCE sees it
+ * (Java's Security.getProperty() returns String.trim(): every leading and
+ * trailing character <= U+0020 goes), so " 20000\t" means 20000 and
+ * " TRUE " enables the cache.  A blank value means the default.  A bad
+ * value falls back to its default, as wolfJCE does, and a warning is
  * passed to the warning handler (see wks_set_warning_handler()).
+ * $WKS_PROPERTIES is ignored in secure-execution mode (set-user-ID and
+ * set-group-ID programs, and programs with file capabilities: the
+ * kernel's AT_SECURE, as secure_getenv() does).
  */
 
 /*
@@ -518,7 +540,8 @@ WKS_API int wks_load_properties_file(const char *path);
  * The value a store would use for a property (after fallbacks), as text,
  * written to buf (NUL-terminated, truncated to buf_len).  `st` may be NULL
  * for the process-wide value.  A name libwks does not know is returned as
- * the raw text some level holds for it; WKS_ERR_NOTFOUND if none does.
+ * the (trimmed) text some level holds for it; WKS_ERR_NOTFOUND if none
+ * does.
  */
 WKS_API int wks_get_property(char *buf, size_t buf_len, wks_store *st,
                      const char *name);
