@@ -204,16 +204,20 @@ static int pw_from_callback(loader_ctx *c, char **pw, size_t *pw_len,
 	if (ok && len > 0 && len <= PW_CB_MAX) {
 		if (c->pc->clear_last_error_mark)
 			c->pc->clear_last_error_mark(c->pc->handle);
-		buf[len] = 0;
-		*pw = buf;
-		*pw_len = len;
-		return 0;
-	}
-	if (c->pc->pop_error_to_mark)
+		/* An exact copy, so that wksp_pw_free() wipes all of it. */
+		if ((*pw = malloc(len + 1)) != NULL) {
+			memcpy(*pw, buf, len);
+			(*pw)[len] = 0;
+			*pw_len = len;
+		} else {
+			wksp_raise(c->pc, WKSP_R_INTERNAL, "out of memory");
+		}
+	} else if (c->pc->pop_error_to_mark) {
 		c->pc->pop_error_to_mark(c->pc->handle);
+	}
 	OPENSSL_cleanse(buf, PW_CB_MAX + 1);
 	free(buf);
-	return 0;
+	return *pw || !(ok && len > 0 && len <= PW_CB_MAX) ? 0 : -1;
 }
 
 /* A libwks failure as an OpenSSL error. */

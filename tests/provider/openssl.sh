@@ -136,6 +136,13 @@ if [ $rc -eq 0 ] && same_key ec.key; then ok; else bad "pkey keypass"; fi
 ossl pkey -in "$S?alias=kp&keypass=pass:keypw" -passin pass:storepw -out got.pem
 if [ $rc -eq 0 ] && same_key ec.key; then ok; else bad "pkey keypass + -passin"; fi
 
+# An Ed25519 key.
+q req -x509 -new -newkey ed25519 -nodes -keyout ed.key -out ed.crt -days 30 -subj /CN=ed
+wks import-key -k server.wks -a ed --key ed.key --chain ed.crt \
+	--storepass pass:storepw --iterations 10000
+ossl pkey -in "$S?alias=ed&storepass=pass:storepw" -out got.pem
+if [ $rc -eq 0 ] && same_key ed.key; then ok; else bad "pkey Ed25519"; fi
+
 # Wrong passwords: nothing, and the reason.
 ossl pkey -in "$S?alias=rsa" -passin pass:wrong -out got.pem
 if [ $rc -ne 0 ] && grep -q "integrity check failed: wrong password or modified file" "$T/err" &&
@@ -157,10 +164,11 @@ if [ $rc -ne 0 ] && grep -q "password is needed" "$T/err"; then ok; else
 
 # ---- storeutl --------------------------------------------------------------------
 
-# Every certificate (ec, its CA, ..., in alias order), the secret skipped.
+# Every certificate (client, its CA, ec, its CA, ... in alias order; the
+# secret key entry skipped).
 ossl storeutl -certs -passin pass:storepw "$S"
-if [ $rc -eq 0 ] && [ "$(grep -c '^[0-9]*: Certificate$' "$T/out")" -eq 8 ] &&
-   grep -q "Total found: 8" "$T/out"; then ok; else
+if [ $rc -eq 0 ] && [ "$(grep -c '^[0-9]*: Certificate$' "$T/out")" -eq 9 ] &&
+   grep -q "Total found: 9" "$T/out"; then ok; else
 	bad "storeutl -certs: exit $rc, $(grep -c 'Certificate$' "$T/out") certificates"; fi
 # The leaf of "client" comes before its CA.
 awk '/^[0-9]+: Certificate$/{n++} n==1' "$T/out" | openssl x509 -noout -subject >subj.txt 2>/dev/null || true
@@ -168,10 +176,9 @@ if grep -q "CN = client.test" subj.txt; then ok; else bad "storeutl: first is no
 
 # Without any password: the certificates still load (integrity unchecked).
 ossl storeutl -certs "$S"
-if [ $rc -eq 0 ] && grep -q "Total found: 8" "$T/out"; then ok; else
+if [ $rc -eq 0 ] && grep -q "Total found: 9" "$T/out"; then ok; else
 	bad "storeutl -certs without password: exit $rc"; fi
-# Keys: with a password, the four key entries whose password is the
-# store's ("kp" has its own: nothing at all is returned then).
+# One key entry: -keys gives its key; no filter gives key and chain.
 ossl storeutl -keys -passin pass:storepw "$S?alias=rsa"
 if [ $rc -eq 0 ] && grep -q "Total found: 1" "$T/out" &&
    grep -q "^0: Pkey$" "$T/out"; then ok; else bad "storeutl -keys alias=rsa: exit $rc"; fi
@@ -206,7 +213,7 @@ WKS_PROPERTIES=$T/strict.properties ossl storeutl -certs "$S"
 if grep -q "a password is required" "$T/err" && grep -q "Total found: 0" "$T/out"; then ok; else
 	bad "requireIntegrity without password: exit $rc"; fi
 WKS_PROPERTIES=$T/strict.properties ossl storeutl -certs -passin pass:storepw "$S"
-if [ $rc -eq 0 ] && grep -q "Total found: 9" "$T/out"; then ok; else
+if [ $rc -eq 0 ] && grep -q "Total found: 10" "$T/out"; then ok; else
 	bad "requireIntegrity with password: exit $rc"; fi
 
 # The provider loaded by openssl.cnf (docs/PROVIDER.md), no -provider

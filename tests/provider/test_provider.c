@@ -471,6 +471,13 @@ static void test_provider__no_password(void **state)
 	assert_int_equal(r.n, 4);
 	result_free(&r);
 
+	/* keypass= alone: the key (its entry MAC checked with it). */
+	load(&r, uri_of(path2, "keypass=pass:other%20key%20pass"),
+	     OSSL_STORE_INFO_PKEY, NULL, &u);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(EVP_PKEY_eq(r.keys[0], rsa_key), 1);
+	result_free(&r);
+
 	/* Asking for the key alone says why there is none. */
 	load_all_errors(&r, uri_of(path, "alias=server"), OSSL_STORE_INFO_PKEY,
 			NULL, &u);
