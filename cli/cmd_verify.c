@@ -147,10 +147,11 @@ int cmd_verify(cli_ctx *c)
 		d = cli_display(a);
 		m = cli_display(r.message);
 		if (!strcmp(r.status, "ok"))
-			printf("  %s (%s): ok%s%s\n", d ? d : "", type_name(t),
+			printf("  %s (%s): ok%s%s\n", d && *d ? d : "\"\"",
+			       type_name(t),
 			       *r.message ? ": " : "", m ? m : "");
 		else
-			printf("  %s (%s): FAILED: %s\n", d ? d : "",
+			printf("  %s (%s): FAILED: %s\n", d && *d ? d : "\"\"",
 			       type_name(t), m ? m : "");
 		free(m);
 		free(d);

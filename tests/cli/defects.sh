@@ -265,6 +265,7 @@ expect 0 "10 export-key --outpass of an unknown algorithm"
 wks verify -k odd.wks "${S[@]}"
 check "10 verify: odd entries, no crash" [ "$rc" -lt 128 ]
 check "10 verify: unknown algorithm named by its OID" grep -q 'unknown (private-key): ok: 1.2.3.4 key decrypted' "$T/out"
+check "10 verify: empty alias shown as \"\"" grep -q '^  "" (private-key): ok$' "$T/out"
 wks export-p12 -k odd.wks -o odd.p12 --outpass pass:out "${S[@]}" "${IT[@]}"
 check "10 export-p12: odd entries, no crash" [ "$rc" -lt 128 ]
 wks export-cert -k odd.wks -a "" "${S[@]}"
