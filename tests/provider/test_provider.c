@@ -252,12 +252,13 @@ static void load(result *r, const char *uri, int expect, const char *alias,
 			continue;
 		assert_true(r->n < 16);
 		r->types[r->n] = OSSL_STORE_INFO_get_type(info);
-		r->keys[r->n] = OSSL_STORE_INFO_get1_PKEY(info);
-		r->certs[r->n] = OSSL_STORE_INFO_get1_CERT(info);
+		if (r->types[r->n] == OSSL_STORE_INFO_PKEY)
+			r->keys[r->n] = OSSL_STORE_INFO_get1_PKEY(info);
+		if (r->types[r->n] == OSSL_STORE_INFO_CERT)
+			r->certs[r->n] = OSSL_STORE_INFO_get1_CERT(info);
 		r->n++;
 		OSSL_STORE_INFO_free(info);
 	}
-	ERR_clear_error(); /* from the get1 of the other type */
 	OSSL_STORE_close(ctx);
 	OSSL_STORE_SEARCH_free(s);
 	drain_errors(r);
