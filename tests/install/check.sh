@@ -59,6 +59,14 @@ else
 	fail "cmake --install"
 	finish
 fi
+# Everything lands under the prefix (a staging or distro install must not
+# write anywhere else).
+outside=$(grep -v "^$P/" "$BUILD/install_manifest.txt" || true)
+if [ -z "$outside" ]; then
+	ok "every installed file is under the prefix"
+else
+	fail "installed outside the prefix: $outside"
+fi
 for f in include/wks/wks.h "$LIBDIR/libwks.so" "$LIBDIR/libwks.a" \
 	"$LIBDIR/pkgconfig/libwks.pc" "$LIBDIR/cmake/libwks/libwksConfig.cmake" \
 	"$LIBDIR/cmake/libwks/libwksConfigVersion.cmake" \
