@@ -331,16 +331,89 @@ static void test_cache__drop_entry_precise(void **state)
 	expect_ok(f, &f->e[0], "correct horse");
 	expect_ok(f, &f->e[2], "correct horse");
 	assert_int_equal(DERIVES(f), 3);
-	/* A dropped id is dead (the store drops an entry when it is deleted
-	 * or replaced): a get_key that fetched the entry just before still
-	 * gets its key, but it is not cached again. */
-	expect_ok(f, &f->e[1], "correct horse");
-	expect_ok(f, &f->e[1], "correct horse");
-	assert_int_equal(DERIVES(f), 5);
-	assert_int_equal(stats(f).size, 2);
 	wks__cache_drop_entry(f->c, 999); /* unknown id: nothing */
 	assert_int_equal(stats(f).size, 2);
 }
+
+static int get_gen(fx *f, fake_entry *e, const char *pw, uint64_t gen,
+                   uint8_t dk[WKS_DK_LEN])
+{
+	fake_call call = { e, pw, &f->n };
+
+	return wks__cache_obtain_ex(f->c, &f->cfg, e->id, (const uint8_t *)pw,
+	                            strlen(pw), e->salt, e->iterations,
+	                            fake_derive, fake_verify, &call, 0, gen, dk);
+}
+
+/* A caller that read the generation before a drop or clear (before its
+ * entry lookup, as get_key does) gets its key but never caches it,
+ * however many drops happen meanwhile: the entry it found may be gone.
+ * (The old 64-slot ring of dropped ids forgot a drop after 64 others,
+ * and a clear recorded none.) */
+static void test_cache__stale_generation_not_inserted(void **state)
+{
+	fx *f = *state;
+	uint8_t dk[WKS_DK_LEN], want[WKS_DK_LEN];
+	wks_cache_stats s;
+	uint64_t gen;
+	int i;
+
+	fake_dk(want, &f->e[0], "correct horse");
+	/* a drop of that very entry */
+	gen = wks__cache_generation(f->c);
+	wks__cache_drop_entry(f->c, f->e[0].id);
+	TU_OK(get_gen(f, &f->e[0], "correct horse", gen, dk));
+	assert_memory_equal(dk, want, WKS_DK_LEN);
+	assert_int_equal(stats(f).inserts, 0);
+	/* ... followed by 100 drops of other entries */
+	gen = wks__cache_generation(f->c);
+	wks__cache_drop_entry(f->c, f->e[0].id);
+	for (i = 0; i < 100; i++)
+		wks__cache_drop_entry(f->c, 5000 + (uint64_t)i);
+	TU_OK(get_gen(f, &f->e[0], "correct horse", gen, dk));
+	assert_int_equal(stats(f).inserts, 0);
+	/* a clear (what a load does) */
+	gen = wks__cache_generation(f->c);
+	wks__cache_clear(f->c);
+	TU_OK(get_gen(f, &f->e[1], "correct horse", gen, dk));
+	s = stats(f);
+	assert_int_equal(s.inserts, 0);
+	assert_int_equal(s.size, 0);
+	assert_int_equal(DERIVES(f), 3);
+	/* A generation read after them caches as usual. */
+	TU_OK(get_gen(f, &f->e[1], "correct horse",
+	              wks__cache_generation(f->c), dk));
+	assert_int_equal(stats(f).size, 1);
+	assert_int_equal(stats(f).inserts, 1);
+}
+
+/* The hook runs where a drop would race the insert: after the derivation
+ * and verification, before the write lock is taken. */
+static fx *g_hook_fx;
+static atomic_int g_hook_calls;
+
+static void drop_in_hook(wks_cache *c, uint64_t entry_id)
+{
+	(void)entry_id;
+	if (atomic_fetch_add(&g_hook_calls, 1) == 0)
+		wks__cache_drop_entry(c, g_hook_fx->e[0].id);
+}
+
+static void test_cache__drop_before_insert(void **state)
+{
+	fx *f = *state;
+	uint8_t dk[WKS_DK_LEN];
+
+	g_hook_fx = f;
+	atomic_store(&g_hook_calls, 0);
+	wks__cache_test_before_insert = drop_in_hook;
+	TU_OK(get(f, &f->e[0], "correct horse", dk));
+	wks__cache_test_before_insert = NULL;
+	assert_int_equal(atomic_load(&g_hook_calls), 1);
+	assert_int_equal(stats(f).inserts, 0);
+	assert_int_equal(stats(f).size, 0);
+}
+
 
 static void test_cache__drop_entry_all_passwords(void **state)
 {
@@ -490,7 +563,8 @@ static int get_trusted(fx *f, fake_entry *e, const char *pw,
 	return wks__cache_obtain_ex(f->c, &f->cfg, e->id, (const uint8_t *)pw,
 	                            strlen(pw), e->salt, e->iterations,
 	                            fake_derive, fake_verify, &call,
-	                            WKS_CACHE_TRUST_HITS, dk);
+	                            WKS_CACHE_TRUST_HITS,
+	                            wks__cache_generation(f->c), dk);
 }
 
 /* WKS_CACHE_TRUST_HITS: misses verify, hits return the verified key. */
@@ -728,6 +802,8 @@ typedef struct {
 	fake_entry *e;
 	const char *pw;
 	pthread_barrier_t *bar;
+	int use_gen;   /* 1: obtain_ex with gen, read before the threads ran */
+	uint64_t gen;
 	int rc;
 	uint8_t dk[WKS_DK_LEN];
 	char detail[256];
@@ -739,7 +815,8 @@ static void *work(void *arg)
 
 	pthread_barrier_wait(w->bar);
 	memset(w->dk, 0xAA, sizeof(w->dk));
-	w->rc = get(w->f, w->e, w->pw, w->dk);
+	w->rc = w->use_gen ? get_gen(w->f, w->e, w->pw, w->gen, w->dk)
+	                   : get(w->f, w->e, w->pw, w->dk);
 	snprintf(w->detail, sizeof(w->detail), "%s", wks_error_detail());
 	return NULL;
 }
@@ -907,6 +984,41 @@ static void test_cache__drop_during_derive(void **state)
 	atomic_store(&f->n.derive_sleep_ms, 0);
 	expect_ok(f, &f->e[1], "correct horse");
 	assert_int_equal(stats(f).size, 1);
+}
+
+/* The single flight: threads that looked the entry up before it was
+ * dropped (their generation read first) wait on one leader; the drop runs
+ * just before the leader's insert.  Neither the leader nor any waiter
+ * that then leads a new flight caches the dead entry's key. */
+static void test_cache__single_flight_drop_before_insert(void **state)
+{
+	fx *f = *state;
+	worker w[NTHREADS];
+	uint8_t want[WKS_DK_LEN];
+	uint64_t gen = wks__cache_generation(f->c);
+	int i;
+
+	memset(w, 0, sizeof(w));
+	g_hook_fx = f;
+	atomic_store(&g_hook_calls, 0);
+	atomic_store(&f->n.derive_sleep_ms, 50);
+	wks__cache_test_before_insert = drop_in_hook;
+	for (i = 0; i < NTHREADS; i++) {
+		w[i].e = &f->e[0];
+		w[i].pw = "correct horse";
+		w[i].use_gen = 1;
+		w[i].gen = gen;
+	}
+	run_workers(f, w, NTHREADS);
+	wks__cache_test_before_insert = NULL;
+	fake_dk(want, &f->e[0], "correct horse");
+	for (i = 0; i < NTHREADS; i++) {
+		assert_int_equal(w[i].rc, WKS_OK);
+		assert_memory_equal(w[i].dk, want, WKS_DK_LEN);
+	}
+	assert_true(atomic_load(&g_hook_calls) >= 1);
+	assert_int_equal(stats(f).inserts, 0);
+	assert_int_equal(stats(f).size, 0);
 }
 
 /* A clear while a key is derived: not cached either. */
@@ -1193,6 +1305,8 @@ int main(void)
 		T(test_cache__ttl),
 		T(test_cache__idle_timeout),
 		T(test_cache__drop_entry_precise),
+		T(test_cache__stale_generation_not_inserted),
+		T(test_cache__drop_before_insert),
 		T(test_cache__drop_entry_all_passwords),
 		T(test_cache__clear),
 		T(test_cache__lru_bound),
@@ -1213,6 +1327,7 @@ int main(void)
 		T(test_cache__single_flight_leader_error),
 		T(test_cache__drop_during_derive),
 		T(test_cache__clear_during_derive),
+		T(test_cache__single_flight_drop_before_insert),
 		T(test_cache__concurrent_churn),
 		T(test_cache__mlock_failure_warns_once),
 		T(test_cache__reaper),

@@ -823,6 +823,106 @@ static void test_cache_store__reaper_on_time(void **state)
 	wks_store_free(st);
 }
 
+/* ---- a get_key racing a removal of its entry (issue 12, item 5) -------------
+ *
+ * wks__store_test_after_lookup runs inside wks_store_get_key() right after
+ * it has looked its entry up and before it derives and caches the key:
+ * exactly where a load, delete or overwrite from another thread may land.
+ * The get_key still returns the key (it started before the removal), but
+ * the key of an entry that no longer exists must never be cached. */
+
+typedef enum { RACE_LOAD, RACE_DELETE, RACE_DELETE_100_DROPS } race_kind;
+
+static struct {
+	race_kind kind;
+	const uint8_t *saved;
+	size_t saved_len;
+	int calls;
+} g_race;
+
+static void race_hook(wks_store *st, const char *alias)
+{
+	int i;
+
+	if (g_race.calls++)
+		return; /* once */
+	switch (g_race.kind) {
+	case RACE_LOAD:
+		TU_OK(wks_store_load_buffer(st, g_race.saved, g_race.saved_len,
+		                            STORE_PW, strlen(STORE_PW)));
+		break;
+	case RACE_DELETE:
+		TU_OK(wks_store_delete(st, alias));
+		break;
+	case RACE_DELETE_100_DROPS:
+		TU_OK(wks_store_delete(st, alias));
+		/* 100 more drops (each overwrite drops the replaced key) */
+		for (i = 0; i < 100; i++)
+			add_secret(st, "other", PW);
+		break;
+	}
+}
+
+static void race(race_kind kind)
+{
+	wks_store *st = cached_store();
+	uint8_t *saved = NULL, *k1;
+	size_t saved_len = 0, n;
+	wks_cache_stats s;
+
+	add_secret(st, "k", PW);
+	add_secret(st, "other", PW);
+	TU_OK(wks_store_save_buffer(st, &saved, &saved_len, STORE_PW,
+	                            strlen(STORE_PW)));
+	memset(&g_race, 0, sizeof(g_race));
+	g_race.kind = kind;
+	g_race.saved = saved;
+	g_race.saved_len = saved_len;
+	wks__store_test_after_lookup = race_hook;
+	k1 = get(st, "k", PW, &n);
+	wks__store_test_after_lookup = NULL;
+	assert_int_equal(g_race.calls, 1);
+	assert_int_equal(n, 32);
+	free(k1);
+	s = stats(st);
+	assert_int_equal(s.derivations, 1);
+	assert_int_equal(s.inserts, 0);
+	assert_int_equal(s.size, 0);
+	if (kind == RACE_LOAD) {
+		/* The loaded entry is a new one: derived, then cached. */
+		get_ok(st, "k");
+		get_ok(st, "k");
+		s = stats(st);
+		assert_int_equal(s.derivations, 2);
+		assert_int_equal(s.inserts, 1);
+		assert_int_equal(s.size, 1);
+	} else {
+		TU_EXPECT(WKS_ERR_NOTFOUND, wks_store_get_key(&(wks_key *){ NULL },
+		                                              st, "k", PW, PW_LEN));
+		assert_int_equal(stats(st).size, 0);
+	}
+	wks_free(saved);
+	wks_store_free(st);
+}
+
+static void test_cache_store__load_after_lookup_not_cached(void **state)
+{
+	(void)state;
+	race(RACE_LOAD);
+}
+
+static void test_cache_store__delete_after_lookup_not_cached(void **state)
+{
+	(void)state;
+	race(RACE_DELETE);
+}
+
+static void test_cache_store__delete_and_100_drops_after_lookup(void **state)
+{
+	(void)state;
+	race(RACE_DELETE_100_DROPS);
+}
+
 #define T(name) cmocka_unit_test(name)
 
 int main(void)
@@ -850,6 +950,9 @@ int main(void)
 		T(test_cache_store__churn_with_reaper),
 		T(test_cache_store__free_while_reaping),
 		T(test_cache_store__reaper_on_time),
+		T(test_cache_store__load_after_lookup_not_cached),
+		T(test_cache_store__delete_after_lookup_not_cached),
+		T(test_cache_store__delete_and_100_drops_after_lookup),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -50,7 +50,11 @@
  * queries and key retrievals run concurrently (under a reader lock that is
  * never held during PBKDF2), mutations (set, delete, load) are serialised
  * by a writer lock.  wks_store_free() must not race with any other call on
- * the same store.
+ * the same store.  After fork() a child may go on using the stores it
+ * inherited: their KEK caches start empty in the child (new random keys,
+ * newly locked memory, statistics at zero; the parent's are untouched),
+ * and a reaper thread the parent ran is restarted at the child's first
+ * cache miss (docs/CACHE.md, "fork()").
  */
 #ifndef WKS_WKS_H
 #define WKS_WKS_H
@@ -565,8 +569,10 @@ WKS_API void wks_set_warning_handler(wks_warning_fn fn, void *ctx);
  * kekCacheMaxEntries are kept (least recently used evicted first).
  * Cached keys are looked up by an HMAC of the password under a random
  * per-store secret (no password hash is kept), stored encrypted in locked
- * memory that is excluded from core dumps, and wiped on every removal.
- * See docs/CACHE.md.
+ * memory that is excluded from core dumps and zeroed in fork()ed children,
+ * and wiped on every removal.  A key is never cached for an entry that a
+ * concurrent load, delete, overwrite or rename has removed.  See
+ * docs/CACHE.md.
  */
 
 /* Drop and wipe every cached key of `st`. */
@@ -588,7 +594,7 @@ typedef struct {
 	                         * evictions + expirations + invalidations */
 	uint64_t derivations;   /* PBKDF2 runs for get_key (cache on or off) */
 	size_t size;            /* keys cached now */
-} wks_cache_stats;
+} wks_cache_stats;         /* (all zero again in a fork()ed child) */
 
 WKS_API int wks_store_cache_stats(wks_cache_stats *out, wks_store *st);
 
@@ -602,7 +608,10 @@ WKS_API int wks_store_set_clock(wks_store *st, wks_clock_fn now_ms, void *ctx);
 /*
  * Start (interval_ms > 0) or stop (interval_ms == 0) the process-wide
  * background reaper: one thread that sweeps the caches of all live stores
- * every interval_ms.  Off by default.
+ * every interval_ms.  Off by default.  A fork()ed child has no reaper
+ * thread at first; if the parent ran one, the child starts its own (same
+ * interval) at its first cache miss, unless it calls wks_cache_reaper()
+ * itself before.
  */
 WKS_API int wks_cache_reaper(unsigned interval_ms);
 

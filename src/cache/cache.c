@@ -81,6 +81,8 @@ int wks__cache_new(wks_cache **out)
 	}
 	pthread_mutex_init(&c->flight_mu, NULL);
 	atomic_init(&c->keys, NULL);
+	atomic_init(&c->gen, 0);
+	atomic_init(&c->forkgen, wks__cache_forks());
 	wks__table_init(c);
 	*out = c;
 	return WKS_OK;
@@ -121,6 +123,72 @@ static wks_cache_keys *get_keys(wks_cache *c)
 		k = none;
 	}
 	return k;
+}
+
+/* ---- fork ------------------------------------------------------------------- */
+
+/* Write lock held, or the only thread of a new child.  Everything the
+ * parent had goes: cached keys (their pages, already zero in the child
+ * where MADV_WIPEONFORK is supported, are unmapped), the random keys (new
+ * ones are made at the next use, so no keystream is shared with the
+ * parent), the flights of the parent's threads and the statistics. */
+static void reset_after_fork(wks_cache *c, unsigned forks)
+{
+	wks_cache_keys *k;
+	unsigned i;
+
+	wks__table_destroy(c);
+	k = atomic_exchange_explicit(&c->keys, NULL, memory_order_acq_rel);
+	wks__cache_keys_free(k);
+	wks__flight_forget_all(c);
+	for (i = 0; i < WKS_CACHE_STRIPES; i++) {
+		wks_cache_counters *n = &c->ctr[i];
+
+		atomic_store(&n->hits, 0);
+		atomic_store(&n->misses, 0);
+		atomic_store(&n->inserts, 0);
+		atomic_store(&n->evictions, 0);
+		atomic_store(&n->expirations, 0);
+		atomic_store(&n->invalidations, 0);
+		atomic_store(&n->derivations, 0);
+	}
+	atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
+	atomic_store_explicit(&c->forkgen, forks, memory_order_release);
+}
+
+void wks__cache_atfork_lock(wks_cache *c)
+{
+	wks__cache_wrlock(c);
+	pthread_mutex_lock(&c->flight_mu);
+}
+
+void wks__cache_atfork_unlock(wks_cache *c)
+{
+	pthread_mutex_unlock(&c->flight_mu);
+	wks__cache_wrunlock(c);
+}
+
+void wks__cache_atfork_child(wks_cache *c)
+{
+	/* The locks were taken by a thread of the parent: new ones. */
+	wks_stripelock_init(&c->lock);
+	pthread_mutex_init(&c->flight_mu, NULL);
+	reset_after_fork(c, wks__cache_forks());
+}
+
+/* On every use, one relaxed load of a process-wide counter: a cache not
+ * reset by the fork handlers (not registered) is reset here, in the
+ * first use after a fork. */
+static void check_fork(wks_cache *c)
+{
+	unsigned forks = wks__cache_forks();
+
+	if (atomic_load_explicit(&c->forkgen, memory_order_acquire) == forks)
+		return;
+	wks__cache_wrlock(c);
+	if (atomic_load_explicit(&c->forkgen, memory_order_relaxed) != forks)
+		reset_after_fork(c, forks);
+	wks__cache_wrunlock(c);
 }
 
 /* ---- settings and sweeping ------------------------------------------------- */
@@ -190,6 +258,7 @@ void wks__cache_sweep(wks_cache *c, const wks_settings *cfg)
 {
 	limits l = limits_of(cfg);
 
+	check_fork(c);
 	remember(c, l);
 	wks__cache_wrlock(c);
 	wks__table_sweep(c, l.ttl_ms, l.idle_ms, l.max, wks__cache_now(c));
@@ -203,11 +272,11 @@ void wks__cache_drop_entry(wks_cache *c, uint64_t entry_id)
 	wks_cache_ent *e, *next;
 	limits l;
 
+	check_fork(c);
 	wks__cache_wrlock(c);
-	/* A derivation for this entry still running must not insert, nor
-	 * one about to start (see dropped[]). */
-	wks__flight_poison(c, 0, entry_id);
-	c->dropped[c->dropped_next++ % WKS_CACHE_DROPPED] = entry_id;
+	/* No get_key that looked its entry up before this point inserts
+	 * from now on (see wks__cache_generation()). */
+	atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
 	for (e = c->head; e; e = next) {
 		next = e->next;
 		if (e->entry_id == entry_id) {
@@ -224,8 +293,9 @@ void wks__cache_clear(wks_cache *c)
 {
 	uint64_t n;
 
+	check_fork(c);
 	wks__cache_wrlock(c);
-	wks__flight_poison(c, 1, 0);
+	atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
 	n = c->count;
 	wks__table_destroy(c);
 	WKS_CACHE_COUNT(c, invalidations, n);
@@ -254,6 +324,7 @@ void wks__cache_stats(wks_cache *c, wks_cache_stats *out)
 	limits l;
 
 	memset(out, 0, sizeof(*out));
+	check_fork(c);
 	if (remembered(c, &l))
 		maybe_sweep(c, l);
 	wks__cache_rdlock(c, s);
@@ -350,31 +421,32 @@ static int try_hit(wks_cache *c, limits l, const wks_cache_keys *k,
 	return err;
 }
 
-static int recently_dropped(const wks_cache *c, uint64_t entry_id)
+uint64_t wks__cache_generation(wks_cache *c)
 {
-	unsigned i, n = c->dropped_next < WKS_CACHE_DROPPED ? c->dropped_next
-	                                                    : WKS_CACHE_DROPPED;
-
-	for (i = 0; i < n; i++)
-		if (c->dropped[i] == entry_id)
-			return 1;
-	return 0;
+	check_fork(c);
+	return atomic_load_explicit(&c->gen, memory_order_acquire);
 }
 
-/* Insert after a verified derivation, unless a drop or clear ran while
- * we derived (the flight is poisoned), the entry was dropped just before
- * we started, or the tag is already there. */
-static void insert(wks_cache *c, limits l, wks_flight *f,
+void (*wks__cache_test_before_insert)(wks_cache *c, uint64_t entry_id);
+
+/* Insert after a verified derivation, unless a drop or clear ran since
+ * the caller read the generation `gen` before looking its entry up (the
+ * entry may be gone: see wks__cache_generation()), or the tag is
+ * already there.  Checked under the write lock, which every drop and
+ * clear holds while it changes the generation. */
+static void insert(wks_cache *c, limits l, uint64_t gen,
                    const uint8_t tag[WKS_CACHE_TAG_LEN], uint64_t entry_id,
                    const uint8_t dk[WKS_DK_LEN])
 {
-	wks_cache_ent *e = calloc(1, sizeof(*e));
+	wks_cache_ent *e;
 	uint64_t now;
 
-	if (!e)
+	if (wks__cache_test_before_insert)
+		wks__cache_test_before_insert(c, entry_id);
+	if (!(e = calloc(1, sizeof(*e))))
 		return; /* the key is returned anyway, just not cached */
 	wks__cache_wrlock(c);
-	if (wks__flight_poisoned(c, f) || recently_dropped(c, entry_id) ||
+	if (atomic_load_explicit(&c->gen, memory_order_relaxed) != gen ||
 	    wks__table_find(c, tag)) {
 		wks_wipe_free(e, sizeof(*e));
 	} else {
@@ -393,14 +465,15 @@ int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
                       uint8_t dk[WKS_DK_LEN])
 {
 	return wks__cache_obtain_ex(c, cfg, entry_id, pw, pw_len, salt,
-	                            iterations, derive, verify, ctx, 0, dk);
+	                            iterations, derive, verify, ctx, 0,
+	                            wks__cache_generation(c), dk);
 }
 
 int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
                          uint64_t entry_id, const uint8_t *pw, size_t pw_len,
                          const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
                          wks_derive_fn derive, wks_verify_fn verify, void *ctx,
-                         unsigned flags, uint8_t dk[WKS_DK_LEN])
+                         unsigned flags, uint64_t gen, uint8_t dk[WKS_DK_LEN])
 {
 	uint8_t tag[WKS_CACHE_TAG_LEN];
 	char detail[sizeof(((wks_flight *)0)->detail)];
@@ -409,6 +482,7 @@ int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
 	wks_flight *f;
 	int err, leader;
 
+	check_fork(c);
 	if (!cfg->cache_enabled) {
 		/* Off: nothing looked up or added, but what is cached from
 		 * before still expires on time. */
@@ -426,7 +500,7 @@ int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
 	for (;;) {
 		if ((err = try_hit(c, l, k, tag, verify, ctx, flags, dk)) != R_MISS)
 			break;
-		f = wks__flight_enter(c, tag, entry_id, &leader);
+		f = wks__flight_enter(c, tag, &leader);
 		if (!f) {
 			WKS_CACHE_COUNT(c, misses, 1);
 			err = derive_verify(c, derive, verify, ctx, dk);
@@ -446,9 +520,10 @@ int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
 		 * inserted before unlinking its flight: look once more. */
 		if ((err = try_hit(c, l, k, tag, verify, ctx, flags, dk)) == R_MISS) {
 			WKS_CACHE_COUNT(c, misses, 1);
+			wks__cache_reaper_resume();
 			err = derive_verify(c, derive, verify, ctx, dk);
 			if (err == WKS_OK)
-				insert(c, l, f, tag, entry_id, dk);
+				insert(c, l, gen, tag, entry_id, dk);
 		}
 		wks__flight_finish(c, f, err);
 		break;
@@ -469,6 +544,7 @@ int wks__cache_lookup(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
 	limits l = limits_of(cfg);
 	int err;
 
+	check_fork(c);
 	if (!cfg->cache_enabled ||
 	    !(k = atomic_load_explicit(&c->keys, memory_order_acquire))) {
 		/* (Off, or nothing ever cached: no keys yet.) */
@@ -520,4 +596,47 @@ void wks__cache_test_corrupt(wks_cache *c)
 	for (e = c->head; e; e = e->next)
 		e->ct[e->serial % WKS_CACHE_SLOT] ^= 0x10;
 	wks__cache_wrunlock(c);
+}
+
+int wks__cache_test_keystream(wks_cache *c, uint64_t nonce, uint8_t *out,
+                              size_t len)
+{
+	wks_cache_keys *k;
+	uint8_t zero[WKS_SHIELD_MAX];
+
+	check_fork(c);
+	k = atomic_load_explicit(&c->keys, memory_order_acquire);
+	if (!k || len > sizeof(zero))
+		return -1;
+	memset(zero, 0, sizeof(zero));
+	wks__cache_shield(out, zero, len, k, nonce);
+	return 0;
+}
+
+uint64_t wks__cache_test_next_serial(wks_cache *c)
+{
+	uint64_t n;
+
+	check_fork(c);
+	wks__cache_wrlock(c);
+	n = c->next_serial;
+	wks__cache_wrunlock(c);
+	return n;
+}
+
+const void *wks__cache_test_key_page(wks_cache *c)
+{
+	check_fork(c);
+	return atomic_load_explicit(&c->keys, memory_order_acquire);
+}
+
+const void *wks__cache_test_slot(wks_cache *c)
+{
+	const void *p;
+
+	check_fork(c);
+	wks__cache_wrlock(c);
+	p = c->head ? c->head->ct : NULL;
+	wks__cache_wrunlock(c);
+	return p;
 }

@@ -45,7 +45,8 @@ typedef int (*wks_verify_fn)(const uint8_t dk[WKS_DK_LEN], void *ctx);
  *
  * entry_id identifies the key entry (unique per entry object for the
  * store's life).  On failure dk is wiped.  Updates the statistics
- * (derivations counts every derive call).
+ * (derivations counts every derive call).  The generation is read at the
+ * call (see wks__cache_generation() for callers that look entries up).
  */
 int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
                       const uint8_t *pw, size_t pw_len,
@@ -54,7 +55,23 @@ int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
                       uint8_t dk[WKS_DK_LEN]);
 
 /*
- * As wks__cache_obtain(), with flags:
+ * The cache's generation: changed by every drop and clear (and after a
+ * fork).  A caller that will insert what it derives for an entry reads it
+ * BEFORE it looks the entry up (under the store's lock) and passes it to
+ * wks__cache_obtain_ex(), which inserts only if no drop or clear ran in
+ * between.  The store removes an entry from its map first and drops or
+ * clears the cache after, so a get_key that found an entry which is
+ * removed meanwhile either inserts before that drop (which then removes
+ * the key) or sees the generation changed and inserts nothing: no key is
+ * ever cached for an entry that no longer exists, however many drops
+ * happen meanwhile.  A drop of another entry during a derivation costs
+ * only that one insert (the next get_key caches the key).
+ */
+uint64_t wks__cache_generation(wks_cache *c);
+
+/*
+ * As wks__cache_obtain(), with the generation read before the entry
+ * lookup (above) and flags:
  *
  *  WKS_CACHE_TRUST_HITS: a hit returns the cached key without calling
  *    verify.  Sound because the key was verified against this very entry
@@ -70,7 +87,12 @@ int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
                          uint64_t entry_id, const uint8_t *pw, size_t pw_len,
                          const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
                          wks_derive_fn derive, wks_verify_fn verify, void *ctx,
-                         unsigned flags, uint8_t dk[WKS_DK_LEN]);
+                         unsigned flags, uint64_t gen, uint8_t dk[WKS_DK_LEN]);
+
+/* TEST ONLY: called (when set) by wks__cache_obtain_ex() after a verified
+ * derivation, just before the insert, with the cache's locks released:
+ * lets a test run a drop or clear exactly there. */
+extern void (*wks__cache_test_before_insert)(wks_cache *c, uint64_t entry_id);
 
 /*
  * The hit path alone, for a caller that wants to do no more than a
@@ -99,6 +121,25 @@ void wks__cache_stats(wks_cache *c, wks_cache_stats *out);
 void wks__cache_set_clock(wks_cache *c, wks_clock_fn fn, void *ctx);
 
 /*
+ * fork(): a child process starts with every cache empty, with new random
+ * keys (made at its first use, in newly locked pages), statistics at zero
+ * and no reaper thread (restarted at the child's first cache miss if the
+ * parent ran one).  The pages holding keys are also MADV_WIPEONFORK
+ * (secmem.c), so a child never sees the parent's keys or shielded values.
+ * Registered caches are reset by the reaper's pthread_atfork() handlers
+ * (reaper.c), which hold their locks across the fork; any other cache at
+ * its first use in the child.
+ */
+void wks__cache_atfork_lock(wks_cache *c);   /* prepare: all its locks */
+void wks__cache_atfork_unlock(wks_cache *c); /* parent: release them */
+void wks__cache_atfork_child(wks_cache *c);  /* child: new locks, reset */
+/* Counts the forks this process went through (bumped in the child);
+ * installs the handlers at the first call. */
+unsigned wks__cache_forks(void);
+/* Restart the reaper in a child if its parent ran one (cheap otherwise). */
+void wks__cache_reaper_resume(void);
+
+/*
  * The reaper: the store registers its cache (and a function that resolves
  * its current settings) while alive; the reaper thread, when started,
  * sweeps every registered cache each interval.
@@ -123,5 +164,14 @@ size_t wks__cache_test_count_all(void);
 /* TEST ONLY: flip one bit in every cached (shielded) value of `c`, as a
  * memory fault would. */
 void wks__cache_test_corrupt(wks_cache *c);
+/* TEST ONLY: the shielding keystream of `c` for `nonce` (len <=
+ * WKS_SHIELD_MAX bytes; 0, or -1 if the cache has no keys yet), the next
+ * serial (nonce) it will use, its key page and one value slot (NULL if
+ * none), to compare a forked child's with its parent's. */
+int wks__cache_test_keystream(wks_cache *c, uint64_t nonce, uint8_t *out,
+                              size_t len);
+uint64_t wks__cache_test_next_serial(wks_cache *c);
+const void *wks__cache_test_key_page(wks_cache *c);
+const void *wks__cache_test_slot(wks_cache *c);
 
 #endif

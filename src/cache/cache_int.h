@@ -30,7 +30,6 @@
 #include "util/stripelock.h"
 
 #define WKS_CACHE_STRIPES WKS_STRIPES
-#define WKS_CACHE_DROPPED 64
 /* A pool slot: the derived key and its 8-byte check value, shielded. */
 #define WKS_CACHE_SLOT (WKS_DK_LEN + 8)
 
@@ -47,10 +46,8 @@ typedef struct wks_cache_ent {
 
 typedef struct wks_flight {
 	uint8_t tag[WKS_CACHE_TAG_LEN];
-	uint64_t entry_id;
 	int done;
 	int result;     /* the leader's outcome, once done */
-	int poisoned;   /* a drop/clear ran meanwhile: do not insert */
 	unsigned refs;  /* leader + waiters */
 	char detail[256]; /* the leader's error detail, for waiters */
 	pthread_cond_t cv;
@@ -84,11 +81,14 @@ struct wks_cache {
 	wks_cache_ent *head, *tail;
 	uint64_t next_serial;
 	wks_secpool pool;
-	/* The ids most recently dropped (ring): a get_key that fetched its
-	 * entry just before a delete but reaches the cache after the drop
-	 * must not insert a key for the dead entry. */
-	uint64_t dropped[WKS_CACHE_DROPPED];
-	unsigned dropped_next;
+	/* The generation: bumped by every drop and clear (and after a
+	 * fork).  Written [W]; read without a lock by
+	 * wks__cache_generation().  An insert whose caller read another
+	 * value before looking its entry up is refused (see cache.h). */
+	_Atomic uint64_t gen;
+	/* The fork generation this cache's state belongs to (see
+	 * wks__cache_after_fork()); read without a lock on every use. */
+	_Atomic unsigned forkgen;
 	/* Lower bounds of the entries' insertion and last-use times
 	 * (UINT64_MAX when empty): the cheap "is anything due?" test run on
 	 * every operation.  Exact after each sweep. */
@@ -151,7 +151,7 @@ void wks__table_remove(wks_cache *c, wks_cache_ent *e);
 /* Join the flight on `tag` (returns it, *leader = 0) or start one
  * (*leader = 1).  NULL on allocation failure. */
 wks_flight *wks__flight_enter(wks_cache *c, const uint8_t tag[WKS_CACHE_TAG_LEN],
-                              uint64_t entry_id, int *leader);
+                              int *leader);
 /* Waiter: block until the leader finishes; returns its result and copies
  * its error detail to detail[detail_len].  f is released. */
 int wks__flight_wait(wks_cache *c, wks_flight *f, char *detail,
@@ -159,10 +159,8 @@ int wks__flight_wait(wks_cache *c, wks_flight *f, char *detail,
 /* Leader: publish the result (with this thread's error detail when it
  * failed) and wake the waiters. */
 void wks__flight_finish(wks_cache *c, wks_flight *f, int result);
-/* Write lock held: mark flights so their leaders do not insert
- * (all = 1: every flight, else those of entry_id). */
-void wks__flight_poison(wks_cache *c, int all, uint64_t entry_id);
-/* Write lock held: has the flight been poisoned? */
-int wks__flight_poisoned(wks_cache *c, wks_flight *f);
+/* In a child after fork(): forget the flights of the parent's threads
+ * (they do not exist here; their memory is abandoned). */
+void wks__flight_forget_all(wks_cache *c);
 
 #endif

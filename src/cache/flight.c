@@ -18,7 +18,7 @@
 #include "util/wipe.h"
 
 wks_flight *wks__flight_enter(wks_cache *c, const uint8_t tag[WKS_CACHE_TAG_LEN],
-                              uint64_t entry_id, int *leader)
+                              int *leader)
 {
 	wks_flight *f, *nf;
 
@@ -38,7 +38,6 @@ wks_flight *wks__flight_enter(wks_cache *c, const uint8_t tag[WKS_CACHE_TAG_LEN]
 	} else if ((f = nf) != NULL) {
 		nf = NULL;
 		memcpy(f->tag, tag, WKS_CACHE_TAG_LEN);
-		f->entry_id = entry_id;
 		f->refs = 1;
 		f->next = c->flights;
 		c->flights = f;
@@ -99,23 +98,17 @@ void wks__flight_finish(wks_cache *c, wks_flight *f, int result)
 	pthread_mutex_unlock(&c->flight_mu);
 }
 
-void wks__flight_poison(wks_cache *c, int all, uint64_t entry_id)
+void wks__flight_forget_all(wks_cache *c)
 {
-	wks_flight *f;
+	wks_flight *f, *next;
 
-	pthread_mutex_lock(&c->flight_mu);
-	for (f = c->flights; f; f = f->next)
-		if (all || f->entry_id == entry_id)
-			f->poisoned = 1;
-	pthread_mutex_unlock(&c->flight_mu);
-}
-
-int wks__flight_poisoned(wks_cache *c, wks_flight *f)
-{
-	int p;
-
-	pthread_mutex_lock(&c->flight_mu);
-	p = f->poisoned;
-	pthread_mutex_unlock(&c->flight_mu);
-	return p;
+	/* Their condition variables may have had waiters in the parent:
+	 * pthread_cond_destroy() could wait for them forever, so the memory
+	 * is freed without it (glibc's condition variables hold no other
+	 * resource). */
+	for (f = c->flights; f; f = next) {
+		next = f->next;
+		wks_wipe_free(f, sizeof(*f));
+	}
+	c->flights = NULL;
 }

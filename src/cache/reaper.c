@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -38,23 +39,51 @@ static unsigned interval_ms;
 static unsigned long retime; /* bumped when the interval changes */
 static pthread_t thread;
 
+/* Forks this process went through (see wks__cache_forks()), and the
+ * interval of the reaper to restart in a child whose parent ran one. */
+static atomic_uint forks;
+static atomic_uint resume_ms;
+
+/*
+ * fork(): the registry and every registered cache are locked across it,
+ * so the child inherits them in a consistent state (no thread of the
+ * parent is half-way through an insert), and the child resets every
+ * cache before anything else runs: it must not share the parent's
+ * shielding key and serials (their next inserts would reuse keystream),
+ * and its pages are no longer locked (mlock is not inherited).
+ */
 static void atfork_prepare(void)
 {
+	reg *r;
+
 	pthread_mutex_lock(&ctl_mu);
 	pthread_mutex_lock(&reg_mu);
+	for (r = regs; r; r = r->next)
+		wks__cache_atfork_lock(r->c);
 }
 
 static void atfork_parent(void)
 {
+	reg *r;
+
+	for (r = regs; r; r = r->next)
+		wks__cache_atfork_unlock(r->c);
 	pthread_mutex_unlock(&reg_mu);
 	pthread_mutex_unlock(&ctl_mu);
 }
 
-/* The child has no reaper thread (fork copies only the caller). */
+/* The child has no reaper thread (fork copies only the caller): it is
+ * restarted at the child's first cache miss (wks__cache_reaper_resume). */
 static void atfork_child(void)
 {
+	reg *r;
+
+	atomic_fetch_add(&forks, 1);
+	atomic_store(&resume_ms, running && !stopping ? interval_ms : 0);
 	running = 0;
 	stopping = 0;
+	for (r = regs; r; r = r->next)
+		wks__cache_atfork_child(r->c);
 	pthread_mutex_unlock(&reg_mu);
 	pthread_mutex_unlock(&ctl_mu);
 }
@@ -68,6 +97,12 @@ static void init_once(void)
 	pthread_cond_init(&reg_cv, &a);
 	pthread_condattr_destroy(&a);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+unsigned wks__cache_forks(void)
+{
+	pthread_once(&once, init_once);
+	return atomic_load_explicit(&forks, memory_order_acquire);
 }
 
 void wks__cache_register(wks_cache *c, wks_settings_fn fn, void *ctx)
@@ -175,11 +210,12 @@ static int start(void)
 	return rc;
 }
 
-WKS_API int wks_cache_reaper(unsigned interval)
+/* wks_cache_reaper() without touching the caller's error state: 0, or -1
+ * if the thread could not be started. */
+static int reaper_control(unsigned interval)
 {
 	int err = WKS_OK;
 
-	wks__err_clear();
 	pthread_once(&once, init_once);
 	pthread_mutex_lock(&ctl_mu);
 	pthread_mutex_lock(&reg_mu);
@@ -193,8 +229,7 @@ WKS_API int wks_cache_reaper(unsigned interval)
 			if (start() == 0)
 				running = 1;
 			else
-				err = wks__err(WKS_ERR_NOMEM, "cannot start the "
-				               "KEK cache reaper thread");
+				err = -1;
 		}
 		pthread_mutex_unlock(&reg_mu);
 	} else if (running) {
@@ -211,6 +246,26 @@ WKS_API int wks_cache_reaper(unsigned interval)
 	}
 	pthread_mutex_unlock(&ctl_mu);
 	return err;
+}
+
+WKS_API int wks_cache_reaper(unsigned interval)
+{
+	wks__err_clear();
+	atomic_store(&resume_ms, 0); /* the caller decides from now on */
+	if (reaper_control(interval) < 0)
+		return wks__err(WKS_ERR_NOMEM, "cannot start the KEK cache "
+		                "reaper thread");
+	return WKS_OK;
+}
+
+void wks__cache_reaper_resume(void)
+{
+	unsigned ms;
+
+	if (!atomic_load_explicit(&resume_ms, memory_order_relaxed))
+		return;
+	if ((ms = atomic_exchange(&resume_ms, 0)) != 0)
+		(void)reaper_control(ms); /* (no thread: swept at each use) */
 }
 
 int wks__cache_test_find_all(const uint8_t *needle, size_t len)

@@ -51,6 +51,14 @@ void *wks__secmem_map(size_t len)
 		          "cache (%s): cached keys may appear in core dumps",
 		          strerror(errno));
 #endif
+	/* A child process after fork() sees these pages zeroed (Linux 4.14
+	 * and later): it never holds the parent's keys or shielded values,
+	 * whatever it does.  The cache also resets itself in the child
+	 * (cache.h, "fork()"), so an older kernel that refuses the advice
+	 * loses only this second line of defence: no warning. */
+#ifdef MADV_WIPEONFORK
+	(void)madvise(p, n, MADV_WIPEONFORK);
+#endif
 	/* Locking is best effort: without it the keys are still shielded
 	 * and undumpable, but the kernel may write the pages to swap.  The
 	 * usual cause is a small RLIMIT_MEMLOCK (ulimit -l). */

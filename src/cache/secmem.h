@@ -1,7 +1,9 @@
 /* Memory for secrets of the KEK cache: whole pages from mmap, locked into
  * RAM with mlock (best effort: if RLIMIT_MEMLOCK forbids it, the pages are
- * used unlocked and one warning is sent through wks__warn()) and excluded
- * from core dumps with MADV_DONTDUMP.  Every release wipes first.
+ * used unlocked and one warning is sent through wks__warn()), excluded
+ * from core dumps with MADV_DONTDUMP and zeroed in a child after fork()
+ * with MADV_WIPEONFORK (where the kernel has it).  Every release wipes
+ * first.
  *
  * wks_secpool hands out fixed-size slots carved from such pages, for the
  * shielded cache values.  It is not synchronised: the cache calls it with
