@@ -504,10 +504,11 @@ static void ctx_clear(cli_ctx *c)
 }
 
 /* Library warnings (e.g. a bad value in the properties file, quoted in
- * the message: escaped, as everything from a file is). */
+ * the message: libwks escapes the value itself, backslashes included;
+ * the rest is escaped here, as everything from a file is). */
 static void on_warning(const char *message, void *ctx)
 {
-	char *d = cli_display(message);
+	char *d = cli_display_escaped(message);
 
 	(void)ctx;
 	cli_err(NULL, "warning: %s", d ? d : "");

@@ -358,6 +358,7 @@ printf 'wolfjce.wks.iterationCount=12\033[31m\a\n' >evil.properties
 WKS_PROPERTIES=$T/evil.properties wks list -k nochain.wks "${S[@]}"
 expect 0 "11 list with a bad property value"
 clean "11 warning about a property value"
+check "11 warning: the value escaped once" grep -qF 'iterationCount="12\x1b[31m"' "$T/err"
 
 # ---- 16: PKCS#12 MAC, one decryption message, iteration counts -------------------
 
