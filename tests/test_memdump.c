@@ -278,11 +278,13 @@ static void add_with_pads(needles *ns, const char *name, const uint8_t *p,
 	add_needle(ns, name, p, len);
 	for (i = 0; i < len; i++)
 		x[i] = p[i] ^ 0x36;
-	snprintf(nm, sizeof(nm), "%s ^ ipad (0x36)", name);
+	assert_true((size_t)snprintf(nm, sizeof(nm), "%s ^ ipad (0x36)", name) <
+	            sizeof(nm));
 	add_needle(ns, nm, x, len);
 	for (i = 0; i < len; i++)
 		x[i] = p[i] ^ 0x5c;
-	snprintf(nm, sizeof(nm), "%s ^ opad (0x5c)", name);
+	assert_true((size_t)snprintf(nm, sizeof(nm), "%s ^ opad (0x5c)", name) <
+	            sizeof(nm));
 	add_needle(ns, nm, x, len);
 	OPENSSL_cleanse(x, sizeof(x));
 }
