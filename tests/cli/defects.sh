@@ -451,14 +451,14 @@ expect 0 "16 export-p12, default iterations"
 check "16 export-p12: 210000 iterations by default" p12iter default.p12 210000
 check "16 export-p12: openssl reads the key" cmp -s \
 	<(openssl pkcs12 -in default.p12 -passin pass:out -nocerts -nodes 2>/dev/null | openssl pkey -outform DER) k.norm
-wks import-p12 -k m.wks --in default.p12 --inpass pass:out -a back --force "${S[@]}" "${IT[@]}"
-expect 0 "16 import-p12 of an export"
 printf 'wolfjce.wks.iterationCount=12345\n' >iter.properties
 WKS_PROPERTIES=$T/iter.properties wks export-p12 -k e.wks -o prop.p12 --outpass pass:out "${S[@]}"
 expect 0 "16 export-p12 with wolfjce.wks.iterationCount"
 check "16 export-p12: the property's count" p12iter prop.p12 12345
 wks export-p12 -k e.wks -o opt.p12 --outpass pass:out --iterations 10001 "${S[@]}"
 check "16 export-p12 --iterations" p12iter opt.p12 10001
+wks import-p12 -k m.wks --in opt.p12 --inpass pass:out -a back --force "${S[@]}" "${IT[@]}"
+expect 0 "16 import-p12 of an export"
 WKS_PROPERTIES=$T/iter.properties wks convert --in e.wks -o conv2.p12 --inpass "$SP" --outpass pass:out
 expect 0 "16 convert with wolfjce.wks.iterationCount"
 check "16 convert: the property's count" p12iter conv2.p12 12345
