@@ -6,9 +6,12 @@
  * lets a whole store travel in one file.  What is written matches
  * `openssl pkcs12 -export` with its modern defaults: shrouded key bags and
  * an encrypted certificate safe under PBES2 (AES-256-CBC,
- * PBKDF2-HMAC-SHA-256), and an HMAC-SHA-256 MAC.  Trusted certificates
- * carry Java's trusted-key-usage attribute, so that keytool sees them as
- * trusted certificate entries.
+ * PBKDF2-HMAC-SHA-256), and an HMAC-SHA-256 MAC, all three with the
+ * store's iteration count rather than OpenSSL's 2048.  Trusted
+ * certificates carry Java's trusted-key-usage attribute, so that keytool
+ * sees them as trusted certificate entries.  On reading, the MAC is
+ * verified before anything is decrypted, and a file without one is
+ * refused unless the user accepts it (--no-mac-ok).
  */
 #include <stdio.h>
 #include <stdlib.h>
