@@ -8,6 +8,8 @@
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
 
+#include <wks/wks.h>
+
 /* Reason codes of the errors the provider puts on OpenSSL's queue; their
  * texts are in provider.c (get_reason_strings). */
 #define WKSP_R_BAD_URI 1
@@ -17,8 +19,16 @@
 #define WKSP_R_LOAD 5
 #define WKSP_R_NO_PASSWORD 6
 #define WKSP_R_INTERNAL 7
+#define WKSP_R_CONFIG 8
 
-/* The provider context: the core's handle and its error functions. */
+#include <pthread.h>
+#include <stdint.h>
+
+typedef struct wksp_kept wksp_kept;
+
+/* The provider context: the core's handle and its error functions, the
+ * configuration from the provider's openssl.cnf section, and the stores
+ * kept for reuse (keep.c). */
 typedef struct {
 	const OSSL_CORE_HANDLE *handle;
 	OSSL_FUNC_core_new_error_fn *new_error;
@@ -27,7 +37,36 @@ typedef struct {
 	OSSL_FUNC_core_set_error_mark_fn *set_error_mark;
 	OSSL_FUNC_core_pop_error_to_mark_fn *pop_error_to_mark;
 	OSSL_FUNC_core_clear_last_error_mark_fn *clear_last_error_mark;
+
+	/* kek-cache = yes|no (-1: not configured, libwks's property
+	 * wolfjce.keystore.kekCacheEnabled decides), kek-cache-ttl. */
+	int kek_cache;
+	char kek_ttl[24];
+	/* A bad value in the section: OpenSSL 3.0 drops the reason of a
+	 * provider that fails to activate from openssl.cnf, so the provider
+	 * activates and every open fails with this reason instead. */
+	char config_error[512];
+
+	pthread_mutex_t keep_lock;
+	int keep_lock_ok;
+	wksp_kept *kept;          /* most recently used first */
+	unsigned char keep_secret[32];
 } wksp_provctx;
+
+/*
+ * A loaded store for `path` and the store password (pw_len 0: none):
+ * one kept from an earlier open with the same file identity and the same
+ * password when the KEK cache is on, otherwise a fresh load (kept for
+ * later if the cache is on, the load had a password and the file did not
+ * change meanwhile).  *out is valid until wksp_keep_release(*handle).
+ * Returns WKS_OK or a wks_err (the error not yet raised: the caller does).
+ */
+int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
+		   const char *path, const char *pw, size_t pw_len);
+void wksp_keep_release(wksp_provctx *pc, wksp_kept *k);
+/* Set up / free everything kept (provider init and teardown). */
+int wksp_keep_init(wksp_provctx *pc);
+void wksp_keep_free_all(wksp_provctx *pc);
 
 /* Put an error on the calling thread's OpenSSL queue through the core. */
 #define wksp_raise(pc, reason, ...) \

@@ -12,7 +12,9 @@
  * in the provider context or the loader context.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -48,6 +50,7 @@ static const OSSL_ITEM reason_strings[] = {
 	{ WKSP_R_LOAD, "cannot load the keystore" },
 	{ WKSP_R_NO_PASSWORD, "a password is needed for the private key" },
 	{ WKSP_R_INTERNAL, "internal error" },
+	{ WKSP_R_CONFIG, "bad wks provider configuration" },
 	{ 0, NULL }
 };
 
@@ -109,6 +112,7 @@ static int get_params(void *provctx, OSSL_PARAM params[])
 static void teardown(void *provctx)
 {
 	if (provctx) {
+		wksp_keep_free_all(provctx);
 		memset(provctx, 0, sizeof(wksp_provctx));
 		OPENSSL_free(provctx);
 	}
@@ -124,6 +128,64 @@ static const OSSL_DISPATCH provider_functions[] = {
 	{ 0, NULL }
 };
 
+/*
+ * The provider's section of openssl.cnf (docs/PROVIDER.md):
+ *   kek-cache = yes|no        keep opened stores with libwks's KEK cache
+ *                             on (default: wolfjce.keystore.kekCacheEnabled)
+ *   kek-cache-ttl = SECONDS   wolfjce.keystore.kekCacheTtlSec of those
+ *   properties = FILE         a libwks properties file, read now
+ * A bad value makes every open fail with the reason (config_error).
+ */
+static int configure(wksp_provctx *pc, OSSL_FUNC_core_get_params_fn *get)
+{
+	const char *kc = NULL, *ttl = NULL, *props = NULL;
+	OSSL_PARAM params[4];
+	int err;
+
+	pc->kek_cache = -1;
+	if (!get)
+		return 1;
+	params[0] = OSSL_PARAM_construct_utf8_ptr("kek-cache", (char **)&kc, 0);
+	params[1] = OSSL_PARAM_construct_utf8_ptr("kek-cache-ttl",
+						  (char **)&ttl, 0);
+	params[2] = OSSL_PARAM_construct_utf8_ptr("properties",
+						  (char **)&props, 0);
+	params[3] = OSSL_PARAM_construct_end();
+	if (!get(pc->handle, params))
+		return 1;
+	if (kc) {
+		if (!strcasecmp(kc, "yes") || !strcasecmp(kc, "true") ||
+		    !strcasecmp(kc, "on") || !strcmp(kc, "1")) {
+			pc->kek_cache = 1;
+		} else if (!strcasecmp(kc, "no") || !strcasecmp(kc, "false") ||
+			   !strcasecmp(kc, "off") || !strcmp(kc, "0")) {
+			pc->kek_cache = 0;
+		} else {
+			snprintf(pc->config_error, sizeof(pc->config_error),
+				 "kek-cache = %.40s: expected yes or no", kc);
+			return 1;
+		}
+	}
+	if (ttl) {
+		size_t n = strspn(ttl, "0123456789");
+
+		if (n == 0 || ttl[n] || n > 9 || strspn(ttl, "0") == n) {
+			snprintf(pc->config_error, sizeof(pc->config_error),
+				 "kek-cache-ttl = %.40s: expected seconds (1 to "
+				 "999999999)", ttl);
+			return 1;
+		}
+		memcpy(pc->kek_ttl, ttl, n + 1);
+	}
+	if (props && (err = wks_load_properties_file(props)) < 0) {
+		snprintf(pc->config_error, sizeof(pc->config_error),
+			 "properties = %s: %s: %s", props, wks_strerror(err),
+			 wks_error_detail());
+		return 1;
+	}
+	return 1;
+}
+
 /* The only exported symbol of wks.so (provider/wks.map). */
 __attribute__((visibility("default")))
 int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
@@ -135,6 +197,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
 		       void **provctx)
 {
 	wksp_provctx *pc = OPENSSL_zalloc(sizeof(*pc));
+	OSSL_FUNC_core_get_params_fn *get_params_fn = NULL;
 
 	if (!pc)
 		return 0;
@@ -146,6 +209,9 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
 			break;
 		case OSSL_FUNC_CORE_SET_ERROR_DEBUG:
 			pc->set_error_debug = OSSL_FUNC_core_set_error_debug(in);
+			break;
+		case OSSL_FUNC_CORE_GET_PARAMS:
+			get_params_fn = OSSL_FUNC_core_get_params(in);
 			break;
 		case OSSL_FUNC_CORE_VSET_ERROR:
 			pc->vset_error = OSSL_FUNC_core_vset_error(in);
@@ -164,6 +230,11 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
 		default:
 			break;
 		}
+	}
+	if (!configure(pc, get_params_fn) || !wksp_keep_init(pc)) {
+		wksp_keep_free_all(pc);
+		OPENSSL_free(pc);
+		return 0;
 	}
 	*out = provider_functions;
 	*provctx = pc;

@@ -104,6 +104,11 @@ static void *wksp_open(void *provctx, const char *uri)
 		return NULL;
 	}
 	c->pc = provctx;
+	if (c->pc->config_error[0]) {
+		wksp_raise(c->pc, WKSP_R_CONFIG, "%s", c->pc->config_error);
+		free(c);
+		return NULL;
+	}
 	if (wksp_uri_parse(&c->uri, uri, err, sizeof(err)) < 0) {
 		/* The URI itself is not repeated: it may hold pass:TEXT. */
 		wksp_raise(c->pc, WKSP_R_BAD_URI, "%s", err);
@@ -304,6 +309,7 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 	char **aliases = NULL;
 	const char *const *list;
 	wks_store *st = NULL;
+	wksp_kept *kept = NULL;
 	int rc = 0, e;
 
 	if (!want_keys && !want_certs)
@@ -332,8 +338,8 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 		goto done;
 	}
 
-	if ((e = wks_store_new(&st)) < 0 ||
-	    (e = wks_store_load_file(st, c->uri.path, spw, spw_len)) < 0) {
+	if ((e = wksp_keep_open(c->pc, &st, &kept, c->uri.path, spw,
+				spw_len)) < 0) {
 		raise_wks(c, e, c->uri.path);
 		goto done;
 	}
@@ -389,7 +395,7 @@ done:
 	if (!rc)
 		free_items(c);
 	wks_aliases_free(aliases);
-	wks_store_free(st);
+	wksp_keep_release(c->pc, kept);
 	wksp_pw_free(spw, spw_len);
 	wksp_pw_free(kpw, kpw_len);
 	return rc;

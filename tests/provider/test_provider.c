@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -681,6 +682,284 @@ static void test_provider__unload(void **state)
 	pthread_cond_destroy(&c.cond);
 }
 
+/* ---- stores kept with the KEK cache on (kek-cache = yes) ---------------- */
+
+static char slow[512];     /* a store at 100,000 iterations */
+static OSSL_LIB_CTX *keep_ctx;
+
+/* A library context configured from an openssl.cnf whose wks section
+ * holds `settings`; NULL if the configuration failed (errors queued). */
+static OSSL_LIB_CTX *ctx_with_config(const char *settings)
+{
+	char cnf[600];
+	OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
+	FILE *f;
+
+	assert_non_null(lc);
+	snprintf(cnf, sizeof(cnf), "%s/wks.cnf", dir);
+	f = fopen(cnf, "w");
+	assert_non_null(f);
+	fprintf(f, "openssl_conf = openssl_init\n[openssl_init]\n"
+		"providers = provider_sect\n[provider_sect]\n"
+		"default = default_sect\nwks = wks_sect\n"
+		"[default_sect]\nactivate = 1\n[wks_sect]\n"
+		"module = %s/wks.so\n%s\nactivate = 1\n", WKS_PROVIDER_DIR,
+		settings);
+	fclose(f);
+	if (!OSSL_LIB_CTX_load_config(lc, cnf) ||
+	    !OSSL_PROVIDER_available(lc, "wks")) {
+		OSSL_LIB_CTX_free(lc);
+		return NULL;
+	}
+	return lc;
+}
+
+static int keep_setup(void **state)
+{
+	X509 *chain[2] = { leaf_cert, ca_cert };
+	wks_store *st;
+
+	(void)state;
+	snprintf(slow, sizeof(slow), "%s/slow.wks", dir);
+	TU_OK(wks_store_new(&st));
+	TU_OK(wks_store_set_property(st, "wolfjce.wks.iterationCount",
+				     "100000"));
+	TU_OK(wks_store_set_pkey(st, "server", rsa_key, chain, 2, STOREPASS,
+				 strlen(STOREPASS)));
+	TU_OK(wks_store_save_file(st, slow, STOREPASS, strlen(STOREPASS)));
+	wks_store_free(st);
+	keep_ctx = ctx_with_config("kek-cache = yes\nkek-cache-ttl = 600");
+	if (!keep_ctx)
+		ERR_print_errors_fp(stdout);
+	assert_non_null(keep_ctx);
+	return 0;
+}
+
+static int keep_teardown(void **state)
+{
+	(void)state;
+	OSSL_LIB_CTX_free(keep_ctx);
+	keep_ctx = NULL;
+	return 0;
+}
+
+/* Keys (and certificates) from a URI in keep_ctx; -1 if the open failed. */
+static int keep_load(const char *query, ui_data *u, int expect, int *keys,
+		     char *errors, size_t errlen)
+{
+	OSSL_STORE_CTX *ctx;
+	char uri[1024];
+	int n = 0;
+	BIO *b;
+	char *p;
+	long len;
+
+	*keys = 0;
+	snprintf(uri, sizeof(uri), "wks:%s?%s", slow, query);
+	ERR_clear_error();
+	ctx = OSSL_STORE_open_ex(uri, keep_ctx, NULL, ui_method(), u, NULL,
+				 NULL, NULL);
+	if (ctx) {
+		if (expect)
+			OSSL_STORE_expect(ctx, expect);
+		while (!OSSL_STORE_eof(ctx)) {
+			OSSL_STORE_INFO *info = OSSL_STORE_load(ctx);
+
+			if (!info)
+				continue;
+			n++;
+			if (OSSL_STORE_INFO_get_type(info) ==
+			    OSSL_STORE_INFO_PKEY &&
+			    EVP_PKEY_eq(OSSL_STORE_INFO_get0_PKEY(info),
+					rsa_key) == 1)
+				(*keys)++;
+			OSSL_STORE_INFO_free(info);
+		}
+		OSSL_STORE_close(ctx);
+	} else {
+		n = -1;
+	}
+	b = BIO_new(BIO_s_mem());
+	ERR_print_errors(b);
+	len = BIO_get_mem_data(b, &p);
+	snprintf(errors, errlen, "%.*s", (int)len, p);
+	BIO_free(b);
+	return n;
+}
+
+static double ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A reopen runs neither the store MAC's nor the entry's PBKDF2. */
+static void test_provider__keep_reopen(void **state)
+{
+	ui_data u = { NULL, 0, "" };
+	char err[4096];
+	double t0, first, again = 1e9;
+	int keys;
+
+	(void)state;
+	t0 = ms_now();
+	assert_int_equal(keep_load("alias=server&storepass=pass:store%20pass",
+				   &u, OSSL_STORE_INFO_PKEY, &keys, err,
+				   sizeof(err)), 1);
+	first = ms_now() - t0;
+	assert_int_equal(keys, 1);
+	for (int i = 0; i < 3; i++) {
+		double t;
+
+		t0 = ms_now();
+		assert_int_equal(keep_load("alias=server&storepass=pass:"
+					   "store%20pass", &u,
+					   OSSL_STORE_INFO_PKEY, &keys, err,
+					   sizeof(err)), 1);
+		t = ms_now() - t0;
+		assert_int_equal(keys, 1);
+		if (t < again)
+			again = t;
+	}
+	print_message("first open %.2f ms, reopen %.3f ms\n", first, again);
+	/* Two PBKDF2 runs of 100,000 iterations against none. */
+	assert_true(again * 10 < first);
+	/* The same through the passphrase callback. */
+	u.pw = STOREPASS;
+	assert_int_equal(keep_load("alias=server", &u, 0, &keys, err,
+				   sizeof(err)), 3);
+	assert_int_equal(keys, 1);
+}
+
+/* A wrong password on a reopen fails exactly as on a first open; a
+ * load without a password never gets a key from a kept store. */
+static void test_provider__keep_rules(void **state)
+{
+	ui_data u = { NULL, 0, "" };
+	char err[4096];
+	int keys;
+
+	(void)state;
+	assert_int_equal(keep_load("alias=server&storepass=pass:store%20pass",
+				   &u, 0, &keys, err, sizeof(err)), 3);
+	assert_int_equal(keep_load("alias=server&storepass=pass:wrong", &u, 0,
+				   &keys, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "integrity check failed"));
+	/* The store password alone wrong: the store MAC must still fail
+	 * (the kept store was verified with another password). */
+	assert_int_equal(keep_load("alias=server&storepass=pass:wrong&keypass="
+				   "pass:store%20pass", &u, 0, &keys, err,
+				   sizeof(err)), 0);
+	assert_non_null(strstr(err, "integrity check failed"));
+	assert_int_equal(keep_load("storepass=pass:wrong", &u,
+				   OSSL_STORE_INFO_CERT, &keys, err,
+				   sizeof(err)), 0);
+	assert_non_null(strstr(err, "integrity check failed"));
+	assert_int_equal(keep_load("alias=server&storepass=pass:store%20pass"
+				   "&keypass=pass:wrong", &u, 0, &keys, err,
+				   sizeof(err)), 0);
+	assert_non_null(strstr(err, "integrity check failed"));
+	/* No password: the certificates, no key. */
+	assert_int_equal(keep_load("alias=server", &u, 0, &keys, err,
+				   sizeof(err)), 2);
+	assert_int_equal(keys, 0);
+	/* And the right password still works after all that. */
+	assert_int_equal(keep_load("alias=server&storepass=pass:store%20pass",
+				   &u, 0, &keys, err, sizeof(err)), 3);
+	assert_int_equal(keys, 1);
+}
+
+/* A changed file is read again. */
+static void test_provider__keep_file_changed(void **state)
+{
+	ui_data u = { NULL, 0, "" };
+	char err[4096];
+	wks_store *st;
+	int keys;
+
+	(void)state;
+	assert_int_equal(keep_load("storepass=pass:store%20pass", &u,
+				   OSSL_STORE_INFO_CERT, &keys, err,
+				   sizeof(err)), 2);
+	st = tu_store_fast();
+	TU_OK(wks_store_load_file(st, slow, STOREPASS, strlen(STOREPASS)));
+	TU_OK(wks_store_set_cert(st, "zz-new", ec_cert));
+	TU_OK(wks_store_save_file(st, slow, STOREPASS, strlen(STOREPASS)));
+	wks_store_free(st);
+	assert_int_equal(keep_load("storepass=pass:store%20pass", &u,
+				   OSSL_STORE_INFO_CERT, &keys, err,
+				   sizeof(err)), 3);
+	assert_int_equal(keep_load("alias=zz-new&storepass=pass:store%20pass",
+				   &u, 0, &keys, err, sizeof(err)), 1);
+}
+
+static void test_provider__bad_config(void **state)
+{
+	static const char *const bad[] = {
+		"kek-cache = maybe", "kek-cache-ttl = 0", "kek-cache-ttl = 5s",
+		"properties = /nonexistent/wks.properties",
+	};
+	char errors[4096];
+
+	(void)state;
+	/* The provider activates (OpenSSL 3.0 would drop the reason of a
+	 * failed activation from openssl.cnf) and every open fails with it. */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char uri[1024];
+		OSSL_LIB_CTX *lc;
+		OSSL_STORE_CTX *sc;
+		BIO *b;
+		char *p;
+		long len;
+
+		ERR_clear_error();
+		lc = ctx_with_config(bad[i]);
+		assert_non_null(lc);
+		snprintf(uri, sizeof(uri), "wks:%s?storepass=pass:x", path);
+		sc = OSSL_STORE_open_ex(uri, lc, NULL, NULL, NULL, NULL, NULL,
+					NULL);
+		assert_null(sc);
+		b = BIO_new(BIO_s_mem());
+		ERR_print_errors(b);
+		len = BIO_get_mem_data(b, &p);
+		snprintf(errors, sizeof(errors), "%.*s", (int)len, p);
+		BIO_free(b);
+		if (!strstr(errors, "bad wks provider configuration") ||
+		    (!strstr(errors, bad[i]) && !strstr(errors, "/nonexistent")))
+			fail_msg("\"%s\": errors: %s", bad[i], errors);
+		OSSL_LIB_CTX_free(lc);
+	}
+	/* properties = FILE is read. */
+	{
+		char props[600];
+		FILE *f;
+		OSSL_LIB_CTX *lc;
+
+		snprintf(props, sizeof(props), "%s/ok.properties", dir);
+		f = fopen(props, "w");
+		assert_non_null(f);
+		fputs("# nothing that changes a test\n"
+		      "libwks.wks.maxIterationCount=5000000\n", f);
+		fclose(f);
+		snprintf(errors, sizeof(errors), "properties = %s\n"
+			 "kek-cache = no", props);
+		lc = ctx_with_config(errors);
+		assert_non_null(lc);
+		snprintf(errors, sizeof(errors), "wks:%s?storepass=pass:store%%20"
+			 "pass", path);
+		{
+			OSSL_STORE_CTX *sc = OSSL_STORE_open_ex(errors, lc,
+				NULL, NULL, NULL, NULL, NULL, NULL);
+
+			assert_non_null(sc);
+			OSSL_STORE_close(sc);
+		}
+		OSSL_LIB_CTX_free(lc);
+	}
+}
+
 /* ---- the URI parser -------------------------------------------------------- */
 
 typedef struct {
@@ -815,6 +1094,12 @@ int main(void)
 		cmocka_unit_test(test_provider__bad_uri),
 		cmocka_unit_test(test_provider__threads),
 	};
+	const struct CMUnitTest keep_tests[] = {
+		cmocka_unit_test(test_provider__keep_reopen),
+		cmocka_unit_test(test_provider__keep_rules),
+		cmocka_unit_test(test_provider__keep_file_changed),
+		cmocka_unit_test(test_provider__bad_config),
+	};
 	/* Before anything loads wks.so into the default library context,
 	 * which would keep it mapped. */
 	const struct CMUnitTest unload_tests[] = {
@@ -826,6 +1111,9 @@ int main(void)
 	rc |= cmocka_run_group_tests_name("provider_unload", unload_tests,
 					  make_files, NULL);
 
-	rc |= cmocka_run_group_tests_name("provider", tests, setup, teardown);
+	rc |= cmocka_run_group_tests_name("provider", tests, setup, NULL);
+	rc |= cmocka_run_group_tests_name("provider_keep", keep_tests,
+					  keep_setup, keep_teardown);
+	teardown(NULL);
 	return rc;
 }

@@ -1,0 +1,267 @@
+/*
+ * Stores kept between opens (issue 10 item 6), so that with the KEK cache
+ * on, a process that opens the same key again (a server reloading its
+ * configuration, a client making a new connection) runs no PBKDF2 again:
+ * neither the store MAC's (the kept store was verified with the same
+ * password) nor the entry's (libwks's KEK cache of the kept store).
+ *
+ * Rules:
+ *  - only with the KEK cache on (kek-cache = yes in the provider's
+ *    section, else libwks's wolfjce.keystore.kekCacheEnabled);
+ *  - only stores loaded with a password are kept, and one is reused only
+ *    for the same password: the provider keeps an HMAC-SHA256 of it under
+ *    a random per-provider secret, never the password.  A load without a
+ *    password never uses a kept store, and a different (wrong) password
+ *    loads afresh, so it fails exactly as on a first open;
+ *  - a kept store is tied to the file's identity (device, inode, size,
+ *    modification time, taken before and after the load): a changed file
+ *    is loaded afresh and replaces it;
+ *  - at most KEEP_MAX stores (least recently used dropped), all freed on
+ *    provider teardown.  The lock is never held during a load or PBKDF2.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "prov.h"
+
+#define KEEP_MAX 64
+
+struct wksp_kept {
+	wksp_kept *next;
+	int refs;      /* the list's reference + one per open using it */
+	int listed;
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	unsigned char pw_mac[32];
+	wks_store *st;
+};
+
+int wksp_keep_init(wksp_provctx *pc)
+{
+	/* Not RAND_bytes: while the provider is being activated, the
+	 * application's library context may have no random generator yet
+	 * (`-provider wks -provider default` loads wks first). */
+	size_t got = 0;
+
+	while (got < sizeof(pc->keep_secret)) {
+		ssize_t r = getrandom(pc->keep_secret + got,
+				      sizeof(pc->keep_secret) - got, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return 0;
+		got += (size_t)r;
+	}
+	if (pthread_mutex_init(&pc->keep_lock, NULL) != 0)
+		return 0;
+	pc->keep_lock_ok = 1;
+	return 1;
+}
+
+static void kept_free(wksp_kept *k)
+{
+	if (k) {
+		wks_store_free(k->st);
+		free(k->path);
+		OPENSSL_cleanse(k, sizeof(*k));
+		free(k);
+	}
+}
+
+void wksp_keep_free_all(wksp_provctx *pc)
+{
+	wksp_kept *k, *next;
+
+	if (!pc->keep_lock_ok)
+		return;
+	for (k = pc->kept; k; k = next) {
+		next = k->next;
+		kept_free(k); /* teardown: no open is using any of them */
+	}
+	pc->kept = NULL;
+	pthread_mutex_destroy(&pc->keep_lock);
+	pc->keep_lock_ok = 0;
+	OPENSSL_cleanse(pc->keep_secret, sizeof(pc->keep_secret));
+}
+
+void wksp_keep_release(wksp_provctx *pc, wksp_kept *k)
+{
+	int last;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&pc->keep_lock);
+	last = --k->refs == 0;
+	pthread_mutex_unlock(&pc->keep_lock);
+	if (last)
+		kept_free(k);
+}
+
+static int same_file(const wksp_kept *k, const struct stat *sb)
+{
+	return k->dev == sb->st_dev && k->ino == sb->st_ino &&
+	       k->size == sb->st_size &&
+	       k->mtime.tv_sec == sb->st_mtim.tv_sec &&
+	       k->mtime.tv_nsec == sb->st_mtim.tv_nsec;
+}
+
+/* Whether stores opened now use the KEK cache (and so are kept). */
+static int cache_on(const wksp_provctx *pc, wks_store *st)
+{
+	char v[16];
+
+	if (pc->kek_cache >= 0)
+		return pc->kek_cache;
+	return wks_get_property(v, sizeof(v), st,
+				"wolfjce.keystore.kekCacheEnabled") == WKS_OK &&
+	       !strcasecmp(v, "true");
+}
+
+static int pw_mac(unsigned char out[32], const wksp_provctx *pc,
+		  const char *pw, size_t pw_len)
+{
+	size_t len = 0;
+
+	return EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, pc->keep_secret,
+			 sizeof(pc->keep_secret), (const unsigned char *)pw,
+			 pw_len, out, 32, &len) != NULL && len == 32;
+}
+
+/* Unlink k from the list (lock held); returns 1 if that was its last
+ * reference (the caller frees it after unlocking). */
+static int unlist(wksp_provctx *pc, wksp_kept *k)
+{
+	wksp_kept **pp;
+
+	for (pp = &pc->kept; *pp; pp = &(*pp)->next) {
+		if (*pp == k) {
+			*pp = k->next;
+			k->next = NULL;
+			k->listed = 0;
+			return --k->refs == 0;
+		}
+	}
+	return 0;
+}
+
+int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
+		   const char *path, const char *pw, size_t pw_len)
+{
+	wksp_kept *k = NULL, *drop[KEEP_MAX + 2];
+	unsigned char mac[32];
+	struct stat before, after;
+	size_t ndrop = 0, n;
+	int err, keep, have_mac = 0;
+
+	*out = NULL;
+	*handle = NULL;
+	if (!(k = calloc(1, sizeof(*k))))
+		return WKS_ERR_NOMEM;
+	k->refs = 1;
+	if ((err = wks_store_new(&k->st)) < 0)
+		goto fail;
+	if (pc->kek_cache >= 0 && (err = wks_store_set_property(k->st,
+			"wolfjce.keystore.kekCacheEnabled",
+			pc->kek_cache ? "true" : "false")) < 0)
+		goto fail;
+	if (pc->kek_ttl[0] && (err = wks_store_set_property(k->st,
+			"wolfjce.keystore.kekCacheTtlSec", pc->kek_ttl)) < 0)
+		goto fail;
+	keep = pw_len > 0 && cache_on(pc, k->st) && stat(path, &before) == 0;
+	if (keep && (have_mac = pw_mac(mac, pc, pw, pw_len))) {
+		wksp_kept *c;
+
+		pthread_mutex_lock(&pc->keep_lock);
+		for (c = pc->kept; c; c = c->next) {
+			if (!strcmp(c->path, path) && same_file(c, &before) &&
+			    CRYPTO_memcmp(c->pw_mac, mac, sizeof(mac)) == 0) {
+				wksp_kept **pp;
+
+				c->refs++;
+				/* Most recently used first. */
+				for (pp = &pc->kept; *pp != c; pp = &(*pp)->next)
+					;
+				*pp = c->next;
+				c->next = pc->kept;
+				pc->kept = c;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&pc->keep_lock);
+		if (c) {
+			kept_free(k);
+			OPENSSL_cleanse(mac, sizeof(mac));
+			*out = c->st;
+			*handle = c;
+			return WKS_OK;
+		}
+	}
+
+	/* A fresh load, with no lock held. */
+	if ((err = wks_store_load_file(k->st, path, pw, pw_len)) < 0)
+		goto fail;
+	if (keep && have_mac && stat(path, &after) == 0 &&
+	    before.st_dev == after.st_dev && before.st_ino == after.st_ino &&
+	    before.st_size == after.st_size &&
+	    before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+	    before.st_mtim.tv_nsec == after.st_mtim.tv_nsec &&
+	    (k->path = strdup(path)) != NULL) {
+		wksp_kept **pp;
+
+		k->dev = after.st_dev;
+		k->ino = after.st_ino;
+		k->size = after.st_size;
+		k->mtime = after.st_mtim;
+		memcpy(k->pw_mac, mac, sizeof(mac));
+		pthread_mutex_lock(&pc->keep_lock);
+		/* What it replaces: the same path (another file version or
+		 * another password), and the least recently used beyond
+		 * KEEP_MAX. */
+		for (pp = &pc->kept; *pp;) {
+			wksp_kept *c = *pp;
+
+			if (!strcmp(c->path, path)) {
+				if (unlist(pc, c))
+					drop[ndrop++] = c;
+				continue;
+			}
+			pp = &c->next;
+		}
+		k->refs++;
+		k->listed = 1;
+		k->next = pc->kept;
+		pc->kept = k;
+		for (n = 0, pp = &pc->kept; *pp; n++) {
+			wksp_kept *c = *pp;
+
+			if (n >= KEEP_MAX && ndrop < sizeof(drop) / sizeof(drop[0])) {
+				if (unlist(pc, c))
+					drop[ndrop++] = c;
+				continue;
+			}
+			pp = &c->next;
+		}
+		pthread_mutex_unlock(&pc->keep_lock);
+		while (ndrop)
+			kept_free(drop[--ndrop]);
+	}
+	OPENSSL_cleanse(mac, sizeof(mac));
+	*out = k->st;
+	*handle = k;
+	return WKS_OK;
+fail:
+	OPENSSL_cleanse(mac, sizeof(mac));
+	kept_free(k);
+	return err;
+}
