@@ -70,6 +70,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	FUZZ_CHECK(s.iteration_count >= WKS_MIN_ITERATIONS, "iterations");
 	FUZZ_CHECK(s.max_chain >= 1 && s.max_entry_size >= 1, "limits");
 	FUZZ_CHECK(s.max_iterations >= WKS_MIN_ITERATIONS, "max iterations");
+	FUZZ_CHECK(s.max_file_size >= 1, "max file size");
 	FUZZ_CHECK(s.cache_ttl_ms > 0 && s.cache_max_entries >= 1, "cache");
 	FUZZ_CHECK(s.kdf_threads >= 0 && s.kdf_threads <= WKS_MAX_KDF_THREADS,
 	           "threads");
