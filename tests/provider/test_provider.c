@@ -871,6 +871,63 @@ static void test_provider__keep_rules(void **state)
 	assert_int_equal(keys, 1);
 }
 
+/* Several threads reopening kept stores at once (and a wrong password
+ * among them): the list is shared, stores are reference counted. */
+typedef struct {
+	const char *query;
+	int want; /* objects each open must give */
+	int loops;
+	int ok;
+} keep_thread_arg;
+
+static void *keep_thread(void *varg)
+{
+	keep_thread_arg *a = varg;
+	char uri[1024];
+
+	snprintf(uri, sizeof(uri), "wks:%s?%s", slow, a->query);
+	for (int i = 0; i < a->loops; i++) {
+		OSSL_STORE_CTX *ctx = OSSL_STORE_open_ex(uri, keep_ctx, NULL,
+							 NULL, NULL, NULL,
+							 NULL, NULL);
+		int n = 0;
+
+		while (ctx && !OSSL_STORE_eof(ctx)) {
+			OSSL_STORE_INFO *info = OSSL_STORE_load(ctx);
+
+			if (info) {
+				n++;
+				OSSL_STORE_INFO_free(info);
+			}
+		}
+		OSSL_STORE_close(ctx);
+		ERR_clear_error();
+		a->ok += n == a->want;
+	}
+	return NULL;
+}
+
+static void test_provider__keep_threads(void **state)
+{
+	keep_thread_arg args[4] = {
+		{ "alias=server&storepass=pass:store%20pass", 3, 50, 0 },
+		{ "alias=server&storepass=pass:store%20pass", 3, 50, 0 },
+		{ "storepass=pass:store%20pass", 3, 50, 0 },
+		/* each of these runs the store MAC's PBKDF2 */
+		{ "alias=server&storepass=pass:wrong", 0, 3, 0 },
+	};
+	pthread_t t[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, keep_thread,
+						&args[i]), 0);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(args[i].ok, args[i].loops);
+	}
+}
+
 /* A changed file is read again. */
 static void test_provider__keep_file_changed(void **state)
 {
@@ -1097,6 +1154,7 @@ int main(void)
 	const struct CMUnitTest keep_tests[] = {
 		cmocka_unit_test(test_provider__keep_reopen),
 		cmocka_unit_test(test_provider__keep_rules),
+		cmocka_unit_test(test_provider__keep_threads),
 		cmocka_unit_test(test_provider__keep_file_changed),
 		cmocka_unit_test(test_provider__bad_config),
 	};
