@@ -14,7 +14,10 @@
  *                   `openssl pkey -in wks:...` or a server does
  *
  * and prints the medians.  The wks: line should be the libwks total plus
- * a little (the URI, the PKCS#8 decoding by OpenSSL's decoders).
+ * a little (the URI, the PKCS#8 decoding by OpenSSL's decoders).  Then
+ * the same URI in a library context whose openssl.cnf says kek-cache = yes:
+ * the first open, and the median of -iterations reopens (kept store, no
+ * PBKDF2 at all).
  *
  *   wks-provider-bench [-iterations N] [-provider-path DIR]
  *
@@ -88,9 +91,9 @@ static X509 *self_signed(EVP_PKEY *key)
 }
 
 /* One open of the key through the provider; returns 1 if a key came. */
-static int load_via_uri(const char *uri)
+static int load_via_uri(OSSL_LIB_CTX *lc, const char *uri)
 {
-	OSSL_STORE_CTX *ctx = OSSL_STORE_open_ex(uri, NULL, NULL, NULL, NULL,
+	OSSL_STORE_CTX *ctx = OSSL_STORE_open_ex(uri, lc, NULL, NULL, NULL,
 						 NULL, NULL, NULL);
 	int got = 0;
 
@@ -112,7 +115,10 @@ static int load_via_uri(const char *uri)
 int main(int argc, char **argv)
 {
 	char dir_tmpl[] = "/tmp/wks-provider-bench.XXXXXX";
-	char path[512], uri[1024], provdir[4096], exe[4096];
+	char path[512], uri[1024], provdir[4096], exe[4096], cnf[600];
+	OSSL_LIB_CTX *lc;
+	double t0, first;
+	FILE *f;
 	double *t_load, *t_get, *t_lib, *t_uri;
 	const char *pdir = NULL;
 	EVP_PKEY *key, *pk;
@@ -174,10 +180,10 @@ int main(int argc, char **argv)
 	if (!t_load || !t_get || !t_lib || !t_uri)
 		die("out of memory");
 	/* One warm-up of each path (first fetches, thread pool start). */
-	if (!load_via_uri(uri))
+	if (!load_via_uri(NULL, uri))
 		die("loading the key through wks:");
 	for (int i = 0; i < iters; i++) {
-		double t0, t1, t2, t3;
+		double t1, t2, t3;
 
 		t0 = now_ms();
 		if (wks_store_new(&st) < 0 ||
@@ -199,7 +205,7 @@ int main(int argc, char **argv)
 		t_lib[i] = (t1 - t0) + (t3 - t2);
 
 		t0 = now_ms();
-		if (!load_via_uri(uri))
+		if (!load_via_uri(NULL, uri))
 			die("loading the key through wks:");
 		t_uri[i] = now_ms() - t0;
 	}
@@ -209,6 +215,35 @@ int main(int argc, char **argv)
 	printf("  get_key (entry PBKDF2)      %9.2f ms\n", median(t_get, iters));
 	printf("  libwks: load + get_pkey     %9.2f ms\n", median(t_lib, iters));
 	printf("  wks: URI through OSSL_STORE %9.2f ms\n", median(t_uri, iters));
+
+
+	/* kek-cache = yes: kept stores. */
+	snprintf(cnf, sizeof(cnf), "%s/wks.cnf", dir_tmpl);
+	if (!(f = fopen(cnf, "w")))
+		die("writing wks.cnf");
+	fprintf(f, "openssl_conf = openssl_init\n[openssl_init]\n"
+		"providers = provider_sect\n[provider_sect]\n"
+		"default = default_sect\nwks = wks_sect\n"
+		"[default_sect]\nactivate = 1\n[wks_sect]\n"
+		"module = %s/wks.so\nkek-cache = yes\nactivate = 1\n", pdir);
+	fclose(f);
+	if (!(lc = OSSL_LIB_CTX_new()) || !OSSL_LIB_CTX_load_config(lc, cnf) ||
+	    !OSSL_PROVIDER_available(lc, "wks"))
+		die("a library context with kek-cache = yes");
+	t0 = now_ms();
+	if (!load_via_uri(lc, uri))
+		die("loading the key through wks: (kek-cache = yes)");
+	first = now_ms() - t0;
+	for (int i = 0; i < iters; i++) {
+		t0 = now_ms();
+		if (!load_via_uri(lc, uri))
+			die("reopening the key through wks:");
+		t_uri[i] = now_ms() - t0;
+	}
+	printf("  kek-cache = yes: first open %9.2f ms\n", first);
+	printf("  kek-cache = yes: reopen     %9.3f ms\n", median(t_uri, iters));
+	OSSL_LIB_CTX_free(lc);
+	unlink(cnf);
 
 	OSSL_PROVIDER_unload(pw);
 	OSSL_PROVIDER_unload(pd);
