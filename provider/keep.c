@@ -128,14 +128,22 @@ static int cache_on(const wksp_provctx *pc, wks_store *st)
 	       !strcasecmp(v, "true");
 }
 
+/* HMAC-SHA256 of the password; 0 (nothing kept or reused, and nothing
+ * left on the error queue) if HMAC is not available. */
 static int pw_mac(unsigned char out[32], const wksp_provctx *pc,
 		  const char *pw, size_t pw_len)
 {
 	size_t len = 0;
+	int ok;
 
-	return EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, pc->keep_secret,
-			 sizeof(pc->keep_secret), (const unsigned char *)pw,
-			 pw_len, out, 32, &len) != NULL && len == 32;
+	if (pc->set_error_mark)
+		pc->set_error_mark(pc->handle);
+	ok = EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, pc->keep_secret,
+		       sizeof(pc->keep_secret), (const unsigned char *)pw,
+		       pw_len, out, 32, &len) != NULL && len == 32;
+	if (pc->pop_error_to_mark)
+		pc->pop_error_to_mark(pc->handle);
+	return ok;
 }
 
 /* Unlink k from the list (lock held); returns 1 if that was its last

@@ -13,6 +13,9 @@
  * a certificate as DER; OpenSSL's decoders make the EVP_PKEY and X509
  * (cf. tpm2-openssl's handle store and OpenSSL's winstore loader).  Key
  * bytes are wiped as soon as OpenSSL has them.
+ *
+ * The loaded store comes from keep.c: with the KEK cache on, a store kept
+ * from an earlier open of the same file with the same password.
  */
 #include <errno.h>
 #include <stdlib.h>
