@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PW "limits-test-pw"
 #define PW_LEN (sizeof(PW) - 1)
@@ -195,16 +196,27 @@ static void test_limits__max_file_size_load(void **state)
 	tmp_free(&t);
 }
 
-/* A file whose size is not its length (it "grows" while read, as /proc
- * files do) is refused, never cut at its stat size. */
+/* A file whose size is not its length is refused, never cut at its stat
+ * size nor taken short: /proc files (size 0, content: it "grows" while
+ * read) and sysfs files (size 4096, a few bytes: it "shrinks"). */
 static void test_limits__file_changing_while_read(void **state)
 {
 	wks_store *ld = tu_store_fast();
+	struct stat sb;
 
 	(void)state;
 	TU_EXPECT(WKS_ERR_IO, wks_store_load_file(ld, "/proc/self/status", PW,
 	                                          PW_LEN));
 	assert_non_null(strstr(wks_error_detail(), "changed while being read"));
+	assert_non_null(strstr(wks_error_detail(), "grew"));
+	if (stat("/sys/devices/system/cpu/online", &sb) == 0 &&
+	    S_ISREG(sb.st_mode) && sb.st_size == 4096) {
+		TU_EXPECT(WKS_ERR_IO, wks_store_load_file(
+			ld, "/sys/devices/system/cpu/online", PW, PW_LEN));
+		assert_non_null(strstr(wks_error_detail(), "shrank"));
+	} else {
+		print_message("no sysfs file to test a shrinking read with\n");
+	}
 	wks_store_free(ld);
 }
 
