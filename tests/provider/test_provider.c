@@ -684,7 +684,7 @@ static void test_provider__unload(void **state)
 
 /* ---- stores kept with the KEK cache on (kek-cache = yes) ---------------- */
 
-static char slow[512];     /* a store at 100,000 iterations */
+static char slow[512];     /* a store at 30,000 iterations */
 static OSSL_LIB_CTX *keep_ctx;
 
 /* A library context configured from an openssl.cnf whose wks section
@@ -723,7 +723,7 @@ static int keep_setup(void **state)
 	snprintf(slow, sizeof(slow), "%s/slow.wks", dir);
 	TU_OK(wks_store_new(&st));
 	TU_OK(wks_store_set_property(st, "wolfjce.wks.iterationCount",
-				     "100000"));
+				     "30000"));
 	TU_OK(wks_store_set_pkey(st, "server", rsa_key, chain, 2, STOREPASS,
 				 strlen(STOREPASS)));
 	TU_OK(wks_store_save_file(st, slow, STOREPASS, strlen(STOREPASS)));
@@ -824,7 +824,7 @@ static void test_provider__keep_reopen(void **state)
 			again = t;
 	}
 	print_message("first open %.2f ms, reopen %.3f ms\n", first, again);
-	/* Two PBKDF2 runs of 100,000 iterations against none. */
+	/* Two PBKDF2 runs of 30,000 iterations against none. */
 	assert_true(again * 10 < first);
 	/* The same through the passphrase callback. */
 	u.pw = STOREPASS;
