@@ -5,7 +5,7 @@
 #   1. `cmake --install BUILD_DIR --prefix TMP` succeeds; the header, the
 #      libraries, libwks.pc, the CMake package, wks and the man pages are
 #      where the GNU install directories say; nothing installed carries an
-#      RPATH into the build tree.
+#      RPATH into the build tree; a DESTDIR install stays under DESTDIR.
 #   2. `man -M TMP/share/man -w wks libwks` finds both pages (man1, man3).
 #   3. Every examples/*.c builds against the installed library with
 #      pkg-config alone (`cc FILE $(pkg-config --cflags --libs libwks)`),
@@ -66,6 +66,25 @@ if [ -z "$outside" ]; then
 	ok "every installed file is under the prefix"
 else
 	fail "installed outside the prefix: $outside"
+fi
+# A distribution's staged install: everything under DESTDIR.
+if DESTDIR=$T/stage cmake --install "$BUILD" >"$T/stage.log" 2>&1; then
+	# The manifest lists the paths without DESTDIR (and has no final
+	# newline).
+	missing=""
+	while IFS= read -r f || [ -n "$f" ]; do
+		[ -e "$T/stage$f" ] || [ -L "$T/stage$f" ] || missing="$missing $f"
+	done <"$BUILD/install_manifest.txt"
+	n_manifest=$(grep -c '' "$BUILD/install_manifest.txt")
+	n_staged=$(find "$T/stage" ! -type d | wc -l)
+	if [ -z "$missing" ] && [ "$n_manifest" -eq "$n_staged" ]; then
+		ok "DESTDIR install: all $n_staged files under DESTDIR"
+	else
+		fail "DESTDIR install: $n_staged files staged, $n_manifest installed, not under DESTDIR:$missing"
+	fi
+else
+	cat "$T/stage.log"
+	fail "DESTDIR=... cmake --install"
 fi
 for f in include/wks/wks.h "$LIBDIR/libwks.so" "$LIBDIR/libwks.a" \
 	"$LIBDIR/pkgconfig/libwks.pc" "$LIBDIR/cmake/libwks/libwksConfig.cmake" \
