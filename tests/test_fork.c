@@ -400,8 +400,13 @@ static void test_fork__while_other_threads_hit(void **state)
 	int i;
 
 	(void)state;
-	if (tsan_build())
+	/* Under memcheck the child's leak check counts what the parent's
+	 * other threads had allocated at the fork (their buffers and error
+	 * states): lost in any child of a multi-threaded process. */
+	if (tsan_build() || getenv("WKS_UNDER_VALGRIND")) {
+		print_message("fork: skipped under ThreadSanitizer and valgrind\n");
 		skip();
+	}
 	st = cached_store();
 	TU_OK(get_key(st));
 	atomic_store(&g_stop, 0);

@@ -405,6 +405,7 @@ static int try_hit(wks_cache *c, limits l, const wks_cache_keys *k,
 	wks__cache_check(chk, dk);
 	intact = CRYPTO_memcmp(chk, v + WKS_DK_LEN, sizeof(chk)) == 0;
 	wks_wipe(v, sizeof(v));
+	wks_wipe(chk, sizeof(chk)); /* a hash of the key */
 	if (!intact) {
 		/* A damaged slot: never use it, derive afresh instead. */
 		wks_wipe(dk, WKS_DK_LEN);
