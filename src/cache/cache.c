@@ -176,9 +176,9 @@ void wks__cache_atfork_child(wks_cache *c)
 	reset_after_fork(c, wks__cache_forks());
 }
 
-/* On every use, one relaxed load of a process-wide counter: a cache not
- * reset by the fork handlers (not registered) is reset here, in the
- * first use after a fork. */
+/* On every use, one load of a process-wide counter (after a
+ * pthread_once() check): a cache not reset by the fork handlers (not
+ * registered) is reset here, at its first use after a fork. */
 static void check_fork(wks_cache *c)
 {
 	unsigned forks = wks__cache_forks();
