@@ -115,6 +115,16 @@ typedef struct {
 	int no_mac_ok;
 	int has_iterations;
 	long iterations;
+	/* h10 (issue 11 items 5-8): */
+	int strict_java;       /* --strict-java */
+	int change_keys;       /* passwd --keys */
+	struct cli_keypass_for *keypass_for; /* --keypass-for ALIAS=SRC */
+	size_t keypass_for_count;
+	/* h9 (issue 11 item 4): genkeypair, certreq, printcert */
+	const char *keyalg, *keysize, *curve, *dname, *validity, *sigalg;
+	const char *file;
+	const char **ext;      /* --ext (repeatable) */
+	size_t ext_count;
 } cli_ctx;
 
 typedef int (*cli_cmd_fn)(cli_ctx *c);
@@ -386,5 +396,93 @@ int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
  * --iterations, else the store's wolfjce.wks.iterationCount (what libwks
  * would save the store with: 210000 unless configured). */
 int cli_export_iterations(wks_store *st, const cli_ctx *c);
+
+/* ---- certificate details (certinfo.c) ---------------------------------- */
+
+/* 1 if `x` has expired, -1 if it is not yet valid, else 0. */
+int cli_cert_validity(X509 *x);
+/* list -v: status (valid, EXPIRED, NOT YET VALID), serial, signature
+ * algorithm, SHA-1, SubjectAltName, key usage, extended key usage and
+ * basic constraints, indented, after cli_print_cert(). */
+void cli_print_cert_details(FILE *f, X509 *x, int indent);
+/* list --json: one JSON object of subject, issuer, serial, not_before,
+ * not_after (ISO 8601 UTC), status, signature_algorithm, sha1,
+ * key_algorithm, key_size (and key_curve). */
+void cli_json_cert(FILE *f, X509 *x);
+/* Warn on stderr when `x` (imported under `alias`, may be NULL) has
+ * expired or is not yet valid. */
+void cli_warn_validity(const char *file, const char *alias, X509 *x);
+/* After an import: "Imported private key entry "x" with a chain of 2"
+ * (stdout). */
+void cli_say_imported(wks_store *st, const char *alias);
+
+/* ---- what Java can read (javacompat.c) --------------------------------- */
+
+/*
+ * Call before putting a private key (PKCS#8 DER; NULL for a secret key)
+ * under `alias` into a store (import-key, import-p12, convert,
+ * import-keystore, genkeypair ...).  wolfJCE's getKey() rebuilds only RSA,
+ * RSASSA-PSS, EC, ML-DSA and SLH-DSA keys, and never returns an entry
+ * under the empty alias: either case prints a warning naming `alias`, or
+ * with --strict-java (c->strict_java) an error.  Returns 0 or
+ * CLI_EXIT_INVALID (message printed; the caller must then leave the store
+ * unchanged).
+ */
+int cli_java_check(cli_ctx *c, const char *file, const char *alias,
+		   const uint8_t *pkcs8, size_t pkcs8_len);
+/* ---- per-key passwords (keypass.c) ------------------------------------- */
+
+struct cli_keypass_for; /* one --keypass-for ALIAS=SRC */
+
+/* Parse --keypass-for ALIAS=SRC (the first '=' that a password source
+ * follows splits it).  Returns 0 or an exit status. */
+int cli_keypass_for_add(cli_ctx *c, char *arg);
+void cli_keypass_for_clear(cli_ctx *c);
+
+#define CLI_KEY_QUIET 1    /* print nothing on failure (verify) */
+#define CLI_KEY_NOPROMPT 2 /* never ask on the terminal */
+
+/*
+ * Open key entry `alias` of `st` the keytool way: with its --keypass-for
+ * password if one was given (only that), else with `keypw` (--keypass, or
+ * the store password) and then `storepw` (may be NULL).  When none opens
+ * it and a terminal is at hand, its password is asked for, naming the
+ * alias (3 tries); otherwise the command fails naming the alias and
+ * --keypass-for (CLI_EXIT_INTEGRITY).  *lib_err (may be NULL) gets the
+ * last libwks code.  Returns 0 or an exit status.
+ */
+int cli_key_get(wks_key **out, wks_store *st, const char *file,
+		const char *alias, const cli_pw *keypw, const cli_pw *storepw,
+		int flags, int *lib_err);
+
+/* 1 if wolfJCE can load this PKCS#8 key; `name` gets its algorithm
+ * ("ED25519", "RSA", or the OID). */
+int cli_java_key_name(char *name, size_t name_len, const uint8_t *pkcs8,
+		      size_t pkcs8_len);
+
+/* ---- key pairs, requests, printing (h9: certgen.c, cmd_genkeypair.c,
+ * cmd_certreq.c, cmd_printcert.c, reply.c) ---------------------------- */
+
+int cmd_genkeypair(cli_ctx *c);
+int cmd_certreq(cli_ctx *c);
+int cmd_printcert(cli_ctx *c);
+
+/* Remember one --ext value (repeatable).  Returns 0 or an exit status. */
+int cli_ext_add(cli_ctx *c, const char *value);
+
+/*
+ * import-cert onto a private key entry (a CA reply): `certs` (the reply:
+ * one certificate, a chain, or the contents of a PKCS#7) must hold the
+ * key's certificate; the new chain is the reply's, completed from the
+ * store's trusted certificates, and replaces the entry's chain, the key
+ * kept as it is.  Runs inside an edit (e); does not commit.  Returns 0
+ * or an exit status (message printed; the store then is unchanged).
+ */
+int cli_import_reply(cli_edit *e, cli_ctx *c, STACK_OF(X509) *certs);
+
+/* Load certificates for import-cert / printcert: PEM (CERTIFICATE or
+ * PKCS7 blocks), a DER PKCS#7, or DER certificates.  Returns 0 or an
+ * exit status. */
+int cli_load_certs_p7(STACK_OF(X509) *certs, const char *path);
 
 #endif

@@ -92,11 +92,11 @@ int cmd_export_key(cli_ctx *c)
 	}
 	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
 		goto done;
-	err = wks_store_get_key(&key, st, c->alias, kp.p, kp.len);
-	if (err < 0) {
-		rc = cli_lib_err(c->keystore, c->alias, err, NULL);
+	/* --keypass-for, --keypass, the store password, the prompt. */
+	(void)err;
+	if ((rc = cli_key_get(&key, st, c->keystore, c->alias, &kp, &pw, 0,
+			      NULL)) != 0)
 		goto done;
-	}
 	data = wks_key_data(key, &len);
 	if (t == WKS_ENTRY_SECRET_KEY) {
 		if (c->der) {

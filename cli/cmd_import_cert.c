@@ -35,6 +35,7 @@ int cmd_import_cert(cli_ctx *c)
 	}
 	if ((rc = cli_cert_der(&der, &der_len, sk_X509_value(certs, 0))) != 0)
 		goto done;
+	cli_warn_validity(c->cert, NULL, sk_X509_value(certs, 0));
 	if ((rc = cli_store_edit_begin(&e, c)) != 0)
 		goto done;
 	st = e.st;
@@ -63,7 +64,8 @@ int cmd_import_cert(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, c->alias, err, "cannot import");
 		goto done;
 	}
-	rc = cli_store_edit_commit(&e, c, NULL);
+	if ((rc = cli_store_edit_commit(&e, c, NULL)) == 0)
+		cli_say_imported(e.st, c->alias);
 done:
 	free(der);
 	sk_X509_pop_free(certs, X509_free);

@@ -43,6 +43,12 @@ int cmd_import_key(cli_ctx *c)
 				  c->chain_count ? c->chain[0] : c->key, 1)))
 		goto done;
 
+	/* Java's view, before anything changes: a key wolfJCE cannot load,
+	 * the empty alias, an expired certificate. */
+	if ((rc = cli_java_check(c, c->key, c->alias, pkcs8, pkcs8_len)) != 0)
+		goto done;
+	for (int i = 0; i < sk_X509_num(chain); i++)
+		cli_warn_validity(NULL, c->alias, sk_X509_value(chain, i));
 	if ((rc = cli_store_edit_begin(&e, c)) != 0)
 		goto done;
 	if ((rc = cli_check_alias_free(e.st, c, c->alias)) != 0)
@@ -68,7 +74,8 @@ int cmd_import_key(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, c->alias, err, "cannot import");
 		goto done;
 	}
-	rc = cli_store_edit_commit(&e, c, NULL);
+	if ((rc = cli_store_edit_commit(&e, c, NULL)) == 0)
+		cli_say_imported(e.st, c->alias);
 done:
 	for (size_t i = 0; ders && i < n; i++)
 		free(ders[i]);

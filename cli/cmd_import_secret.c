@@ -104,7 +104,8 @@ int cmd_import_secret(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, c->alias, err, "cannot import");
 		goto done;
 	}
-	rc = cli_store_edit_commit(&e, c, NULL);
+	if ((rc = cli_store_edit_commit(&e, c, NULL)) == 0)
+		cli_say_imported(e.st, c->alias);
 done:
 	cli_free_secret(key, key_len);
 	cli_store_edit_end(&e);

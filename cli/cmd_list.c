@@ -70,6 +70,19 @@ static int json_entry(FILE *f, wks_store *st, const char *file,
 		}
 		if (t == WKS_ENTRY_PRIVATE_KEY)
 			fputc(']', f);
+		/* Details per certificate (for monitoring: not_after). */
+		fputs(", \"certificates\": [", f);
+		for (size_t i = 0; i < n; i++) {
+			X509 *x = NULL;
+
+			if ((err = wks_store_get_cert(&x, st, alias, i)) < 0)
+				return cli_lib_err(file, alias, err, NULL);
+			if (i)
+				fputs(", ", f);
+			cli_json_cert(f, x);
+			X509_free(x);
+		}
+		fputc(']', f);
 	} else if (t == WKS_ENTRY_SECRET_KEY) {
 		char *alg = secret_algorithm(st, alias);
 
@@ -140,6 +153,7 @@ static int text_entry(FILE *f, wks_store *st, const char *file,
 		for (int i = 0; i < sk_X509_num(certs); i++) {
 			fprintf(f, "  [%d]\n", i);
 			cli_print_cert(f, sk_X509_value(certs, i), 4);
+			cli_print_cert_details(f, sk_X509_value(certs, i), 4);
 		}
 	}
 	fputc('\n', f);

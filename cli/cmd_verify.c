@@ -102,18 +102,22 @@ int cmd_verify(cli_ctx *c)
 				 "certificate (covered by the store MAC)");
 		} else {
 			keys++;
-			err = wks_store_get_key(&key, st, a, kp.p, kp.len);
-			/* Key passwords may differ per entry: with --keypass,
-			 * an entry opened by the store password passes too. */
-			if (err == WKS_ERR_INTEGRITY && c->keypass.kind &&
-			    (kp.len != pw.len || memcmp(kp.p, pw.p, pw.len)))
-				err = wks_store_get_key(&key, st, a, pw.p,
-							pw.len);
+			/* Key passwords may differ per entry: its
+			 * --keypass-for password, else --keypass, else the
+			 * store password, else the prompt (terminal). */
+			err = WKS_OK;
+			(void)cli_key_get(&key, st, c->keystore, a, &kp, &pw,
+					  CLI_KEY_QUIET, &err);
 			if (err == WKS_ERR_INTEGRITY) {
+				char *dd = cli_display(a);
+
 				r.status = "integrity_failure";
 				snprintf(r.message, sizeof(r.message),
 					 "integrity check failed: wrong key "
-					 "password, or the entry was modified");
+					 "password (give it with --keypass-for "
+					 "%s=SRC), or the entry was modified",
+					 dd ? dd : "");
+				free(dd);
 			} else if (err < 0) {
 				r.status = err == WKS_ERR_LIMIT ?
 						   "limit_exceeded" :

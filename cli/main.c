@@ -22,7 +22,11 @@ enum {
 	O_NEW_KEYPASS, O_INPASS, O_OUTPASS, O_NO_STOREPASS, O_JSON, O_DER,
 	O_PEM, O_KEY, O_CHAIN, O_CERT, O_IN, O_ITERATIONS, O_FORCE, O_VERBOSE,
 	O_LEAF, O_HEX, O_GENERATE, O_ALGORITHM, O_NEW_ALIAS, O_ENCRYPT,
-	O_NO_MAC_OK, O_HELP, O_COUNT
+	O_NO_MAC_OK, O_HELP,
+	O_STRICT_JAVA, O_KEYS, O_KEYPASS_FOR, /* h10 */
+	O_KEYALG, O_KEYSIZE, O_CURVE, O_DNAME, O_VALIDITY, O_EXT, O_SIGALG,
+	O_FILE, /* h9 */
+	O_COUNT
 };
 
 #define B(o) ((uint64_t)1 << (o))
@@ -58,6 +62,18 @@ static const struct option long_options[] = {
 	{ "encrypt", no_argument, NULL, 1000 + O_ENCRYPT },
 	{ "no-mac-ok", no_argument, NULL, 1000 + O_NO_MAC_OK },
 	{ "help", no_argument, NULL, 1000 + O_HELP },
+	{ "strict-java", no_argument, NULL, 1000 + O_STRICT_JAVA },
+	{ "keys", no_argument, NULL, 1000 + O_KEYS },
+	{ "keypass-for", required_argument, NULL, 1000 + O_KEYPASS_FOR },
+	{ "keyalg", required_argument, NULL, 1000 + O_KEYALG },
+	{ "keysize", required_argument, NULL, 1000 + O_KEYSIZE },
+	{ "curve", required_argument, NULL, 1000 + O_CURVE },
+	{ "groupname", required_argument, NULL, 1000 + O_CURVE },
+	{ "dname", required_argument, NULL, 1000 + O_DNAME },
+	{ "validity", required_argument, NULL, 1000 + O_VALIDITY },
+	{ "ext", required_argument, NULL, 1000 + O_EXT },
+	{ "sigalg", required_argument, NULL, 1000 + O_SIGALG },
+	{ "file", required_argument, NULL, 1000 + O_FILE },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -112,7 +128,7 @@ static const cli_cmd commands[] = {
 	{ "import-key", cmd_import_key,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_KEY) | B(O_CHAIN) | B(O_INPASS) |
-		  B(O_ITERATIONS) | B(O_FORCE),
+		  B(O_ITERATIONS) | B(O_FORCE) | B(O_STRICT_JAVA),
 	  "import a private key with its certificate chain",
 	  "usage: wks import-key -k FILE -a ALIAS --key KEYFILE [--chain CERTS]...\n"
 	  "\nImport a private key (PEM or DER; PKCS#8, encrypted PKCS#8, or\n"
@@ -163,7 +179,7 @@ static const cli_cmd commands[] = {
 	{ "import-p12", cmd_import_p12,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_IN) | B(O_INPASS) | B(O_ITERATIONS) |
-		  B(O_FORCE) | B(O_NO_MAC_OK),
+		  B(O_FORCE) | B(O_NO_MAC_OK) | B(O_STRICT_JAVA),
 	  "import the entries of a PKCS#12 file",
 	  "usage: wks import-p12 -k FILE --in P12FILE [-a ALIAS] [--inpass SRC]\n"
 	  "\nImport every private key (with its chain) and every certificate\n"
@@ -181,7 +197,7 @@ static const cli_cmd commands[] = {
 	{ "export-p12", cmd_export_p12,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_OUT) | B(O_OUTPASS) | B(O_ITERATIONS) |
-		  B(O_FORCE),
+		  B(O_FORCE) | B(O_KEYPASS_FOR),
 	  "export entries to a PKCS#12 file",
 	  "usage: wks export-p12 -k FILE [-a ALIAS] -o P12FILE [--outpass SRC]\n"
 	  "\nWrite the private key and certificate entries (or only ALIAS) to a\n"
@@ -201,7 +217,7 @@ static const cli_cmd commands[] = {
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
 		  B(O_KEYPASS) | B(O_ALIAS) | B(O_OUT) | B(O_DER) |
 		  B(O_PEM) | B(O_OUTPASS) | B(O_ENCRYPT) | B(O_ITERATIONS) |
-		  B(O_FORCE),
+		  B(O_FORCE) | B(O_KEYPASS_FOR),
 	  "export a private key (PKCS#8) or a secret key",
 	  "usage: wks export-key -k FILE -a ALIAS [-o OUT] [--der | --pem]\n"
 	  "                      [--encrypt] [--outpass SRC]\n"
@@ -258,7 +274,7 @@ static const cli_cmd commands[] = {
 	  "      --force             replace an existing entry named NEW\n" },
 	{ "passwd", cmd_passwd,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NEW_STOREPASS) |
-		  B(O_ITERATIONS),
+		  B(O_ITERATIONS) | B(O_KEYS),
 	  "change the store password",
 	  "usage: wks passwd -k FILE [--storepass SRC] [--new-storepass SRC]\n"
 	  "\nVerify the store with its password and save it with a new one\n"
@@ -279,7 +295,7 @@ static const cli_cmd commands[] = {
 	  "  -a, --alias NAME        the entry\n" ITER_HELP },
 	{ "verify", cmd_verify,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
-		  B(O_VERBOSE) | B(O_JSON),
+		  B(O_VERBOSE) | B(O_JSON) | B(O_KEYPASS_FOR),
 	  "check the store MAC and every key entry",
 	  "usage: wks verify -k FILE [--storepass SRC] [--keypass SRC]\n"
 	  "\nCheck the store MAC, then decrypt every key entry with the key\n"
@@ -293,7 +309,7 @@ static const cli_cmd commands[] = {
 	{ "convert", cmd_convert,
 	  COMMON | B(O_IN) | B(O_OUT) | B(O_INPASS) | B(O_OUTPASS) |
 		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE) |
-		  B(O_NO_MAC_OK),
+		  B(O_NO_MAC_OK) | B(O_KEYPASS_FOR) | B(O_STRICT_JAVA),
 	  "convert a whole store: PKCS#12 to WKS, or WKS to PKCS#12",
 	  "usage: wks convert --in FILE -o FILE [--inpass SRC] [--outpass SRC]\n"
 	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
@@ -459,6 +475,17 @@ static int parse_options(cli_ctx *c, int argc, char **argv)
 		case O_NEW_ALIAS: c->new_alias = optarg; break;
 		case O_ENCRYPT: c->encrypt = 1; break;
 		case O_NO_MAC_OK: c->no_mac_ok = 1; break;
+		case O_STRICT_JAVA: c->strict_java = 1; break;
+		case O_KEYS: c->change_keys = 1; break;
+		case O_KEYPASS_FOR: rc = cli_keypass_for_add(c, optarg); break;
+		case O_KEYALG: c->keyalg = optarg; break;
+		case O_KEYSIZE: c->keysize = optarg; break;
+		case O_CURVE: c->curve = optarg; break;
+		case O_DNAME: c->dname = optarg; break;
+		case O_VALIDITY: c->validity = optarg; break;
+		case O_EXT: rc = cli_ext_add(c, optarg); break;
+		case O_SIGALG: c->sigalg = optarg; break;
+		case O_FILE: c->file = optarg; break;
 		case O_HELP:
 			fputs(cmd->usage, stdout);
 			fputs(general_help, stdout);
@@ -501,6 +528,8 @@ static void ctx_clear(cli_ctx *c)
 	cli_pwsrc_clear(&c->outpass);
 	cli_pwsrc_clear(&c->hex);
 	free(c->chain);
+	free(c->ext);
+	cli_keypass_for_clear(c);
 }
 
 /* Library warnings (e.g. a bad value in the properties file, quoted in

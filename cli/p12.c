@@ -497,6 +497,15 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 			}
 		if ((rc = cli_check_alias_free(st, c, names[i])) != 0)
 			goto done;
+		/* What Java cannot read: a warning, or with --strict-java an
+		 * error before anything changed; and an expired chain. */
+		if (e[i].type == WKS_ENTRY_PRIVATE_KEY &&
+		    (rc = cli_java_check(c, p12file, names[i], e[i].pkcs8,
+					 e[i].pkcs8_len)) != 0)
+			goto done;
+		for (int m = 0; m < sk_X509_num(e[i].chain); m++)
+			cli_warn_validity(p12file, names[i],
+					  sk_X509_value(e[i].chain, m));
 	}
 	for (size_t i = 0; i < count; i++) {
 		if (only && strcmp(names[i], only))
@@ -536,6 +545,7 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 					 "cannot import");
 			goto done;
 		}
+		cli_say_imported(st, names[i]);
 	}
 done:
 	for (size_t i = 0; i < count; i++)
@@ -602,9 +612,11 @@ static int export_key(STACK_OF(PKCS12_SAFEBAG) **keybags,
 	size_t der_len;
 	int err, rc;
 
-	if ((err = wks_store_get_key(&key, st, alias, keypw->p,
-				     keypw->len)) < 0)
-		return cli_lib_err(file, alias, err, NULL);
+	/* Each key with its own password (--keypass-for, the prompt). */
+	(void)err;
+	if ((rc = cli_key_get(&key, st, file, alias, keypw, NULL, 0,
+			      NULL)) != 0)
+		return rc;
 	if ((rc = cli_store_certs(&chain, st, file, alias)) != 0)
 		goto done;
 	der = wks_key_data(key, &der_len);
