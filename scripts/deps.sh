@@ -6,12 +6,17 @@
 #                             gdb (gcore, for tests/test_memdump.c),
 #                             dpkg-dev (dpkg-buildflags, CI's warning
 #                             matrix), man-db (man -w, tests/install),
-#                             libcap2-bin (setcap, tests/test_config.c)
+#                             libcap2-bin (setcap, tests/test_config.c),
+#                             openjdk-17-jdk-headless (keytool),
+#                             ca-certificates (the system CA bundle)
 set -eu
 want="gcc make cmake pkg-config libssl-dev openssl"
 if [ "${1:-build}" = test ]; then
 	want="$want libcmocka-dev libcjson-dev python3 valgrind clang"
 	want="$want libclang-rt-14-dev gdb dpkg-dev man-db libcap2-bin"
+	# keytool (tests/cli/*: Java keystores as the counterpart) and the
+	# system CA bundle (tests/cli/truststore.sh)
+	want="$want openjdk-17-jdk-headless ca-certificates"
 fi
 missing=""
 for p in $want; do
