@@ -1,0 +1,786 @@
+/*
+ * wks import-keystore: the entries of another keystore (JKS, JCEKS,
+ * PKCS#12 or WKS) into a WKS store, as `keytool -importkeystore` does, but
+ * without a JVM.  `wks convert` uses the same code for JKS/JCEKS input.
+ *
+ * Order of work: the source is read, checked (its integrity digest or MAC
+ * with the source store password) and every selected entry decrypted into
+ * memory first; only then is the destination opened under its lock
+ * (cli_store_edit_begin) or made new, so the lock is held briefly.  An
+ * alias that exists in the destination refuses the whole import (nothing
+ * changes) unless --force, which replaces it: keytool asks "Existing entry
+ * alias X exists, overwrite?", and a tool without a question must not
+ * overwrite silently.  An entry that cannot be read (wrong key password
+ * and no terminal to ask, an unsupported kind) is skipped and named; the
+ * others are imported and the exit status is then 1.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <openssl/err.h>
+#include <openssl/x509.h>
+
+#include "cli.h"
+#include "jks.h"
+
+typedef struct {
+	char *alias;           /* source alias, API form */
+	wks_entry_type type;
+	uint8_t *pkcs8;        /* private key (wiped) */
+	size_t pkcs8_len;
+	uint8_t *secret;       /* secret key (wiped) */
+	size_t secret_len;
+	char *algorithm;       /* secret key */
+	uint8_t **der;         /* certificates, leaf first */
+	size_t *der_len;
+	size_t nder;
+	char *skip;            /* why it is not imported (NULL: imported) */
+} ks_item;
+
+typedef struct {
+	cli_ctx *c;
+	const char *file;          /* the source */
+	cli_ks_type type;
+	const cli_pwsrc *storepass;
+	const char *storepass_opt;
+	cli_pw pw;                 /* source store password */
+	cli_pw keypw;              /* --srckeypass, if given */
+	int have_keypw;
+	ks_item *it;
+	size_t n, cap;
+} ks_src;
+
+static void item_free(ks_item *t)
+{
+	free(t->alias);
+	cli_free_secret(t->pkcs8, t->pkcs8_len);
+	cli_free_secret(t->secret, t->secret_len);
+	free(t->algorithm);
+	for (size_t i = 0; i < t->nder; i++)
+		free(t->der[i]);
+	free(t->der);
+	free(t->der_len);
+	free(t->skip);
+}
+
+static void src_free(ks_src *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		item_free(&s->it[i]);
+	free(s->it);
+	cli_pw_clear(&s->pw);
+	cli_pw_clear(&s->keypw);
+}
+
+static ks_item *src_add(ks_src *s, const char *alias, wks_entry_type type)
+{
+	ks_item *t;
+
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 16;
+		ks_item *n = realloc(s->it, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->it = n;
+		s->cap = ncap;
+	}
+	t = &s->it[s->n];
+	memset(t, 0, sizeof(*t));
+	if (!(t->alias = strdup(alias)))
+		return NULL;
+	t->type = type;
+	s->n++;
+	return t;
+}
+
+static int item_add_cert(ks_item *t, const uint8_t *der, size_t len)
+{
+	uint8_t **d = realloc(t->der, (t->nder + 1) * sizeof(*d));
+	size_t *l;
+
+	if (!d)
+		return -1;
+	t->der = d;
+	if (!(l = realloc(t->der_len, (t->nder + 1) * sizeof(*l))))
+		return -1;
+	t->der_len = l;
+	if (!(d[t->nder] = malloc(len ? len : 1)))
+		return -1;
+	memcpy(d[t->nder], der, len);
+	l[t->nder++] = len;
+	return 0;
+}
+
+static int item_skip(ks_item *t, const char *why)
+{
+	free(t->skip);
+	t->skip = strdup(why && *why ? why : "unreadable");
+	return t->skip ? 0 : -1;
+}
+
+static int selected(const ks_src *s, const char *alias)
+{
+	return !s->c->srcalias || !strcmp(s->c->srcalias, alias);
+}
+
+static int oom(const char *file)
+{
+	cli_err(file, "out of memory");
+	return CLI_EXIT_FAIL;
+}
+
+/*
+ * Open one key of the source: with --srckeypass if given, else with the
+ * source store password (keytool's default); when that fails and no
+ * --srckeypass was given, ask on the terminal for this alias's password.
+ * `open` returns a wks_err; WKS_ERR_INTEGRITY means "wrong password".
+ */
+typedef int (*key_open_fn)(void *arg, const char *pw, size_t pw_len);
+
+static int open_key(ks_src *s, const char *alias, key_open_fn open, void *arg)
+{
+	const cli_pw *first = s->have_keypw ? &s->keypw : &s->pw;
+	cli_pwsrc none = { CLI_PWSRC_NONE, "--srckeypass", NULL, -1 };
+	cli_pw asked = CLI_PW_INIT;
+	char prompt[600];
+	char *da;
+	int err = open(arg, first->p, first->len);
+
+	if (err != WKS_ERR_INTEGRITY || s->have_keypw || !cli_have_tty())
+		return err;
+	da = cli_display(alias);
+	snprintf(prompt, sizeof(prompt), "Key password for \"%s\" in %s: ",
+		 da ? da : "", s->file);
+	free(da);
+	if (cli_pw_get(&asked, &none, prompt, "--srckeypass", 0) != 0)
+		return WKS_ERR_INTEGRITY;
+	err = open(arg, asked.p, asked.len);
+	cli_pw_clear(&asked);
+	return err;
+}
+
+/* ---- JKS / JCEKS -------------------------------------------------------- */
+
+static void get_limits(jks_limits *lim)
+{
+	char v[32];
+
+	lim->max_chain = 100;
+	lim->max_blob = 10485760;
+	lim->max_iterations = 5000000;
+	if (wks_get_property(v, sizeof(v), NULL,
+			     "wolfjce.wks.maxCertChainLength") == WKS_OK)
+		lim->max_chain = (size_t)strtoul(v, NULL, 10);
+	if (wks_get_property(v, sizeof(v), NULL, "wolfjce.wks.maxEntrySize") ==
+	    WKS_OK)
+		lim->max_blob = (size_t)strtoul(v, NULL, 10);
+	if (wks_get_property(v, sizeof(v), NULL,
+			     "libwks.wks.maxIterationCount") == WKS_OK)
+		lim->max_iterations = (uint32_t)strtoul(v, NULL, 10);
+}
+
+struct jks_key_arg {
+	const jks_entry *e;
+	const jks_limits *lim;
+	ks_item *t;
+};
+
+static int jks_key_open(void *arg, const char *pw, size_t pw_len)
+{
+	struct jks_key_arg *a = arg;
+
+	if (a->e->tag == JKS_TAG_KEY)
+		return jks_recover_key(&a->t->pkcs8, &a->t->pkcs8_len, a->e, pw,
+				       pw_len, a->lim);
+	return jks_recover_secret(&a->t->secret, &a->t->secret_len,
+				  &a->t->algorithm, a->e, pw, pw_len, a->lim);
+}
+
+static const char *skip_reason(int err, char *buf, size_t n)
+{
+	const char *d = wks_error_detail();
+
+	if (err == WKS_ERR_INTEGRITY)
+		snprintf(buf, n, "key password incorrect (give it with "
+			 "--srckeypass and --srcalias)");
+	else
+		snprintf(buf, n, "%s", d && *d ? d : wks_strerror(err));
+	return buf;
+}
+
+static int read_jks(ks_src *s, const uint8_t *data, size_t len)
+{
+	jks_file f = JKS_FILE_INIT;
+	jks_limits lim;
+	char why[400];
+	int err;
+
+	get_limits(&lim);
+	if ((err = jks_parse(&f, data, len, s->pw.p, s->pw.len, &lim)) < 0)
+		return cli_lib_err(s->file, NULL, err, NULL);
+	for (size_t i = 0; i < f.count; i++) {
+		const jks_entry *e = &f.e[i];
+		struct jks_key_arg a = { e, &lim, NULL };
+		ks_item *t;
+
+		if (!selected(s, e->alias))
+			continue;
+		t = src_add(s, e->alias, e->tag == JKS_TAG_KEY ?
+			    WKS_ENTRY_PRIVATE_KEY : e->tag == JKS_TAG_CERT ?
+			    WKS_ENTRY_CERTIFICATE : WKS_ENTRY_SECRET_KEY);
+		if (!t)
+			goto nomem;
+		for (size_t k = 0; k < e->ncerts; k++)
+			if (item_add_cert(t, e->cert[k], e->cert_len[k]) < 0)
+				goto nomem;
+		if (e->non_x509) {
+			if (item_skip(t, "a certificate is not X.509") < 0)
+				goto nomem;
+			continue;
+		}
+		if (e->tag == JKS_TAG_CERT)
+			continue;
+		if (e->tag == JKS_TAG_KEY && e->ncerts == 0) {
+			if (item_skip(t, "a private key without a certificate "
+				      "chain") < 0)
+				goto nomem;
+			continue;
+		}
+		a.t = t;
+		err = open_key(s, e->alias, jks_key_open, &a);
+		if (err < 0 && item_skip(t, skip_reason(err, why,
+							sizeof(why))) < 0)
+			goto nomem;
+	}
+	jks_file_free(&f);
+	return 0;
+nomem:
+	jks_file_free(&f);
+	return oom(s->file);
+}
+
+/* ---- PKCS#12 ------------------------------------------------------------ */
+
+static int read_p12(ks_src *s, const uint8_t *data, size_t len)
+{
+	cli_p12_entry *e = NULL;
+	size_t count = 0;
+	int rc;
+
+	if ((rc = cli_p12_read(&e, &count, s->file, data, len, &s->pw,
+			       s->c->no_mac_ok)) != 0)
+		return rc;
+	for (size_t i = 0; i < count; i++) {
+		char name[32];
+		const char *alias = e[i].alias;
+		ks_item *t;
+
+		if (!alias) {
+			snprintf(name, sizeof(name), "%zu", i + 1);
+			alias = name;
+		}
+		if (!selected(s, alias))
+			continue;
+		if (!(t = src_add(s, alias, e[i].type)))
+			goto nomem;
+		for (int k = 0; e[i].chain && k < sk_X509_num(e[i].chain); k++) {
+			uint8_t *der = NULL;
+			size_t dl = 0;
+
+			if (cli_cert_der(&der, &dl, sk_X509_value(e[i].chain, k)))
+				goto nomem;
+			rc = item_add_cert(t, der, dl);
+			free(der);
+			if (rc < 0)
+				goto nomem;
+		}
+		if (e[i].type == WKS_ENTRY_PRIVATE_KEY) {
+			t->pkcs8 = e[i].pkcs8;
+			t->pkcs8_len = e[i].pkcs8_len;
+			e[i].pkcs8 = NULL;
+			e[i].pkcs8_len = 0;
+		}
+	}
+	cli_p12_free(e, count);
+	return 0;
+nomem:
+	cli_p12_free(e, count);
+	return oom(s->file);
+}
+
+/* ---- WKS ---------------------------------------------------------------- */
+
+struct wks_key_arg {
+	wks_store *st;
+	const char *alias;
+	wks_key *key;
+};
+
+static int wks_key_open(void *arg, const char *pw, size_t pw_len)
+{
+	struct wks_key_arg *a = arg;
+
+	return wks_store_get_key(&a->key, a->st, a->alias, pw, pw_len);
+}
+
+static int read_wks(ks_src *s, const uint8_t *data, size_t len)
+{
+	wks_store *st = NULL;
+	char **aliases = NULL;
+	size_t count = 0;
+	char why[400];
+	int err, rc = 0;
+
+	if ((err = wks_store_new(&st)) < 0 ||
+	    (err = wks_store_load_buffer(st, data, len, s->pw.p,
+					 s->pw.len)) < 0 ||
+	    (err = wks_store_aliases(&aliases, &count, st)) < 0) {
+		rc = cli_lib_err(s->file, NULL, err, NULL);
+		goto done;
+	}
+	for (size_t i = 0; i < count; i++) {
+		wks_entry_type ty = wks_store_entry_type(st, aliases[i]);
+		struct wks_key_arg a = { st, aliases[i], NULL };
+		size_t nc = 0;
+		ks_item *t;
+
+		if (!selected(s, aliases[i]))
+			continue;
+		if (!(t = src_add(s, aliases[i], ty)))
+			goto nomem;
+		if (ty != WKS_ENTRY_SECRET_KEY &&
+		    wks_store_cert_count(&nc, st, aliases[i]) == WKS_OK) {
+			for (size_t k = 0; k < nc; k++) {
+				uint8_t *der = NULL;
+				size_t dl = 0;
+
+				if ((err = wks_store_get_cert_der(&der, &dl, st,
+								  aliases[i],
+								  k)) < 0) {
+					rc = cli_lib_err(s->file, aliases[i], err,
+							 NULL);
+					goto done;
+				}
+				err = item_add_cert(t, der, dl);
+				wks_free(der);
+				if (err < 0)
+					goto nomem;
+			}
+		}
+		if (ty == WKS_ENTRY_CERTIFICATE)
+			continue;
+		err = open_key(s, aliases[i], wks_key_open, &a);
+		if (err < 0) {
+			if (item_skip(t, skip_reason(err, why, sizeof(why))) < 0)
+				goto nomem;
+			continue;
+		}
+		{
+			size_t kl = 0;
+			const uint8_t *kd = wks_key_data(a.key, &kl);
+			uint8_t *copy = malloc(kl ? kl : 1);
+
+			if (copy)
+				memcpy(copy, kd, kl);
+			if (copy && ty == WKS_ENTRY_SECRET_KEY) {
+				t->secret = copy;
+				t->secret_len = kl;
+				t->algorithm = strdup(wks_key_algorithm(a.key));
+			} else if (copy) {
+				t->pkcs8 = copy;
+				t->pkcs8_len = kl;
+			}
+			wks_key_free(a.key);
+			if (!copy || (ty == WKS_ENTRY_SECRET_KEY &&
+				      !t->algorithm))
+				goto nomem;
+		}
+	}
+	goto done;
+nomem:
+	rc = oom(s->file);
+done:
+	wks_aliases_free(aliases);
+	wks_store_free(st);
+	return rc;
+}
+
+/* ---- the import --------------------------------------------------------- */
+
+static int parse_type(cli_ks_type *out, const char *s)
+{
+	static const struct {
+		const char *name;
+		cli_ks_type t;
+	} types[] = {
+		{ "jks", CLI_KS_JKS }, { "jceks", CLI_KS_JCEKS },
+		{ "pkcs12", CLI_KS_PKCS12 }, { "p12", CLI_KS_PKCS12 },
+		{ "wks", CLI_KS_WKS }
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcasecmp(s, types[i].name)) {
+			*out = types[i].t;
+			return 0;
+		}
+	cli_err(NULL, "--srcstoretype: \"%s\" is not jks, jceks, pkcs12 or "
+		"wks", s);
+	return CLI_EXIT_USAGE;
+}
+
+/* The destination alias of an item. */
+static const char *dest_alias(const cli_ctx *c, const ks_item *t)
+{
+	return c->destalias ? c->destalias : t->alias;
+}
+
+static const char *type_word(wks_entry_type t)
+{
+	return t == WKS_ENTRY_PRIVATE_KEY ? "private key" :
+	       t == WKS_ENTRY_CERTIFICATE ? "trusted certificate" :
+					    "secret key";
+}
+
+/* Put one item into st.  Returns 0 (imported, or t->skip set) or an exit
+ * status for a failure that must stop the import. */
+static int put_item(wks_store *st, cli_ctx *c, const char *destfile,
+		    ks_item *t, const cli_pw *kp)
+{
+	const char *alias = dest_alias(c, t);
+	char why[400];
+	int err;
+
+	if (wks_store_contains(st, alias) &&
+	    (err = wks_store_delete(st, alias)) < 0)
+		return cli_lib_err(destfile, alias, err, NULL);
+	switch (t->type) {
+	case WKS_ENTRY_PRIVATE_KEY:
+		err = wks_store_set_private_key(
+			st, alias, t->pkcs8, t->pkcs8_len,
+			(const uint8_t *const *)t->der, t->der_len, t->nder,
+			kp->p, kp->len);
+		break;
+	case WKS_ENTRY_CERTIFICATE:
+		err = t->nder == 1 ?
+			wks_store_set_cert_der(st, alias, t->der[0],
+					       t->der_len[0]) :
+			WKS_ERR_INVALID;
+		break;
+	default:
+		err = wks_store_set_secret_key(st, alias, t->algorithm,
+					       t->secret, t->secret_len, kp->p,
+					       kp->len);
+		break;
+	}
+	if (err == WKS_ERR_NOMEM)
+		return oom(destfile);
+	if (err < 0 && item_skip(t, skip_reason(err, why, sizeof(why))) < 0)
+		return oom(destfile);
+	return 0;
+}
+
+static void print_items(const ks_src *s, const cli_ctx *c, size_t *imported,
+			size_t *skipped)
+{
+	*imported = *skipped = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const ks_item *t = &s->it[i];
+		char *da = cli_display(t->alias);
+		char *dd = c->destalias ? cli_display(c->destalias) : NULL;
+		char *dw = t->skip ? cli_display(t->skip) : NULL;
+
+		printf("%s: \"%s\"", t->skip ? "skipped" : "imported",
+		       da ? da : "");
+		if (dd)
+			printf(" as \"%s\"", dd);
+		printf(" (%s", type_word(t->type));
+		if (t->type == WKS_ENTRY_PRIVATE_KEY && t->nder)
+			printf(", %zu certificate%s", t->nder,
+			       t->nder == 1 ? "" : "s");
+		if (t->type == WKS_ENTRY_SECRET_KEY && t->algorithm &&
+		    !t->skip)
+			printf(", %s %zu bits", t->algorithm,
+			       t->secret_len * 8);
+		printf(")%s%s\n", dw ? ": " : "", dw ? dw : "");
+		if (t->skip)
+			(*skipped)++;
+		else
+			(*imported)++;
+		free(da);
+		free(dd);
+		free(dw);
+	}
+	printf("%zu entr%s: %zu imported, %zu skipped\n", s->n,
+	       s->n == 1 ? "y" : "ies", *imported, *skipped);
+}
+
+/* Read the source named s->file (its password from s->storepass) into
+ * s->it. */
+static int read_source(ks_src *s, const uint8_t *data, size_t len,
+		       const char *srctype)
+{
+	cli_ks_type want = CLI_KS_UNKNOWN;
+	char prompt[600];
+	int rc;
+
+	s->type = cli_ks_detect(data, len);
+	if (srctype) {
+		if ((rc = parse_type(&want, srctype)) != 0)
+			return rc;
+		if (want != s->type) {
+			cli_err(s->file, "this is %s %s file, not %s (leave out "
+				"--srcstoretype to detect the type)",
+				s->type == CLI_KS_UNKNOWN ? "an" : "a",
+				cli_ks_type_name(s->type), srctype);
+			return CLI_EXIT_MALFORMED;
+		}
+	}
+	if (s->type == CLI_KS_UNKNOWN) {
+		cli_err(s->file, "not a keystore wks can read (JKS, JCEKS, "
+			"PKCS#12 or WKS)");
+		return CLI_EXIT_MALFORMED;
+	}
+	snprintf(prompt, sizeof(prompt), "Password of the source keystore "
+		 "%s: ", s->file);
+	if ((rc = cli_pw_get(&s->pw, s->storepass, prompt, s->storepass_opt,
+			     0)) != 0)
+		return rc;
+	/* An explicitly empty password would skip the integrity check. */
+	if (s->pw.len == 0) {
+		cli_err(s->file, "%s: the source store password must not be "
+			"empty", s->storepass_opt);
+		return CLI_EXIT_USAGE;
+	}
+	if (s->c->srckeypass.kind != CLI_PWSRC_NONE) {
+		snprintf(prompt, sizeof(prompt), "Key password in %s: ",
+			 s->file);
+		if ((rc = cli_pw_get(&s->keypw, &s->c->srckeypass, prompt,
+				     "--srckeypass", 0)) != 0)
+			return rc;
+		if (s->keypw.len == 0) {
+			cli_err(NULL, "--srckeypass: the key password must not "
+				"be empty");
+			return CLI_EXIT_USAGE;
+		}
+		s->have_keypw = 1;
+	}
+	switch (s->type) {
+	case CLI_KS_JKS:
+	case CLI_KS_JCEKS:
+		rc = read_jks(s, data, len);
+		break;
+	case CLI_KS_PKCS12:
+		rc = read_p12(s, data, len);
+		break;
+	default:
+		rc = read_wks(s, data, len);
+		break;
+	}
+	if (rc)
+		return rc;
+	if (s->c->srcalias && s->n == 0) {
+		char *da = cli_display(s->c->srcalias);
+
+		cli_err(s->file, "no entry \"%s\"", da ? da : "");
+		free(da);
+		return CLI_EXIT_NOTFOUND;
+	}
+	/* What Java cannot load: a warning, or (--strict-java) an error
+	 * before anything changes. */
+	for (size_t i = 0; i < s->n; i++) {
+		ks_item *t = &s->it[i];
+
+		if (t->skip || (t->type != WKS_ENTRY_PRIVATE_KEY &&
+				t->type != WKS_ENTRY_SECRET_KEY))
+			continue;
+		if ((rc = cli_java_check(s->c, s->file, dest_alias(s->c, t),
+					 t->pkcs8, t->pkcs8_len)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Put every readable item into st (destfile names it in messages). */
+static int put_all(wks_store *st, cli_ctx *c, const char *destfile,
+		   ks_src *s, const cli_pw *kp)
+{
+	int rc;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->it[i].skip &&
+		    (rc = put_item(st, c, destfile, &s->it[i], kp)) != 0)
+			return rc;
+	return 0;
+}
+
+/* Into a new store at `path` (password from `pass`). */
+static int import_new(cli_ctx *c, ks_src *s, const char *path,
+		      const cli_pwsrc *pass, const char *pass_opt)
+{
+	wks_store *st = NULL;
+	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT;
+	size_t imported, skipped;
+	char prompt[600];
+	int rc, err;
+
+	snprintf(prompt, sizeof(prompt), "Password of the new keystore %s: ",
+		 path);
+	if ((rc = cli_pw_get(&pw, pass, prompt, pass_opt, CLI_PW_NEW)) != 0)
+		return rc;
+	if (pw.len == 0) {
+		cli_err(path, "%s: the store password must not be empty",
+			pass_opt);
+		rc = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if ((rc = cli_keypass(&kp, c, &pw, NULL)) != 0)
+		goto done;
+	if ((err = wks_store_new(&st)) < 0) {
+		rc = cli_lib_err(path, NULL, err, NULL);
+		goto done;
+	}
+	if ((rc = cli_store_iterations(st, c)) != 0 ||
+	    (rc = put_all(st, c, path, s, &kp)) != 0)
+		goto done;
+	print_items(s, c, &imported, &skipped);
+	if (imported == 0) {
+		cli_err(path, "nothing imported; no store written");
+		rc = CLI_EXIT_FAIL;
+		goto done;
+	}
+	if ((rc = cli_store_create(st, c, path, &pw)) == 0 && skipped)
+		rc = CLI_EXIT_FAIL;
+done:
+	wks_store_free(st);
+	cli_pw_clear(&pw);
+	cli_pw_clear(&kp);
+	return rc;
+}
+
+/* Into the existing store --keystore, under its lock. */
+static int import_existing(cli_ctx *c, ks_src *s)
+{
+	cli_edit e;
+	cli_pw kp = CLI_PW_INIT;
+	size_t imported, skipped, clash = 0;
+	int rc;
+
+	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+		return rc;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *a = dest_alias(c, &s->it[i]);
+
+		if (s->it[i].skip || !wks_store_contains(e.st, a))
+			continue;
+		if (!c->force) {
+			char *da = cli_display(a);
+
+			cli_err(c->keystore, "entry \"%s\" exists", da ? da : "");
+			free(da);
+		}
+		clash++;
+	}
+	if (clash && !c->force) {
+		cli_err(c->keystore, "%zu entr%s exist%s: nothing imported (use "
+			"--force to replace them)", clash,
+			clash == 1 ? "y" : "ies", clash == 1 ? "s" : "");
+		rc = CLI_EXIT_EXISTS;
+		goto done;
+	}
+	if ((rc = cli_keypass(&kp, c, &e.pw, NULL)) != 0 ||
+	    (rc = put_all(e.st, c, c->keystore, s, &kp)) != 0)
+		goto done;
+	print_items(s, c, &imported, &skipped);
+	if (imported && (rc = cli_store_edit_commit(&e, c, NULL)) != 0)
+		goto done;
+	if (skipped)
+		rc = CLI_EXIT_FAIL;
+done:
+	cli_pw_clear(&kp);
+	cli_store_edit_end(&e);
+	return rc;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int cmd_import_keystore(cli_ctx *c)
+{
+	ks_src s;
+	uint8_t *data = NULL;
+	size_t len = 0;
+	struct stat sb;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	if ((rc = cli_need(c->srckeystore, "--srckeystore")) != 0 ||
+	    (rc = cli_need(c->keystore, "--keystore")) != 0)
+		return rc;
+	if (c->destalias && !c->srcalias) {
+		cli_err(NULL, "import-keystore: --destalias needs --srcalias");
+		return CLI_EXIT_USAGE;
+	}
+	if (same_file(c->srckeystore, c->keystore)) {
+		cli_err(c->keystore, "the source and the destination are the "
+			"same file");
+		return CLI_EXIT_USAGE;
+	}
+	if ((rc = cli_read_file(&data, &len, c->srckeystore)) != 0)
+		return rc;
+	s.c = c;
+	s.file = c->srckeystore;
+	s.storepass = &c->srcstorepass;
+	s.storepass_opt = "--srcstorepass";
+	if ((rc = read_source(&s, data, len, c->srcstoretype)) != 0)
+		goto done;
+	if (stat(c->keystore, &sb) == 0)
+		rc = import_existing(c, &s);
+	else
+		rc = import_new(c, &s, c->keystore, &c->storepass,
+				"--storepass");
+done:
+	src_free(&s);
+	cli_free_secret(data, len);
+	return rc;
+}
+
+int cli_convert_java(cli_ctx *c, const uint8_t *data, size_t len)
+{
+	ks_src s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.c = c;
+	s.file = c->in;
+	s.storepass = &c->inpass;
+	s.storepass_opt = "--inpass";
+	if ((rc = read_source(&s, data, len, NULL)) == 0)
+		rc = import_new(c, &s, c->out, &c->outpass, "--outpass");
+	src_free(&s);
+	return rc;
+}
+
+void cli_not_wks(const char *file, const uint8_t *data, size_t len)
+{
+	cli_ks_type t = cli_ks_detect(data, len);
+
+	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS)
+		cli_err(file, "this is a %s keystore; convert it with: wks "
+			"import-keystore --srckeystore %s -k NEW.wks",
+			cli_ks_type_name(t), file);
+	else if (t == CLI_KS_PKCS12)
+		cli_err(file, "not a WKS keystore (a PKCS#12 file?); import it "
+			"with: wks import-keystore --srckeystore %s -k NEW.wks",
+			file);
+	else
+		cli_err(file, "not a WKS keystore (bad magic number)");
+}
