@@ -84,6 +84,9 @@ void cli_pwsrc_clear(cli_pwsrc *src);
                            * refuse empty */
 #define CLI_PW_OPTIONAL 2 /* no source and no terminal: return an empty
                            * password instead of failing */
+#define CLI_PW_EMPTY_OK 4 /* a source may give an empty password (a
+                           * PKCS#12 file's); without it an empty one is
+                           * a usage error */
 
 /*
  * Get a password from `src`, or from the terminal (/dev/tty, echo off)
@@ -125,6 +128,11 @@ typedef struct {
 	const char *file;
 	const char **ext;      /* --ext (repeatable) */
 	size_t ext_count;
+	/* h8 (issue 11 items 2-3): import-certs */
+	const char *alias_prefix; /* --alias-prefix */
+	/* h7 (issue 11 item 1): import-keystore */
+	const char *srckeystore, *srcstoretype, *srcalias, *destalias;
+	cli_pwsrc srcstorepass, srckeypass;
 } cli_ctx;
 
 typedef int (*cli_cmd_fn)(cli_ctx *c);
@@ -152,6 +160,14 @@ int cmd_passwd(cli_ctx *c);
 int cmd_keypasswd(cli_ctx *c);
 int cmd_verify(cli_ctx *c);
 int cmd_convert(cli_ctx *c);
+int cmd_import_certs(cli_ctx *c); /* h8 */
+int cmd_import_keystore(cli_ctx *c); /* h7 */
+/* wks convert of a JKS or JCEKS file (cmd_import_keystore.c): --in with
+ * --inpass (and --srckeypass) into a new WKS store --out (--outpass). */
+int cli_convert_java(cli_ctx *c, const uint8_t *data, size_t len);
+/* "not a WKS keystore" for --keystore FILE, naming what it is and the
+ * command that converts it (JKS, JCEKS, PKCS#12). */
+void cli_not_wks(const char *file, const uint8_t *data, size_t len);
 
 /* ---- messages, files, text (util.c) ----------------------------------- */
 
@@ -359,9 +375,11 @@ void cli_print_cert(FILE *f, X509 *x, int indent);
 
 typedef struct {
 	char *alias;            /* friendlyName, or NULL */
-	wks_entry_type type;    /* PRIVATE_KEY or CERTIFICATE */
-	uint8_t *pkcs8;         /* private key: PKCS#8 DER */
+	wks_entry_type type;    /* PRIVATE_KEY, CERTIFICATE or SECRET_KEY */
+	uint8_t *pkcs8;         /* private key: PKCS#8 DER; secret key: the
+	                         * raw key */
 	size_t pkcs8_len;
+	char *algorithm;        /* secret key: JCA name ("AES", ...) */
 	STACK_OF(X509) *chain;  /* private key: leaf first; certificate: 1 */
 } cli_p12_entry;
 
@@ -392,6 +410,33 @@ int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 		   const char *file, const char *alias, const cli_pw *keypw,
 		   const cli_pw *p12pw, int iterations);
 
+/*
+ * Secret keys in PKCS#12 the way Java stores them (p12secret.c): a secret
+ * bag holding an EncryptedPrivateKeyInfo of { OID of the JCA algorithm,
+ * OCTET STRING key }.
+ *
+ * cli_p12_secret_read() decrypts the secret bag `bag` (friendlyName
+ * `name`, for messages) with the PKCS#12 password: *alg is the JCA name
+ * Java reports ("AES", "HmacSHA256", "PBEWithMD5AndDES", or the dotted
+ * OID), *key the raw key (free with cli_free_secret()).  Returns 0, -1
+ * when the bag is of another kind (skipped: a note naming it is
+ * printed), or an exit status (message printed).
+ *
+ * cli_p12_secret_bag() makes such a bag for a WKS secret key, encrypted
+ * with PBES2 (AES-256-CBC, PBKDF2-HMAC-SHA-256, `iterations`) under the
+ * PKCS#12 password, with friendlyName `alias` and localKeyID
+ * "Time <created_ms>" (Java's creation date).  Returns 0, -1 when
+ * `alg` has no OID (Java cannot store such a key in PKCS#12 either; the
+ * caller names the skipped alias), or an exit status.
+ */
+int cli_p12_secret_read(char **alg, uint8_t **key, size_t *key_len,
+			const PKCS12_SAFEBAG *bag, const char *pass,
+			int passlen, const char *file, const char *name);
+int cli_p12_secret_bag(PKCS12_SAFEBAG **out, const char *alias,
+		       const char *alg, const uint8_t *key, size_t key_len,
+		       int64_t created_ms, const cli_pw *p12pw, int iterations,
+		       const char *file);
+
 /* The PBKDF2 iteration count of an export (PKCS#12, encrypted key):
  * --iterations, else the store's wolfjce.wks.iterationCount (what libwks
  * would save the store with: 210000 unless configured). */
@@ -415,6 +460,14 @@ void cli_warn_validity(const char *file, const char *alias, X509 *x);
 /* After an import: "Imported private key entry "x" with a chain of 2"
  * (stdout). */
 void cli_say_imported(wks_store *st, const char *alias);
+
+/* ---- keytool habits (habits.c) ----------------------------------------- */
+
+/* If `arg` is a keytool-style single-dash option ("-keystore"), print
+ * "did you mean --keystore" for command `cmd` (applies(name): does the
+ * command take --name) and return CLI_EXIT_USAGE; else 0. */
+int cli_keytool_hint(const char *cmd, const char *arg,
+		     int (*applies)(const char *name));
 
 /* ---- what Java can read (javacompat.c) --------------------------------- */
 

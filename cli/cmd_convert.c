@@ -3,6 +3,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <openssl/pkcs12.h>
 
@@ -66,7 +67,8 @@ static int p12_to_wks(cli_ctx *c, const uint8_t *data, size_t len)
 	int rc, err;
 
 	snprintf(prompt, sizeof(prompt), "Password of %s: ", c->in);
-	if ((rc = cli_pw_get(&inpw, &c->inpass, prompt, "--inpass", 0)) != 0)
+	if ((rc = cli_pw_get(&inpw, &c->inpass, prompt, "--inpass",
+			     CLI_PW_EMPTY_OK)) != 0)
 		return rc;
 	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw,
 			       c->no_mac_ok)) != 0)
@@ -115,6 +117,9 @@ int cmd_convert(cli_ctx *c)
 		return rc;
 	if (wks_probe(data, len))
 		rc = wks_to_p12(c, data, len);
+	else if (len >= 4 && (!memcmp(data, "\xFE\xED\xFE\xED", 4) ||
+			      !memcmp(data, "\xCE\xCE\xCE\xCE", 4)))
+		rc = cli_convert_java(c, data, len); /* JKS, JCEKS */
 	else
 		rc = p12_to_wks(c, data, len);
 	cli_free_secret(data, len);

@@ -26,6 +26,9 @@ enum {
 	O_STRICT_JAVA, O_KEYS, O_KEYPASS_FOR, /* h10 */
 	O_KEYALG, O_KEYSIZE, O_CURVE, O_DNAME, O_VALIDITY, O_EXT, O_SIGALG,
 	O_FILE, /* h9 */
+	O_ALIAS_PREFIX, /* h8 */
+	O_SRCKEYSTORE, O_SRCSTORETYPE, O_SRCSTOREPASS, O_SRCKEYPASS,
+	O_SRCALIAS, O_DESTALIAS, /* h7 */
 	O_COUNT
 };
 
@@ -74,6 +77,16 @@ static const struct option long_options[] = {
 	{ "ext", required_argument, NULL, 1000 + O_EXT },
 	{ "sigalg", required_argument, NULL, 1000 + O_SIGALG },
 	{ "file", required_argument, NULL, 1000 + O_FILE },
+	{ "alias-prefix", required_argument, NULL, 1000 + O_ALIAS_PREFIX },
+	{ "srckeystore", required_argument, NULL, 1000 + O_SRCKEYSTORE },
+	{ "srcstoretype", required_argument, NULL, 1000 + O_SRCSTORETYPE },
+	{ "srcstorepass", required_argument, NULL, 1000 + O_SRCSTOREPASS },
+	{ "srckeypass", required_argument, NULL, 1000 + O_SRCKEYPASS },
+	{ "srcalias", required_argument, NULL, 1000 + O_SRCALIAS },
+	{ "destalias", required_argument, NULL, 1000 + O_DESTALIAS },
+	{ "destkeystore", required_argument, NULL, 1000 + O_KEYSTORE },
+	{ "deststorepass", required_argument, NULL, 1000 + O_STOREPASS },
+	{ "destkeypass", required_argument, NULL, 1000 + O_KEYPASS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -145,15 +158,22 @@ static const cli_cmd commands[] = {
 	  ITER_HELP
 	  "      --force             replace an existing entry\n" },
 	{ "import-cert", cmd_import_cert,
-	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_ALIAS) | B(O_CERT) |
-		  B(O_ITERATIONS) | B(O_FORCE),
-	  "import a trusted certificate",
-	  "usage: wks import-cert -k FILE -a ALIAS --cert CERTFILE\n"
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_ALIAS) | B(O_CERT) | B(O_ITERATIONS) | B(O_FORCE),
+	  "import a trusted certificate, or a CA reply onto a key entry",
+	  "usage: wks import-cert -k FILE -a ALIAS --cert CERTFILE [--keypass SRC]\n"
 	  "\nImport one trusted certificate (PEM or DER).  A certificate never\n"
-	  "replaces a key entry.\n\n"
-	  STOREPASS_HELP
-	  "  -a, --alias NAME        the entry to create\n"
-	  "      --cert FILE         the certificate\n"
+	  "replaces a key entry.\n"
+	  "When ALIAS is a private key entry, CERTFILE is a CA's reply (one\n"
+	  "certificate, a PEM chain, or PKCS#7 in PEM or DER) as keytool takes\n"
+	  "it: one of its certificates must hold the entry's public key; the\n"
+	  "reply's chain, completed from the store's trusted certificate\n"
+	  "entries up to a self-signed root, replaces the entry's chain.  The\n"
+	  "key is kept (encrypted again under the key password).  Otherwise\n"
+	  "the store is left unchanged (exit 8).\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "  -a, --alias NAME        the entry to create (or the key entry)\n"
+	  "      --cert FILE         the certificate, or the reply\n"
 	  ITER_HELP
 	  "      --force             replace an existing certificate entry\n" },
 	{ "import-secret", cmd_import_secret,
@@ -309,20 +329,141 @@ static const cli_cmd commands[] = {
 	{ "convert", cmd_convert,
 	  COMMON | B(O_IN) | B(O_OUT) | B(O_INPASS) | B(O_OUTPASS) |
 		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE) |
-		  B(O_NO_MAC_OK) | B(O_KEYPASS_FOR) | B(O_STRICT_JAVA),
-	  "convert a whole store: PKCS#12 to WKS, or WKS to PKCS#12",
+		  B(O_NO_MAC_OK) | B(O_KEYPASS_FOR) | B(O_STRICT_JAVA) |
+		  B(O_SRCKEYPASS),
+	  "convert a whole store: PKCS#12/JKS/JCEKS to WKS, WKS to PKCS#12",
 	  "usage: wks convert --in FILE -o FILE [--inpass SRC] [--outpass SRC]\n"
 	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
-	  "becomes a PKCS#12 file, anything else is read as PKCS#12 and becomes\n"
-	  "a WKS store.  --inpass is the password of the input, --outpass that\n"
+	  "becomes a PKCS#12 file; a JKS or JCEKS input (also by its magic\n"
+	  "number) becomes a WKS store as with wks import-keystore (key\n"
+	  "passwords: --srckeypass, else --inpass, else asked per key); anything\n"
+	  "else is read as PKCS#12 and becomes a WKS store.  --inpass is the password of the input, --outpass that\n"
 	  "of the output (asked twice if prompted).  WKS key passwords are\n"
 	  "--keypass, by default the WKS store password.\n\n"
 	  "      --in FILE           the input\n"
 	  "  -o, --out FILE          the output (kept unless --force)\n"
 	  "      --inpass SRC        password of the input\n"
 	  "      --outpass SRC       password of the output\n"
+	  "      --srckeypass SRC    key password of a JKS/JCEKS input\n"
 	  KEYPASS_HELP NOMAC_HELP ITER_HELP
 	  "      --force             replace an existing output file\n" },
+	{ "import-keystore", cmd_import_keystore,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_SRCKEYSTORE) | B(O_SRCSTORETYPE) | B(O_SRCSTOREPASS) |
+		  B(O_SRCKEYPASS) | B(O_SRCALIAS) | B(O_DESTALIAS) |
+		  B(O_NO_MAC_OK) | B(O_ITERATIONS) | B(O_FORCE) |
+		  B(O_STRICT_JAVA),
+	  "import the entries of a JKS, JCEKS, PKCS#12 or WKS keystore",
+	  "usage: wks import-keystore --srckeystore FILE -k DEST.wks\n"
+	  "                           [--srcstoretype jks|jceks|pkcs12|wks]\n"
+	  "                           [--srcstorepass SRC] [--srckeypass SRC]\n"
+	  "                           [--srcalias A [--destalias B]] [--force]\n"
+	  "\nAs keytool -importkeystore, without a JVM: copy the private keys\n"
+	  "(with their chains), trusted certificates and secret keys of a JKS,\n"
+	  "JCEKS, PKCS#12 or WKS keystore into the WKS store DEST, which is\n"
+	  "created if missing.  The source type is detected from its first\n"
+	  "bytes.  Its integrity is checked with --srcstorepass first; each key\n"
+	  "is opened with --srckeypass if given, else with the source store\n"
+	  "password, else (on a terminal) with a password asked for it.  An\n"
+	  "entry that cannot be read is skipped and named, the others are\n"
+	  "imported (exit status 1).  An alias that DEST holds already refuses\n"
+	  "the whole import (nothing changes) unless --force replaces it.  Keys\n"
+	  "are encrypted under --keypass, by default DEST's store password.\n"
+	  "Prints one line per entry and a summary.\n\n"
+	  "      --srckeystore FILE  the keystore to read\n"
+	  "      --srcstoretype T    jks, jceks, pkcs12 or wks (checked)\n"
+	  "      --srcstorepass SRC  its store password\n"
+	  "      --srckeypass SRC    the password of its keys\n"
+	  "      --srcalias A        import only this entry\n"
+	  "      --destalias B       ... under this alias\n"
+	  "  -k, --keystore FILE     the WKS store (also --destkeystore)\n"
+	  "      --storepass SRC     its password (also --deststorepass)\n"
+	  "      --keypass SRC       key password in it (also --destkeypass;\n"
+	  "                          default: its store password)\n"
+	  NOMAC_HELP ITER_HELP
+	  "      --strict-java       refuse keys that Java cannot load\n"
+	  "      --force             replace entries that DEST holds\n" },
+	{ "import-certs", cmd_import_certs,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_IN) |
+		  B(O_ALIAS_PREFIX) | B(O_ITERATIONS) | B(O_VERBOSE),
+	  "import trusted certificates from a CA bundle, a PKCS#7 or a folder",
+	  "usage: wks import-certs -k FILE --in FILE|DIR [--alias-prefix P] [-v]\n"
+	  "\nImport every certificate of a PEM bundle (e.g.\n"
+	  "/etc/ssl/certs/ca-certificates.crt), a PKCS#7 file (.p7b, PEM or\n"
+	  "DER), DER certificates, or the files of a folder (others are skipped\n"
+	  "with a note) as trusted certificate entries.  Aliases are the\n"
+	  "lowercased CN (else O, else the start of the SHA-256 fingerprint),\n"
+	  "runs of spaces and punctuation made one '-', after --alias-prefix,\n"
+	  "with -2, -3, ... where taken.  Certificates the store holds already\n"
+	  "(same SHA-256) are skipped.  A malformed certificate or PEM block\n"
+	  "fails the whole import; the store is then unchanged.  A missing store\n"
+	  "is created (its password asked twice if prompted).  Prints \"N\n"
+	  "imported, M already present\".\n\n"
+	  STOREPASS_HELP
+	  "      --in FILE|DIR       the certificates\n"
+	  "      --alias-prefix P    put P before every new alias\n"
+	  "  -v, --verbose           print each new alias and its subject\n"
+	  ITER_HELP },
+	{ "genkeypair", cmd_genkeypair,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_ALIAS) | B(O_KEYALG) | B(O_KEYSIZE) | B(O_CURVE) |
+		  B(O_DNAME) | B(O_VALIDITY) | B(O_EXT) | B(O_SIGALG) |
+		  B(O_ITERATIONS),
+	  "make a key pair and a self-signed certificate in the store",
+	  "usage: wks genkeypair -k FILE -a ALIAS --dname NAME [--keyalg RSA|EC]\n"
+	  "                      [--keysize BITS | --curve P-256|P-384|P-521]\n"
+	  "                      [--validity DAYS] [--ext EXT]... [--sigalg ALG]\n"
+	  "\nMake a key pair and a self-signed X.509 v3 certificate for it (random\n"
+	  "64-bit serial number, SubjectKeyIdentifier, valid from now), as\n"
+	  "keytool -genkeypair does, and store them as a private key entry: the\n"
+	  "key is made in memory and never written anywhere else.  A missing\n"
+	  "store is created (its password asked twice if prompted).  An existing\n"
+	  "ALIAS is refused (exit 7).\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "  -a, --alias NAME        the entry to create\n"
+	  "      --dname NAME        the subject, keytool style, most specific\n"
+	  "                          first: \"CN=www.example.com, O=Example, C=US\"\n"
+	  "                          (\\, or quotes for a comma in a value)\n"
+	  "      --keyalg ALG        RSA (default) or EC\n"
+	  "      --keysize BITS      RSA: 2048 (default) to 8192; EC: 256, 384, 521\n"
+	  "      --curve NAME        EC: P-256 (default), P-384, P-521, or\n"
+	  "                          secp256r1, secp384r1, secp521r1 (also\n"
+	  "                          --groupname)\n"
+	  "      --validity DAYS     days of validity (default 90)\n"
+	  "      --ext EXT           an extension (repeatable), keytool syntax:\n"
+	  "                          san=dns:NAME,ip:ADDR,email:ADDR,uri:URI\n"
+	  "                          ku=digitalSignature,keyEncipherment,...\n"
+	  "                          eku=serverAuth,clientAuth,...|OID\n"
+	  "                          bc=ca:true[,pathlen:N]; NAME:critical=...\n"
+	  "      --sigalg ALG        SHA256withRSA, SHA384withECDSA, ... (default:\n"
+	  "                          SHA-256, SHA-384 for P-384 and RSA >= 7680\n"
+	  "                          bits, SHA-512 for P-521)\n"
+	  ITER_HELP },
+	{ "certreq", cmd_certreq,
+	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
+		  B(O_ALIAS) | B(O_OUT) | B(O_EXT) | B(O_SIGALG) | B(O_FORCE),
+	  "write a PKCS#10 certificate request for a key entry",
+	  "usage: wks certreq -k FILE -a ALIAS [-o FILE] [--ext EXT]... [--sigalg ALG]\n"
+	  "\nWrite a PKCS#10 request (PEM) signed with the entry's key, for the\n"
+	  "subject and public key of its certificate, as keytool -certreq does:\n"
+	  "the extension request holds a SubjectKeyIdentifier and the --ext\n"
+	  "extensions (syntax of genkeypair).  Send it to a CA; import the reply\n"
+	  "with wks import-cert -a ALIAS --cert REPLY.\n\n"
+	  STOREPASS_HELP KEYPASS_HELP
+	  "  -a, --alias NAME        the private key entry\n"
+	  "  -o, --out FILE          the request (default stdout)\n"
+	  "      --force             replace an existing --out file\n"
+	  "      --ext EXT           an extension to request (repeatable)\n"
+	  "      --sigalg ALG        signature algorithm (default as genkeypair)\n" },
+	{ "printcert", cmd_printcert,
+	  COMMON | B(O_FILE),
+	  "print certificates from a file, as keytool -printcert",
+	  "usage: wks printcert [--file FILE]\n"
+	  "\nPrint the certificates of FILE (default standard input): PEM, DER\n"
+	  "or PKCS#7 (PEM or DER), one or several, as keytool -printcert does:\n"
+	  "owner, issuer, serial number, validity (UTC), SHA-1 and SHA-256\n"
+	  "fingerprints, signature algorithm, public key, version, extensions.\n\n"
+	  "      --file FILE         the certificates\n" },
 	{ NULL, NULL, 0, NULL, NULL }
 };
 
@@ -390,10 +531,54 @@ static int parse_iterations(cli_ctx *c, const char *arg)
 	return 0;
 }
 
+/* For cli_keytool_hint(): does the current command take --name? */
+static const cli_cmd *hint_cmd;
+
+static int hint_applies(const char *name)
+{
+	for (size_t i = 0; long_options[i].name; i++)
+		if (!strcmp(long_options[i].name, name))
+			return (hint_cmd->options &
+				B(long_options[i].val - 1000)) != 0;
+	return 0;
+}
+
+/* keytool-style single-dash words ("-keystore", which getopt would take
+ * as "-k eystore"): a usage error with the option meant.  Values of
+ * options are skipped. */
+static int keytool_habits(const cli_cmd *cmd, int argc, char **argv)
+{
+	hint_cmd = cmd;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int rc;
+
+		if (!strcmp(a, "--"))
+			break;
+		if (!strncmp(a, "--", 2)) {
+			for (size_t j = 0; long_options[j].name; j++)
+				if (!strcmp(a + 2, long_options[j].name) &&
+				    long_options[j].has_arg == required_argument)
+					i++;
+			continue;
+		}
+		if (!strcmp(a, "-k") || !strcmp(a, "-a") || !strcmp(a, "-o")) {
+			i++;
+			continue;
+		}
+		if ((rc = cli_keytool_hint(cmd->name, a, hint_applies)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int parse_options(cli_ctx *c, int argc, char **argv)
 {
 	const cli_cmd *cmd = c->cmd;
 	int ch, rc = 0;
+
+	if ((rc = keytool_habits(cmd, argc, argv)) != 0)
+		return rc;
 
 	opterr = 0;
 	optind = 1; /* argv[0] is the command name */
@@ -486,6 +671,19 @@ static int parse_options(cli_ctx *c, int argc, char **argv)
 		case O_EXT: rc = cli_ext_add(c, optarg); break;
 		case O_SIGALG: c->sigalg = optarg; break;
 		case O_FILE: c->file = optarg; break;
+		case O_ALIAS_PREFIX: c->alias_prefix = optarg; break;
+		case O_SRCKEYSTORE: c->srckeystore = optarg; break;
+		case O_SRCSTORETYPE: c->srcstoretype = optarg; break;
+		case O_SRCSTOREPASS:
+			rc = cli_pwsrc_parse(&c->srcstorepass, "--srcstorepass",
+					     optarg);
+			break;
+		case O_SRCKEYPASS:
+			rc = cli_pwsrc_parse(&c->srckeypass, "--srckeypass",
+					     optarg);
+			break;
+		case O_SRCALIAS: c->srcalias = optarg; break;
+		case O_DESTALIAS: c->destalias = optarg; break;
 		case O_HELP:
 			fputs(cmd->usage, stdout);
 			fputs(general_help, stdout);
@@ -527,6 +725,8 @@ static void ctx_clear(cli_ctx *c)
 	cli_pwsrc_clear(&c->inpass);
 	cli_pwsrc_clear(&c->outpass);
 	cli_pwsrc_clear(&c->hex);
+	cli_pwsrc_clear(&c->srcstorepass);
+	cli_pwsrc_clear(&c->srckeypass);
 	free(c->chain);
 	free(c->ext);
 	cli_keypass_for_clear(c);

@@ -55,7 +55,7 @@ int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode)
 	if ((rc = cli_read_file(&data, &len, c->keystore)) != 0)
 		return rc;
 	if (!wks_probe(data, len)) {
-		cli_err(c->keystore, "not a WKS keystore (bad magic number)");
+		cli_not_wks(c->keystore, data, len);
 		rc = CLI_EXIT_MALFORMED;
 		goto done;
 	}
