@@ -92,9 +92,10 @@ int cmd_export_key(cli_ctx *c)
 	}
 	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
 		goto done;
-	/* --keypass-for, --keypass, the store password, the prompt. */
+	/* --keypass-for, else --keypass (default the store password),
+	 * else the prompt. */
 	(void)err;
-	if ((rc = cli_key_get(&key, st, c->keystore, c->alias, &kp, &pw, 0,
+	if ((rc = cli_key_get(&key, st, c->keystore, c->alias, &kp, NULL, 0,
 			      NULL)) != 0)
 		goto done;
 	data = wks_key_data(key, &len);

@@ -21,7 +21,8 @@ int cmd_import_p12(cli_ctx *c)
 	if ((rc = cli_read_file(&data, &len, c->in)) != 0)
 		return rc;
 	snprintf(prompt, sizeof(prompt), "Password of %s: ", c->in);
-	if ((rc = cli_pw_get(&inpw, &c->inpass, prompt, "--inpass", 0)) != 0)
+	if ((rc = cli_pw_get(&inpw, &c->inpass, prompt, "--inpass",
+			     CLI_PW_EMPTY_OK)) != 0)
 		goto done;
 	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw,
 			       c->no_mac_ok)) != 0)

@@ -74,7 +74,8 @@ int cmd_import_secret(cli_ctx *c)
 			goto done;
 		}
 	} else {
-		if ((rc = cli_pw_get(&hex, &c->hex, "", "--hex", 0)) != 0)
+		if ((rc = cli_pw_get(&hex, &c->hex, "", "--hex",
+				     CLI_PW_EMPTY_OK)) != 0)
 			goto done;
 		if (cli_unhex(&key, &key_len, hex.p, hex.len) < 0) {
 			cli_err(NULL, "--hex: not an even number of hex digits");

@@ -281,6 +281,16 @@ int cli_pw_get(cli_pw *out, const cli_pwsrc *src, const char *prompt,
 			cli_err(NULL, "%s: the password must not be empty",
 				src->option);
 			rc = CLI_EXIT_USAGE;
+		} else if (rc == 0 && out->len == 0 &&
+			   !(flags & CLI_PW_EMPTY_OK)) {
+			/* An explicitly empty password (pass:, an empty
+			 * variable or file) is a mistake, never a request to
+			 * skip the integrity check: that is --no-storepass. */
+			cli_err(NULL, "%s: the password is empty (it must not "
+				"be empty%s)", src->option,
+				(flags & CLI_PW_OPTIONAL) ? "; to skip the "
+				"integrity check use --no-storepass" : "");
+			rc = CLI_EXIT_USAGE;
 		}
 		if (rc)
 			cli_pw_clear(out);

@@ -66,6 +66,51 @@ static int push_cert(STACK_OF(X509) *certs, const uint8_t *der, long len,
 	return 0;
 }
 
+/* ---- where a certificate came from ---------------------------------------- */
+
+/* Each certificate read from a file remembers the file and its position
+ * there (ex_data), so that a chain error can say "certificate 2 (CN=...)
+ * from chain.pem". */
+typedef struct {
+	const char *path; /* argv: lives as long as the process */
+	int pos;          /* 1-based */
+} cert_origin;
+
+static int origin_idx = -1;
+
+static void origin_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad,
+			int idx, long argl, void *argp)
+{
+	(void)parent;
+	(void)ad;
+	(void)idx;
+	(void)argl;
+	(void)argp;
+	free(ptr);
+}
+
+static void set_origins(STACK_OF(X509) *certs, int from, const char *path)
+{
+	if (origin_idx < 0)
+		origin_idx = X509_get_ex_new_index(0, NULL, NULL, NULL,
+						   origin_free);
+	if (origin_idx < 0)
+		return;
+	for (int i = from; i < sk_X509_num(certs); i++) {
+		X509 *x = sk_X509_value(certs, i);
+		cert_origin *o;
+
+		if (X509_get_ex_data(x, origin_idx))
+			continue;
+		if (!(o = malloc(sizeof(*o))))
+			return;
+		o->path = path;
+		o->pos = i - from + 1;
+		if (!X509_set_ex_data(x, origin_idx, o))
+			free(o);
+	}
+}
+
 /* ---- reading keys ---------------------------------------------------------- */
 
 typedef struct {
@@ -225,6 +270,8 @@ int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
 	size_t len = 0, block_len = 0;
 	int rc, keys = 0;
 
+	int before = certs ? sk_X509_num(certs) : 0;
+
 	memset(&ps, 0, sizeof(ps));
 	ps.src = inpass;
 	ps.path = path;
@@ -293,6 +340,8 @@ int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
 			}
 		}
 		BIO_free(in);
+		if (certs)
+			set_origins(certs, before, path);
 		if (rc)
 			goto done;
 		if (!keys) {
@@ -402,6 +451,7 @@ int cli_load_certs(STACK_OF(X509) *certs, const char *path)
 		cli_err(path, "no certificate found");
 		rc = CLI_EXIT_MALFORMED;
 	}
+	set_origins(certs, before, path);
 	cli_free_secret(data, len);
 	return rc;
 }
@@ -430,6 +480,28 @@ static char *subject_text(X509 *x)
 	d = cli_display_escaped(s);
 	free(s);
 	return d;
+}
+
+/* "certificate 2 (CN=...) from chain.pem", or "certificate (CN=...)"
+ * when its file is not known. */
+static char *cert_text(X509 *x)
+{
+	const cert_origin *o = origin_idx >= 0 ?
+			       X509_get_ex_data(x, origin_idx) : NULL;
+	char *s = subject_text(x), *f = o ? cli_display(o->path) : NULL;
+	char *out;
+	size_t n = (s ? strlen(s) : 1) + (f ? strlen(f) : 0) + 64;
+
+	if ((out = malloc(n)) != NULL) {
+		if (o && f)
+			snprintf(out, n, "certificate %d (%s) from %s", o->pos,
+				 s ? s : "?", f);
+		else
+			snprintf(out, n, "certificate (%s)", s ? s : "?");
+	}
+	free(s);
+	free(f);
+	return out;
 }
 
 static int issued_by(X509 *subject, X509 *issuer)
@@ -510,12 +582,22 @@ int cli_order_chain(STACK_OF(X509) **out, X509 *leaf, EVP_PKEY *key,
 		cur = next;
 	}
 	if (strict && sk_X509_num(left) > 0) {
-		char *s = subject_text(sk_X509_value(left, 0));
+		/* Which link is missing: the certificate left over, and the
+		 * top of the chain built so far (that it does not sign). */
+		X509 *top = sk_X509_value(chain, sk_X509_num(chain) - 1);
+		char *a = cert_text(sk_X509_value(left, 0));
+		char *b = cert_text(top);
 
-		cli_err(file, "certificate \"%s\" is not part of the chain of "
-			"the key (each certificate must be signed by the next)",
-			s ? s : "?");
-		free(s);
+		if (X509_check_issued(top, top) == X509_V_OK)
+			cli_err(NULL, "%s is not part of the chain of the key: "
+				"the chain already ends at the root, %s",
+				a ? a : "?", b ? b : "?");
+		else
+			cli_err(NULL, "%s is not the issuer of %s (each "
+				"certificate must be signed by the next)",
+				a ? a : "?", b ? b : "?");
+		free(a);
+		free(b);
 		rc = CLI_EXIT_INVALID;
 		goto done;
 	}

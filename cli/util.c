@@ -165,6 +165,44 @@ int cli_lib_err(const char *file, const char *alias, int err, const char *what)
 	return cli_exit_for(err);
 }
 
+/* OpenSSL's reason strings in plain words (they name the internals:
+ * "nested asn1 error").  Decryption failures are never told apart from
+ * decoding failures where that would help an attacker (PKCS#12, keys):
+ * those paths print one fixed message of their own. */
+static const char *plain_reason(const char *r)
+{
+	static const struct { const char *ssl, *plain; } map[] = {
+		{ "nested asn1 error", "malformed or truncated data" },
+		{ "wrong tag", "malformed data: a field is not what was expected" },
+		{ "header too long", "truncated data" },
+		{ "too long", "malformed or truncated data" },
+		{ "not enough data", "truncated data" },
+		{ "asn1 parse error", "malformed data" },
+		{ "expecting an asn1 sequence", "malformed data" },
+		{ "decode error", "malformed data" },
+		{ "bad object header", "malformed data" },
+		{ "illegal padding", "malformed data" },
+		{ "unsupported", "unrecognised data" },
+		{ "cipherfinal error", "decryption failed" },
+		{ "bad decrypt", "decryption failed" },
+		{ "bad end line", "the PEM block is cut short: no END line" },
+		{ "bad base64 decode", "the PEM block is not valid base64" },
+		{ "no start line", "no PEM block found" },
+		{ "short header", "the PEM block is cut short" },
+		{ "bad iv chars", "bad PEM encryption header" },
+		{ "unsupported encryption", "unsupported PEM encryption" },
+		{ "unknown message digest algorithm",
+		  "unknown digest algorithm" },
+		{ "unsupported algorithm", "unsupported algorithm" },
+		{ "invalid", "invalid data" },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(r, map[i].ssl))
+			return map[i].plain;
+	return r;
+}
+
 int cli_ssl_err(int status, const char *file, const char *fmt, ...)
 {
 	char buf[512], msg[768];
@@ -181,7 +219,7 @@ int cli_ssl_err(int status, const char *file, const char *fmt, ...)
 		const char *r = ERR_reason_error_string(last);
 
 		if (r)
-			snprintf(buf, sizeof(buf), "%s", r);
+			snprintf(buf, sizeof(buf), "%s", plain_reason(r));
 		else
 			ERR_error_string_n(last, buf, sizeof(buf));
 		cli_err(file, "%s (%s)", msg, buf);

@@ -78,13 +78,19 @@ class Checker:
             return "output is not JSON: %s" % ex
         if list(doc.keys()) != ["entries"]:
             return "top-level keys %r" % list(doc.keys())
-        got = doc["entries"]
+        got = [dict(g) for g in doc["entries"]]
         want = self.expected_entries(record)
         if [g.get("alias") for g in got] != [w["alias"] for w in want]:
             return "aliases %r, expected %r" % (
                 [g.get("alias") for g in got], [w["alias"] for w in want])
         for g, w in zip(got, want):
             t = TYPES[w["type"]]
+            # The per-certificate details (issue 11 item 5) against the
+            # manifest's subject and issuer; the rest of the entry must
+            # stay exactly as it was.
+            problem = self.compare_details(w, t, g.pop("certificates", None))
+            if problem:
+                return "entry %r: %s" % (w["alias"], problem)
             exp = {"alias": w["alias"], "type": t,
                    "created_ms": w["creation_time_ms"]}
             if t == "private-key":
@@ -95,6 +101,35 @@ class Checker:
                 exp["algorithm"] = w["algorithm"]
             if g != exp:
                 return "entry %r: got %r, expected %r" % (w["alias"], g, exp)
+        return None
+
+    @staticmethod
+    def java_name(s):
+        """OpenSSL's RFC 2253 text as Java's X500Principal.getName()
+        spells it (the attribute types it has no keyword for as OIDs)."""
+        return s.replace("emailAddress=", "1.2.840.113549.1.9.1=")
+
+    def compare_details(self, w, t, certs):
+        if t == "secret-key":
+            return None if certs is None else "a secret key with certificates"
+        want = w["chain"] if t == "private-key" else [w["certificate"]]
+        if not isinstance(certs, list) or len(certs) != len(want):
+            return "certificates %r, expected %d" % (certs, len(want))
+        for i, (c, m) in enumerate(zip(certs, want)):
+            for k in ("subject", "issuer"):
+                if k in m and self.java_name(c.get(k, "")) != m[k]:
+                    return "certificate %d: %s %r, expected %r" % (
+                        i, k, c.get(k), m[k])
+            for k in ("serial", "not_before", "not_after", "key_algorithm",
+                      "status", "signature_algorithm", "sha1"):
+                if not isinstance(c.get(k), str) or not c[k]:
+                    return "certificate %d: no %s" % (i, k)
+            for k in ("not_before", "not_after"):
+                if len(c[k]) != 20 or not c[k].endswith("Z") or c[k][10] != "T":
+                    return "certificate %d: %s %r is not ISO 8601 UTC" % (
+                        i, k, c[k])
+            if "key_size" not in c:
+                return "certificate %d: no key_size" % i
         return None
 
     def check(self, ok, desc):

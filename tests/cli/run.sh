@@ -259,7 +259,7 @@ check "chain of ec256 leaf first" [ "$(json '[e["chain_sha256"] for e in d["entr
 check "chain of ed25519" [ "$(json '[len(e["chain_sha256"]) for e in d["entries"] if e["alias"]=="ed25519"][0]')" = 2 ]
 check "chain of rsa4096" [ "$(json '[len(e["chain_sha256"]) for e in d["entries"] if e["alias"]=="rsa4096"][0]')" = 1 ]
 check "list --json: sorted aliases, all private keys" [ "$(json '[e["alias"] for e in d["entries"]] == sorted(e["alias"] for e in d["entries"]) and all(e["type"]=="private-key" for e in d["entries"]) and len(d["entries"]) == 8')" = True ]
-check "list --json: exact keys" [ "$(json 'all(sorted(e)==["alias","chain_sha256","created_ms","type"] for e in d["entries"])')" = True ]
+check "list --json: exact keys" [ "$(json 'all(sorted(e)==["alias","certificates","chain_sha256","created_ms","type"] for e in d["entries"])')" = True ]
 
 # export-key --der gives the stored PKCS#8: the input bytes for PKCS#8
 # input, OpenSSL's encoding of the same key otherwise.
