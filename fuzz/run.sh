@@ -8,7 +8,7 @@
 #   fuzz/run.sh replay [TARGET]  run the corpus and regressions once
 #   fuzz/run.sh build            just build
 #
-# TARGET: load load_pw getkey props import.  New inputs go to
+# TARGET: load load_pw getkey props import jks.  New inputs go to
 # build-fuzz/work/TARGET (not committed); crashes to
 # build-fuzz/artifacts/TARGET/.  After a run, the line
 #   STATS target=... secs=... execs=... execs_per_sec=... cov=... ft=...
@@ -26,7 +26,7 @@ build() {
 			-DWKS_BUILD_TESTS=OFF >/dev/null
 	fi
 	cmake --build "$b" -j"$(nproc)" --target \
-		fuzz_load fuzz_load_pw fuzz_getkey fuzz_props fuzz_import \
+		fuzz_load fuzz_load_pw fuzz_getkey fuzz_props fuzz_import fuzz_jks \
 		>/dev/null
 }
 
@@ -50,7 +50,7 @@ merge)
 	;;
 replay)
 	build
-	for t in ${2:-load load_pw getkey props import}; do
+	for t in ${2:-load load_pw getkey props import jks}; do
 		mkdir -p "fuzz/regressions/$t"
 		"$b/fuzz/fuzz_$t" -runs=0 "fuzz/corpus/$t" \
 			"fuzz/regressions/$t" 2>&1 | tail -1

@@ -5,7 +5,9 @@
  * into this program with their entry points renamed.  A failed check in a
  * target aborts (FUZZ_CHECK), after the input's name was printed.
  *
- * fuzz_import (the CLI's input paths) needs the CLI's sources and is
+ * fuzz_jks brings the one CLI source it tests (cli/jks.c, added to this
+ * program by tests/CMakeLists.txt).  fuzz_import (the CLI's input paths)
+ * needs the CLI's sources and is
  * replayed by the fuzz build instead (fuzz/CMakeLists.txt, .ci/run).
  */
 #include "testutil.h"
@@ -37,6 +39,12 @@
 #define FUZZ_ENTRY fuzz_props_one
 #define FUZZ_INIT fuzz_props_init
 #include "../fuzz/fuzz_props.c"
+#undef FUZZ_ENTRY
+#undef FUZZ_INIT
+
+#define FUZZ_ENTRY fuzz_jks_one
+#define FUZZ_INIT fuzz_jks_init
+#include "../fuzz/fuzz_jks.c"
 #undef FUZZ_ENTRY
 #undef FUZZ_INIT
 
@@ -121,6 +129,13 @@ static void test_fuzz_replay__props(void **state)
 	replay("props", fuzz_props_one);
 }
 
+static void test_fuzz_replay__jks(void **state)
+{
+	(void)state;
+	fuzz_jks_init(NULL, NULL);
+	replay("jks", fuzz_jks_one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +143,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz_replay__load_pw),
 		cmocka_unit_test(test_fuzz_replay__getkey),
 		cmocka_unit_test(test_fuzz_replay__props),
+		cmocka_unit_test(test_fuzz_replay__jks),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
