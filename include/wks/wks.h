@@ -161,6 +161,27 @@ typedef enum {
 WKS_API int wks_store_new(wks_store **out);
 
 /*
+ * Create an empty keystore whose cryptography comes from an OpenSSL
+ * library context and property query: AES-256-CBC, HMAC-SHA512 and PBKDF2
+ * are fetched from `libctx` with `propq` once, here (a context that lacks
+ * one still gives a store; the operations that need it then fail with
+ * WKS_ERR_CRYPTO, never falling back to another context), random bytes
+ * come from the context's generator (RAND_bytes_ex), and certificates and
+ * keys are parsed into it (X509_new_ex, EVP_PKCS82PKEY_ex), so their
+ * signature and key checks run on its providers.  When the context's
+ * default properties are FIPS (EVP_default_properties_is_fips_enabled())
+ * or `propq` asks for fips=yes, PBKDF2 is always the context's (libwks's
+ * native PBKDF2, property libwks.kdf.impl, is not used).  The KEK cache's
+ * in-memory shielding (docs/CACHE.md) is not keystore cryptography and
+ * stays on libcrypto's built-in SHA-512 and default generator.
+ * `libctx` is not owned: it must outlive the store.  NULL libctx and NULL
+ * propq is exactly wks_store_new(); NULL libctx with a propq is OpenSSL's
+ * default context with that query.  Returns WKS_OK or WKS_ERR_NOMEM.
+ */
+WKS_API int wks_store_new_ex(wks_store **out, OSSL_LIB_CTX *libctx,
+                             const char *propq);
+
+/*
  * Free a keystore: wipes every key, the KEK cache and all other state.
  * NULL is ignored.  Must not race with other calls on the same store.
  */

@@ -50,6 +50,9 @@ typedef struct {
 	size_t cache_max_entries; /* libwks.keystore.kekCacheMaxEntries */
 	wks_kdf_impl kdf_impl;    /* libwks.kdf.impl */
 	int kdf_threads;          /* libwks.kdf.threads, 0 = auto */
+	/* Not a property: the store's library context (wks_store_new_ex();
+	 * NULL = OpenSSL's default), set by wks__store_settings(). */
+	const struct wks_crypto_ctx *crypto;
 } wks_settings;
 
 /* A set of name=value properties (one per store, plus the process-wide

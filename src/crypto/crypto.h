@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/types.h>
+
 #include "util/buf.h"
 
 #define WKS_SALT_LEN 16
@@ -18,6 +20,40 @@
 
 /* Which PBKDF2 implementation to use (property libwks.kdf.impl). */
 typedef enum { WKS_KDF_NATIVE = 0, WKS_KDF_OPENSSL = 1 } wks_kdf_impl;
+
+/*
+ * The OpenSSL library context and property query of one store
+ * (wks_store_new_ex()), with the algorithms fetched from it once, when the
+ * store is made.  A NULL wks_crypto_ctx * means OpenSSL's default context
+ * and no query: today's fast paths (the per-thread AES context, HMAC on
+ * prepared SHA-512 states, the native PBKDF2).  A non-NULL one sends
+ * every primitive through the context: AES-256-CBC, HMAC-SHA512 and
+ * PBKDF2 are the fetched objects below (NULL when the context lacks them:
+ * the operation then fails with WKS_ERR_CRYPTO, nothing falls back to the
+ * default context), the RNG is the context's (RAND_bytes_ex), and X.509
+ * and PKCS#8 objects are made in it (pki.h).  The native PBKDF2 still
+ * serves a context that offers PBKDF2 and is not FIPS (its results are
+ * identical); with `fips` set PBKDF2 always comes from the context.
+ */
+typedef struct wks_crypto_ctx {
+	OSSL_LIB_CTX *libctx; /* not owned; NULL = the default context */
+	char *propq;          /* owned copy, or NULL */
+	int fips;             /* default properties or propq ask for fips=yes */
+	EVP_CIPHER *aes;      /* AES-256-CBC */
+	EVP_MAC *hmac;        /* HMAC (digest SHA512 set per use) */
+	EVP_KDF *pbkdf2;      /* PBKDF2 */
+	EVP_MD *sha512;       /* SHA512: what HMAC and PBKDF2 use */
+} wks_crypto_ctx;
+
+/* *out = NULL for (NULL, NULL), else a new context with its fetches
+ * done (missing algorithms are left NULL, not an error). */
+int wks__crypto_ctx_new(wks_crypto_ctx **out, OSSL_LIB_CTX *libctx,
+                        const char *propq);
+void wks__crypto_ctx_free(wks_crypto_ctx *cc);
+
+/* TEST ONLY: how many PBKDF2 derivations ran on the native
+ * implementation through a non-NULL context (see wks__pbkdf2_cc). */
+unsigned long wks__kdf_native_ctx_runs(void);
 
 /* Fill out with n random bytes (RAND_bytes). */
 int wks__random(uint8_t *out, size_t n);
@@ -65,6 +101,25 @@ int wks__aes256cbc_decrypt(wks_buf *out, const uint8_t key[WKS_AES_KEY_LEN],
  * cipher moved and end up in core dumps and signal frames.  Called at the
  * end of the API calls that handle keys. */
 void wks__wipe_registers(void);
+
+/* The same primitives through a store's context cc (NULL: exactly the
+ * functions above).  HMAC can fail here (a context without HMAC). */
+int wks__random_cc(const wks_crypto_ctx *cc, uint8_t *out, size_t n);
+int wks__pbkdf2_cc(const wks_crypto_ctx *cc, uint8_t *out, size_t out_len,
+                   const uint8_t *pw, size_t pw_len, const uint8_t *salt,
+                   size_t salt_len, uint32_t iter, wks_kdf_impl impl,
+                   int threads);
+int wks__hmac_sha512_cc(const wks_crypto_ctx *cc, uint8_t out[WKS_MAC_LEN],
+                        const uint8_t *key, size_t key_len,
+                        const uint8_t *data, size_t len);
+int wks__aes256cbc_encrypt_cc(const wks_crypto_ctx *cc, wks_buf *out,
+                              const uint8_t key[WKS_AES_KEY_LEN],
+                              const uint8_t iv[WKS_IV_LEN],
+                              const uint8_t *pt, size_t pt_len);
+int wks__aes256cbc_decrypt_cc(const wks_crypto_ctx *cc, wks_buf *out,
+                              const uint8_t key[WKS_AES_KEY_LEN],
+                              const uint8_t iv[WKS_IV_LEN],
+                              const uint8_t *ct, size_t ct_len);
 
 /* SHA-256 of data (for tests and tools). */
 int wks__sha256(uint8_t out[32], const uint8_t *data, size_t len);

@@ -1,15 +1,21 @@
 /* Symmetric primitives on OpenSSL 3 libcrypto.  Algorithms are fetched
- * once per process (fetching is costly and get_key's cache-hit path must
- * stay in the microseconds). */
+ * once per process for the default context, and once per store for a
+ * store's own context (wks_store_new_ex(); the _cc functions at the end):
+ * fetching is costly and get_key's cache-hit path must stay in the
+ * microseconds. */
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA512_Init & co: see hmac below */
 #include "crypto/crypto.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -362,4 +368,254 @@ int wks__sha256(uint8_t out[32], const uint8_t *data, size_t len)
 	if (!ok)
 		return wks__err(WKS_ERR_CRYPTO, "SHA-256 failed");
 	return WKS_OK;
+}
+
+/* ---- a store's own library context (wks_store_new_ex) ------------------ */
+
+static atomic_ulong native_ctx_runs;
+
+unsigned long wks__kdf_native_ctx_runs(void)
+{
+	return atomic_load_explicit(&native_ctx_runs, memory_order_relaxed);
+}
+
+/* Does the property query ask for the FIPS provider?  A clause "fips",
+ * "fips=yes" or "?fips=yes" (spaces ignored, any case), as OpenSSL's
+ * property syntax writes it. */
+static int propq_is_fips(const char *q)
+{
+	char clause[32];
+	size_t n = 0;
+
+	if (!q)
+		return 0;
+	for (;; q++) {
+		if (*q == ',' || *q == '\0') {
+			clause[n] = '\0';
+			if (strcmp(clause, "fips") == 0 ||
+			    strcmp(clause, "fips=yes") == 0 ||
+			    strcmp(clause, "?fips") == 0 ||
+			    strcmp(clause, "?fips=yes") == 0 ||
+			    strcmp(clause, "fips=\"yes\"") == 0)
+				return 1;
+			n = 0;
+			if (*q == '\0')
+				return 0;
+		} else if (*q != ' ' && *q != '\t' && n + 1 < sizeof(clause)) {
+			char c = *q;
+
+			clause[n++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+		}
+	}
+}
+
+int wks__crypto_ctx_new(wks_crypto_ctx **out, OSSL_LIB_CTX *libctx,
+                        const char *propq)
+{
+	wks_crypto_ctx *cc;
+
+	*out = NULL;
+	if (!libctx && !propq)
+		return WKS_OK;
+	if (!(cc = calloc(1, sizeof(*cc))))
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	if (propq && !(cc->propq = strdup(propq))) {
+		free(cc);
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	}
+	cc->libctx = libctx;
+	ERR_set_mark();
+	cc->fips = EVP_default_properties_is_fips_enabled(libctx) ||
+	           propq_is_fips(propq);
+	cc->aes = EVP_CIPHER_fetch(libctx, "AES-256-CBC", propq);
+	cc->hmac = EVP_MAC_fetch(libctx, "HMAC", propq);
+	cc->pbkdf2 = EVP_KDF_fetch(libctx, "PBKDF2", propq);
+	cc->sha512 = EVP_MD_fetch(libctx, "SHA512", propq);
+	ERR_pop_to_mark();
+	*out = cc;
+	return WKS_OK;
+}
+
+void wks__crypto_ctx_free(wks_crypto_ctx *cc)
+{
+	if (!cc)
+		return;
+	EVP_CIPHER_free(cc->aes);
+	EVP_MAC_free(cc->hmac);
+	EVP_KDF_free(cc->pbkdf2);
+	EVP_MD_free(cc->sha512);
+	free(cc->propq);
+	free(cc);
+}
+
+static int unavailable(const wks_crypto_ctx *cc, const char *alg)
+{
+	return wks__err(WKS_ERR_CRYPTO, "%s is not available from the store's "
+	                "OpenSSL library context%s%s%s", alg,
+	                cc->propq ? " (properties \"" : "",
+	                cc->propq ? cc->propq : "", cc->propq ? "\")" : "");
+}
+
+int wks__random_cc(const wks_crypto_ctx *cc, uint8_t *out, size_t n)
+{
+	int ok;
+
+	if (!cc)
+		return wks__random(out, n);
+	if (n > INT32_MAX)
+		return wks__err(WKS_ERR_CRYPTO, "random number generator failed");
+	ERR_set_mark();
+	ok = RAND_bytes_ex(cc->libctx, out, n, 0) == 1;
+	ERR_pop_to_mark();
+	if (!ok)
+		return wks__err(WKS_ERR_CRYPTO, "the random number generator of the "
+		                "store's OpenSSL library context failed");
+	return WKS_OK;
+}
+
+int wks__pbkdf2_cc(const wks_crypto_ctx *cc, uint8_t *out, size_t out_len,
+                   const uint8_t *pw, size_t pw_len, const uint8_t *salt,
+                   size_t salt_len, uint32_t iter, wks_kdf_impl impl,
+                   int threads)
+{
+	OSSL_PARAM params[6], *p = params;
+	EVP_KDF_CTX *kc;
+	int ok;
+
+	if (!cc)
+		return wks__pbkdf2(out, out_len, pw, pw_len, salt, salt_len, iter,
+		                   impl, threads);
+	if (iter == 0 || iter > INT32_MAX || pw_len > INT32_MAX ||
+	    salt_len > INT32_MAX || out_len > INT32_MAX)
+		return wks__err(WKS_ERR_INVALID, "PBKDF2 parameters out of range");
+	/* The context must offer PBKDF2 and SHA-512 even when the native
+	 * code computes it: nothing runs that the context would refuse. */
+	if (!cc->pbkdf2 || !cc->sha512)
+		return unavailable(cc, "PBKDF2 with SHA-512");
+	if (!cc->fips && impl == WKS_KDF_NATIVE) {
+		atomic_fetch_add_explicit(&native_ctx_runs, 1, memory_order_relaxed);
+		return wks__pbkdf2_sha512_native(out, out_len, pw, pw_len, salt,
+		                                  salt_len, iter, threads,
+		                                  WKS_KDF_PATH_AUTO);
+	}
+	*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_PASSWORD,
+	                                         (void *)pw, pw_len);
+	*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
+	                                         (void *)salt, salt_len);
+	*p++ = OSSL_PARAM_construct_uint32(OSSL_KDF_PARAM_ITER, &iter);
+	*p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
+	                                        (char *)"SHA512", 0);
+	if (cc->propq)
+		*p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_PROPERTIES,
+		                                        cc->propq, 0);
+	*p = OSSL_PARAM_construct_end();
+	ERR_set_mark();
+	kc = EVP_KDF_CTX_new(cc->pbkdf2);
+	ok = kc && EVP_KDF_derive(kc, out, out_len, params) == 1;
+	EVP_KDF_CTX_free(kc);
+	ERR_pop_to_mark();
+	if (!ok) {
+		wks_wipe(out, out_len);
+		return wks__err(WKS_ERR_CRYPTO, "PBKDF2 of the store's OpenSSL "
+		                "library context failed");
+	}
+	return WKS_OK;
+}
+
+int wks__hmac_sha512_cc(const wks_crypto_ctx *cc, uint8_t out[WKS_MAC_LEN],
+                        const uint8_t *key, size_t key_len,
+                        const uint8_t *data, size_t len)
+{
+	OSSL_PARAM params[3], *p = params;
+	EVP_MAC_CTX *m;
+	size_t n = 0;
+	int ok;
+
+	if (!cc)
+		return wks__hmac_sha512(out, key, key_len, data, len);
+	if (!cc->hmac || !cc->sha512)
+		return unavailable(cc, "HMAC-SHA512");
+	*p++ = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	                                        (char *)"SHA512", 0);
+	if (cc->propq)
+		*p++ = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_PROPERTIES,
+		                                        cc->propq, 0);
+	*p = OSSL_PARAM_construct_end();
+	ERR_set_mark();
+	m = EVP_MAC_CTX_new(cc->hmac);
+	ok = m && EVP_MAC_init(m, key, key_len, params) == 1 &&
+	     EVP_MAC_update(m, data, len) == 1 &&
+	     EVP_MAC_final(m, out, &n, WKS_MAC_LEN) == 1 && n == WKS_MAC_LEN;
+	EVP_MAC_CTX_free(m); /* frees the digest contexts with a cleanse */
+	ERR_pop_to_mark();
+	if (!ok) {
+		wks_wipe(out, WKS_MAC_LEN);
+		return wks__err(WKS_ERR_CRYPTO, "HMAC-SHA512 of the store's OpenSSL "
+		                "library context failed");
+	}
+	return WKS_OK;
+}
+
+/* AES-256-CBC through the store's context: a context per call (the
+ * per-thread one above holds the default context's cipher and must not
+ * mix with another's).  Freeing it cleanses the key schedule and the
+ * block buffer (the provider's freectx clears its whole context). */
+static int aes_cbc_cc(const wks_crypto_ctx *cc, wks_buf *out,
+                      const uint8_t key[WKS_AES_KEY_LEN],
+                      const uint8_t iv[WKS_IV_LEN], const uint8_t *in,
+                      size_t in_len, int enc)
+{
+	EVP_CIPHER_CTX *ctx;
+	int err = WKS_OK, n1 = 0, n2 = 0;
+
+	if (!cc->aes)
+		return unavailable(cc, "AES-256-CBC");
+	if (in_len > INT32_MAX - 32)
+		return wks__err(WKS_ERR_LIMIT, "data too large to encrypt");
+	if ((err = wks_buf_reserve(out, in_len + 16)) < 0)
+		return err;
+	ERR_set_mark();
+	if (!(ctx = EVP_CIPHER_CTX_new())) {
+		ERR_pop_to_mark();
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	}
+	if (EVP_CipherInit_ex2(ctx, cc->aes, key, iv, enc, NULL) != 1) {
+		err = wks__err(WKS_ERR_CRYPTO, "AES-256-CBC of the store's OpenSSL "
+		               "library context failed");
+	} else if (EVP_CipherUpdate(ctx, out->ptr + out->len, &n1, in,
+	                            (int)in_len) != 1 ||
+	           EVP_CipherFinal_ex(ctx, out->ptr + out->len + n1, &n2) != 1) {
+		wks_wipe(out->ptr + out->len, in_len + 16);
+		err = enc ? wks__err(WKS_ERR_CRYPTO, "AES-256-CBC encryption failed")
+		          : wks__err(WKS_ERR_INTEGRITY, "bad padding after decryption");
+	} else {
+		out->len += (size_t)n1 + (size_t)n2;
+	}
+	EVP_CIPHER_CTX_free(ctx);
+	ERR_pop_to_mark();
+	return err;
+}
+
+int wks__aes256cbc_encrypt_cc(const wks_crypto_ctx *cc, wks_buf *out,
+                              const uint8_t key[WKS_AES_KEY_LEN],
+                              const uint8_t iv[WKS_IV_LEN],
+                              const uint8_t *pt, size_t pt_len)
+{
+	if (!cc)
+		return wks__aes256cbc_encrypt(out, key, iv, pt, pt_len);
+	return aes_cbc_cc(cc, out, key, iv, pt, pt_len, 1);
+}
+
+int wks__aes256cbc_decrypt_cc(const wks_crypto_ctx *cc, wks_buf *out,
+                              const uint8_t key[WKS_AES_KEY_LEN],
+                              const uint8_t iv[WKS_IV_LEN],
+                              const uint8_t *ct, size_t ct_len)
+{
+	if (!cc)
+		return wks__aes256cbc_decrypt(out, key, iv, ct, ct_len);
+	if (ct_len == 0 || ct_len % 16 != 0)
+		return wks__err(WKS_ERR_INTEGRITY,
+		                "ciphertext length %zu is not a positive multiple of 16",
+		                ct_len);
+	return aes_cbc_cc(cc, out, key, iv, ct, ct_len, 0);
 }

@@ -7,6 +7,7 @@
 
 #include <openssl/types.h>
 
+#include "crypto/crypto.h"
 #include "util/buf.h"
 
 /* WKS_OK if der[len] is exactly one parsable X.509 certificate, else
@@ -44,5 +45,22 @@ int wks__pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key);
 int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
                              const uint8_t *const *certs, const size_t *lens,
                              size_t n);
+
+/*
+ * The same through a store's library context (crypto.h; NULL = the
+ * functions above): certificates are made with X509_new_ex() in it, keys
+ * with EVP_PKCS82PKEY_ex(), digests fetched from it, so their public keys
+ * are decoded and their signatures checked by its providers.
+ */
+int wks__x509_parse_cc(const wks_crypto_ctx *cc, X509 **out,
+                       const uint8_t *der, size_t len);
+int wks__x509_check_cc(const wks_crypto_ctx *cc, const uint8_t *der,
+                       size_t len);
+int wks__pkey_from_pkcs8_cc(const wks_crypto_ctx *cc, EVP_PKEY **out,
+                            const uint8_t *der, size_t len);
+int wks__check_key_and_chain_cc(const wks_crypto_ctx *cc,
+                                const uint8_t *pkcs8, size_t pkcs8_len,
+                                const uint8_t *const *certs,
+                                const size_t *lens, size_t n);
 
 #endif

@@ -18,17 +18,35 @@
 #include "util/wipe.h"
 #include "wks/wks.h"
 
-static int x509_parse(X509 **out, const uint8_t *der, size_t len)
+/* cc: the store's library context (crypto.h), NULL for the default. */
+static OSSL_LIB_CTX *libctx_of(const wks_crypto_ctx *cc)
+{
+	return cc ? cc->libctx : NULL;
+}
+
+static const char *propq_of(const wks_crypto_ctx *cc)
+{
+	return cc ? cc->propq : NULL;
+}
+
+static int x509_parse(const wks_crypto_ctx *cc, X509 **out,
+                      const uint8_t *der, size_t len)
 {
 	const unsigned char *p = der;
-	X509 *x;
+	X509 *x = NULL;
 
 	*out = NULL;
 	if (len == 0 || len > INT32_MAX)
 		return wks__err(WKS_ERR_FORMAT, "certificate of %zu bytes", len);
-	x = d2i_X509(NULL, &p, (long)len);
-	if (!x)
+	/* In the store's context, so that its public key is decoded and its
+	 * signature later checked there (X509_new_ex() then d2i into it; a
+	 * failed d2i frees it and sets x to NULL). */
+	if (cc && !(x = X509_new_ex(cc->libctx, cc->propq)))
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	if (!d2i_X509(&x, &p, (long)len)) {
+		X509_free(x);
 		return wks__err(WKS_ERR_FORMAT, "unparsable X.509 certificate");
+	}
 	if ((size_t)(p - der) != len) {
 		X509_free(x);
 		return wks__err(WKS_ERR_FORMAT,
@@ -194,7 +212,8 @@ static int pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
 	return WKS_OK;
 }
 
-static int pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
+static int pkey_from_pkcs8(const wks_crypto_ctx *cc, EVP_PKEY **out,
+                           const uint8_t *der, size_t len)
 {
 	PKCS8_PRIV_KEY_INFO *p8;
 	EVP_PKEY *k = NULL;
@@ -203,7 +222,7 @@ static int pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
 	*out = NULL;
 	if ((err = pkcs8_parse(&p8, der, len)) < 0)
 		return err;
-	k = EVP_PKCS82PKEY(p8);
+	k = EVP_PKCS82PKEY_ex(p8, libctx_of(cc), propq_of(cc));
 	PKCS8_PRIV_KEY_INFO_free(p8);
 	if (!k)
 		return wks__err(WKS_ERR_UNSUPPORTED,
@@ -235,7 +254,8 @@ static int pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key)
  * certificate's public key, expandedKey[0..32) = pk[0..32) (rho) and
  * expandedKey[64..128) = SHAKE256(pk, 64) (tr).
  */
-static int mldsa_matches(const uint8_t *pk8, int pk8_len, X509 *leaf)
+static int mldsa_matches(const wks_crypto_ctx *cc, const uint8_t *pk8,
+                         int pk8_len, X509 *leaf)
 {
 	const unsigned char *p = pk8;
 	STACK_OF(ASN1_TYPE) *seq = d2i_ASN1_SEQUENCE_ANY(NULL, &p, pk8_len);
@@ -258,7 +278,8 @@ static int mldsa_matches(const uint8_t *pk8, int pk8_len, X509 *leaf)
 		goto done;
 	{
 		EVP_MD_CTX *c = EVP_MD_CTX_new();
-		EVP_MD *md = EVP_MD_fetch(NULL, "SHAKE256", NULL);
+		EVP_MD *md = EVP_MD_fetch(libctx_of(cc), "SHAKE256",
+		                          propq_of(cc));
 
 		ok = c && md && EVP_DigestInit_ex2(c, md, NULL) == 1 &&
 		     EVP_DigestUpdate(c, pkb, (size_t)pkb_len) == 1 &&
@@ -272,7 +293,8 @@ done:
 	return ok;
 }
 
-static int check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
+static int check_key_and_chain(const wks_crypto_ctx *cc,
+                               const uint8_t *pkcs8, size_t pkcs8_len,
                                const uint8_t *const *certs,
                                const size_t *lens, size_t n)
 {
@@ -295,7 +317,7 @@ static int check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
 		goto done;
 	}
 	for (i = 0; i < n; i++)
-		if ((err = x509_parse(&x[i], certs[i], lens[i])) < 0) {
+		if ((err = x509_parse(cc, &x[i], certs[i], lens[i])) < 0) {
 			err = wks__err(err, "chain certificate %zu is not valid X.509", i);
 			goto done;
 		}
@@ -316,7 +338,7 @@ static int check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
 			goto done;
 		}
 	}
-	key = EVP_PKCS82PKEY(p8);
+	key = EVP_PKCS82PKEY_ex(p8, libctx_of(cc), propq_of(cc));
 	if (key) {
 		if (X509_check_private_key(x[0], key) != 1) {
 			err = wks__err(WKS_ERR_INVALID,
@@ -326,7 +348,7 @@ static int check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
 		}
 	} else if (strncmp(oid, "2.16.840.1.101.3.4.3.1", 22) == 0 &&
 	           strlen(oid) == 23 && oid[22] >= '7' && oid[22] <= '9') {
-		if (!mldsa_matches(pk, pk_len, x[0])) {
+		if (!mldsa_matches(cc, pk, pk_len, x[0])) {
 			err = wks__err(WKS_ERR_INVALID,
 			               "the ML-DSA private key does not match the "
 			               "leaf certificate");
@@ -358,23 +380,35 @@ done:
  * SSL_read()) never finds stale entries from libwks, and entries it
  * queued before the call stay.  tests/test_errqueue.c checks both.
  */
-int wks__x509_parse(X509 **out, const uint8_t *der, size_t len)
+int wks__x509_parse_cc(const wks_crypto_ctx *cc, X509 **out,
+                       const uint8_t *der, size_t len)
 {
 	int err;
 
 	ERR_set_mark();
-	err = x509_parse(out, der, len);
+	err = x509_parse(cc, out, der, len);
 	ERR_pop_to_mark();
+	return err;
+}
+
+int wks__x509_parse(X509 **out, const uint8_t *der, size_t len)
+{
+	return wks__x509_parse_cc(NULL, out, der, len);
+}
+
+int wks__x509_check_cc(const wks_crypto_ctx *cc, const uint8_t *der,
+                       size_t len)
+{
+	X509 *x = NULL;
+	int err = wks__x509_parse_cc(cc, &x, der, len);
+
+	X509_free(x);
 	return err;
 }
 
 int wks__x509_check(const uint8_t *der, size_t len)
 {
-	X509 *x = NULL;
-	int err = wks__x509_parse(&x, der, len);
-
-	X509_free(x);
-	return err;
+	return wks__x509_check_cc(NULL, der, len);
 }
 
 int wks__x509_der(wks_buf *out, X509 *cert)
@@ -398,14 +432,20 @@ int wks__pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
 	return err;
 }
 
-int wks__pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
+int wks__pkey_from_pkcs8_cc(const wks_crypto_ctx *cc, EVP_PKEY **out,
+                            const uint8_t *der, size_t len)
 {
 	int err;
 
 	ERR_set_mark();
-	err = pkey_from_pkcs8(out, der, len);
+	err = pkey_from_pkcs8(cc, out, der, len);
 	ERR_pop_to_mark();
 	return err;
+}
+
+int wks__pkey_from_pkcs8(EVP_PKEY **out, const uint8_t *der, size_t len)
+{
+	return wks__pkey_from_pkcs8_cc(NULL, out, der, len);
 }
 
 int wks__pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key)
@@ -418,14 +458,23 @@ int wks__pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key)
 	return err;
 }
 
-int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
-                             const uint8_t *const *certs, const size_t *lens,
-                             size_t n)
+int wks__check_key_and_chain_cc(const wks_crypto_ctx *cc,
+                                const uint8_t *pkcs8, size_t pkcs8_len,
+                                const uint8_t *const *certs,
+                                const size_t *lens, size_t n)
 {
 	int err;
 
 	ERR_set_mark();
-	err = check_key_and_chain(pkcs8, pkcs8_len, certs, lens, n);
+	err = check_key_and_chain(cc, pkcs8, pkcs8_len, certs, lens, n);
 	ERR_pop_to_mark();
 	return err;
+}
+
+int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,
+                             const uint8_t *const *certs, const size_t *lens,
+                             size_t n)
+{
+	return wks__check_key_and_chain_cc(NULL, pkcs8, pkcs8_len, certs, lens,
+	                                   n);
 }

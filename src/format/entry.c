@@ -126,7 +126,8 @@ static int rd_cert(wks_reader *r, wks_span *span, const uint8_t *body,
 	span->len = (size_t)len;
 	wks_rd_take(r, (size_t)len);
 	if (lim->check_cert &&
-	    (err = lim->check_cert(body + span->off, span->len)) < 0)
+	    (err = lim->check_cert(lim->check_arg, body + span->off,
+	                                span->len)) < 0)
 		return wks__err(err, "%s: unparsable X.509 certificate", what);
 	return WKS_OK;
 }

@@ -27,8 +27,9 @@
 #define WKS_MAC_LEN 64
 
 /* The store's check of one certificate's DER: WKS_OK or a negative
- * wks_err (the format then adds which entry). */
-typedef int (*wks_cert_check_fn)(const uint8_t *der, size_t len);
+ * wks_err (the format then adds which entry).  arg is check_arg. */
+typedef int (*wks_cert_check_fn)(const void *arg, const uint8_t *der,
+                                 size_t len);
 
 /* What a parse accepts (spec section 8).  Filled by the caller. */
 typedef struct {
@@ -37,6 +38,7 @@ typedef struct {
 	int32_t min_iterations; /* entry and store iteration counts, */
 	int32_t max_iterations; /*   inclusive (libwks.wks.maxIterationCount) */
 	wks_cert_check_fn check_cert; /* each certificate; NULL: none */
+	const void *check_arg;        /* its first argument */
 } wks_limits;
 
 typedef struct {

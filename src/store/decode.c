@@ -6,13 +6,20 @@
 #include "crypto/pki.h"
 #include "util/error.h"
 
+/* Certificates parse in the store's library context (cfg->crypto). */
+static int check_cert(const void *arg, const uint8_t *der, size_t len)
+{
+	return wks__x509_check_cc(arg, der, len);
+}
+
 void wks__limits_of(wks_limits *out, const wks_settings *cfg)
 {
 	out->max_entry_size = cfg->max_entry_size;
 	out->max_chain = cfg->max_chain;
 	out->min_iterations = WKS_MIN_ITERATIONS;
 	out->max_iterations = cfg->max_iterations;
-	out->check_cert = wks__x509_check;
+	out->check_cert = check_cert;
+	out->check_arg = cfg->crypto;
 }
 
 int wks__decode(wks_entry ***out, size_t *out_n, wks_record_pos **pos,

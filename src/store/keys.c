@@ -101,9 +101,10 @@ static int derive_cb(uint8_t dk[WKS_DK_LEN], void *ctx)
 {
 	const key_ctx *k = ctx;
 
-	return wks__pbkdf2(dk, WKS_DK_LEN, k->pw, k->pw_len, k->e->salt,
-	                   WKS_SALT_LEN, (uint32_t)k->e->iterations,
-	                   k->cfg->kdf_impl, k->cfg->kdf_threads);
+	return wks__pbkdf2_cc(k->cfg->crypto, dk, WKS_DK_LEN, k->pw, k->pw_len,
+	                      k->e->salt, WKS_SALT_LEN,
+	                      (uint32_t)k->e->iterations, k->cfg->kdf_impl,
+	                      k->cfg->kdf_threads);
 }
 
 /* Encrypt-then-MAC: the entry MAC is checked before any decryption. */
@@ -111,10 +112,12 @@ static int verify_cb(const uint8_t dk[WKS_DK_LEN], void *ctx)
 {
 	const key_ctx *k = ctx;
 	uint8_t mac[WKS_MAC_LEN];
-	int ok;
+	int ok, err;
 
-	wks__hmac_sha512(mac, dk + WKS_AES_KEY_LEN, WKS_DK_LEN - WKS_AES_KEY_LEN,
-	                 k->e->body, k->e->mac_input_len);
+	if ((err = wks__hmac_sha512_cc(k->cfg->crypto, mac, dk + WKS_AES_KEY_LEN,
+	                               WKS_DK_LEN - WKS_AES_KEY_LEN, k->e->body,
+	                               k->e->mac_input_len)) < 0)
+		return err;
 	ok = wks__mac_equal(mac, k->e->body + k->e->mac.off, WKS_MAC_LEN);
 	wks_wipe(mac, sizeof(mac));
 	return ok ? WKS_OK
@@ -125,14 +128,15 @@ static int verify_cb(const uint8_t dk[WKS_DK_LEN], void *ctx)
 
 /* Decrypt an entry's key with a verified derived key into a new wks_key. */
 static int open_key(wks_key **out, const wks_entry *e,
-                    const uint8_t dk[WKS_DK_LEN])
+                    const uint8_t dk[WKS_DK_LEN], const wks_settings *cfg)
 {
 	wks_buf plain = WKS_BUF_INIT;
 	char alg[128];
 	int err;
 
-	if ((err = wks__aes256cbc_decrypt(&plain, dk, e->iv, e->body + e->enc.off,
-	                                  e->enc.len)) < 0)
+	if ((err = wks__aes256cbc_decrypt_cc(cfg->crypto, &plain, dk, e->iv,
+	                                     e->body + e->enc.off,
+	                                     e->enc.len)) < 0)
 		goto done;
 	if (e->type == WKS_ENTRY_PRIVATE_KEY) {
 		if ((err = wks__pkcs8_algorithm(alg, sizeof(alg), plain.ptr,
@@ -174,7 +178,7 @@ static int get_key_hit(wks_key **out, wks_store *st, const char *alias,
 		    wks__cache_lookup(st->cache, cfg, e->id, (const uint8_t *)pw,
 		                      pw_len, e->salt, (uint32_t)e->iterations,
 		                      dk) == WKS_OK) {
-			err = open_key(out, e, dk);
+			err = open_key(out, e, dk, cfg);
 			wks_wipe(dk, sizeof(dk));
 		}
 	}
@@ -222,7 +226,7 @@ int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
 	                                derive_cb, verify_cb, &kc,
 	                                WKS_CACHE_TRUST_HITS, gen, dk)) < 0)
 		goto done;
-	err = open_key(out, e, dk);
+	err = open_key(out, e, dk, &cfg);
 done:
 	wks_wipe(dk, sizeof(dk));
 	wks__entry_unref(e);
@@ -244,7 +248,7 @@ int wks_store_get_pkey(EVP_PKEY **out, wks_store *st, const char *alias,
 	if (k->type != WKS_ENTRY_PRIVATE_KEY)
 		err = wks__err(WKS_ERR_WRONG_TYPE, "entry is a secret key");
 	else
-		err = wks__pkey_from_pkcs8(out, k->data, k->len);
+		err = wks__pkey_from_pkcs8_cc(st->crypto, out, k->data, k->len);
 	wks_key_free(k);
 	return err;
 }
@@ -276,20 +280,24 @@ static int seal(wks_buf *body, const uint8_t *plain, size_t plain_len,
 		                "exceeds libwks.wks.maxIterationCount %d: the entry "
 		                "could not be loaded with these settings",
 		                cfg->iteration_count, cfg->max_iterations);
-	if ((err = wks__random(salt, sizeof(salt))) < 0 ||
-	    (err = wks__random(iv, sizeof(iv))) < 0)
+	if ((err = wks__random_cc(cfg->crypto, salt, sizeof(salt))) < 0 ||
+	    (err = wks__random_cc(cfg->crypto, iv, sizeof(iv))) < 0)
 		return err;
-	if ((err = wks__pbkdf2(dk, sizeof(dk), (const uint8_t *)pw, pw_len, salt,
-	                       sizeof(salt), (uint32_t)cfg->iteration_count,
-	                       cfg->kdf_impl, cfg->kdf_threads)) < 0)
+	if ((err = wks__pbkdf2_cc(cfg->crypto, dk, sizeof(dk),
+	                          (const uint8_t *)pw, pw_len, salt, sizeof(salt),
+	                          (uint32_t)cfg->iteration_count, cfg->kdf_impl,
+	                          cfg->kdf_threads)) < 0)
 		goto done;
-	if ((err = wks__aes256cbc_encrypt(&enc, dk, iv, plain, plain_len)) < 0)
+	if ((err = wks__aes256cbc_encrypt_cc(cfg->crypto, &enc, dk, iv, plain,
+	                                     plain_len)) < 0)
 		goto done;
 	if ((err = build(body, salt, cfg->iteration_count, iv, enc.ptr, enc.len,
 	                 ctx)) < 0)
 		goto done;
-	wks__hmac_sha512(mac, dk + WKS_AES_KEY_LEN, WKS_DK_LEN - WKS_AES_KEY_LEN,
-	                 body->ptr, body->len);
+	if ((err = wks__hmac_sha512_cc(cfg->crypto, mac, dk + WKS_AES_KEY_LEN,
+	                               WKS_DK_LEN - WKS_AES_KEY_LEN, body->ptr,
+	                               body->len)) < 0)
+		goto done;
 	wks_buf_put_i32be(body, WKS_MAC_LEN);
 	err = wks_buf_put(body, mac, sizeof(mac));
 done:
@@ -413,8 +421,9 @@ int wks_store_set_private_key(wks_store *st, const char *alias,
 		               cfg.max_chain);
 		goto done;
 	}
-	if ((err = wks__check_key_and_chain(pkcs8, pkcs8_len, chain_der, chain_len,
-	                                    chain_count)) < 0)
+	if ((err = wks__check_key_and_chain_cc(cfg.crypto, pkcs8, pkcs8_len,
+	                                       chain_der, chain_len,
+	                                       chain_count)) < 0)
 		goto done;
 	a.created = wks__now_ms();
 	a.certs = chain_der;
@@ -525,10 +534,10 @@ int wks_store_set_cert_der(wks_store *st, const char *alias,
 		return wks__err(WKS_ERR_INVALID, "store is NULL");
 	if (!der || der_len == 0)
 		return wks__err(WKS_ERR_INVALID, "the certificate is empty");
-	if ((err = wks__alias_key(&key, alias)) < 0 ||
-	    (err = wks__x509_check(der, der_len)) < 0)
-		goto done;
 	wks__store_settings(&cfg, st);
+	if ((err = wks__alias_key(&key, alias)) < 0 ||
+	    (err = wks__x509_check_cc(cfg.crypto, der, der_len)) < 0)
+		goto done;
 	if ((err = wks__body_cert(&body, wks__now_ms(), der, der_len)) < 0)
 		goto done;
 	err = install(st, WKS_ENTRY_CERTIFICATE, (const char *)key.ptr, key.len,
@@ -574,8 +583,9 @@ int wks_store_change_key_password(wks_store *st, const char *alias,
 	if ((err = key_ctx_init(&kc, e, old_pw, old_len, &cfg)) < 0)
 		goto done;
 	if ((err = derive_cb(dk, &kc)) < 0 || (err = verify_cb(dk, &kc)) < 0 ||
-	    (err = wks__aes256cbc_decrypt(&plain, dk, e->iv, e->body + e->enc.off,
-	                                  e->enc.len)) < 0)
+	    (err = wks__aes256cbc_decrypt_cc(cfg.crypto, &plain, dk, e->iv,
+	                                     e->body + e->enc.off,
+	                                     e->enc.len)) < 0)
 		goto done;
 	memset(&a, 0, sizeof(a));
 	a.created = e->created_ms;

@@ -167,7 +167,7 @@ int wks_store_get_cert(X509 **out, wks_store *st, const char *alias,
 		return wks__err(WKS_ERR_INVALID, "out is NULL");
 	*out = NULL;
 	if ((err = wks_store_get_cert_der(&der, &len, st, alias, index)) == WKS_OK)
-		err = wks__x509_parse(out, der, len);
+		err = wks__x509_parse_cc(st->crypto, out, der, len);
 	wks_free(der);
 	return err;
 }

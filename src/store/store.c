@@ -21,6 +21,7 @@ int64_t wks__now_ms(void)
 void wks__store_settings(wks_settings *out, wks_store *st)
 {
 	wks__settings_get(out, st ? st->props : NULL);
+	out->crypto = st ? st->crypto : NULL;
 }
 
 static void settings_cb(wks_settings *out, void *ctx)
@@ -29,6 +30,11 @@ static void settings_cb(wks_settings *out, void *ctx)
 }
 
 int wks_store_new(wks_store **out)
+{
+	return wks_store_new_ex(out, NULL, NULL);
+}
+
+int wks_store_new_ex(wks_store **out, OSSL_LIB_CTX *libctx, const char *propq)
 {
 	wks_store *st;
 	int err;
@@ -46,6 +52,7 @@ int wks_store_new(wks_store **out)
 		return wks__err(WKS_ERR_NOMEM, "cannot create a lock");
 	}
 	if ((err = wks__props_new(&st->props)) < 0 ||
+	    (err = wks__crypto_ctx_new(&st->crypto, libctx, propq)) < 0 ||
 	    (err = wks__cache_new(&st->cache)) < 0) {
 		wks_store_free(st);
 		return err;
@@ -65,6 +72,7 @@ void wks_store_free(wks_store *st)
 	}
 	wks__entries_free(st->v, st->n);
 	wks__props_free(st->props);
+	wks__crypto_ctx_free(st->crypto);
 	wks_stripelock_destroy(&st->lock);
 	free(st);
 }
@@ -91,11 +99,13 @@ static int check_store_mac(const uint8_t *data, const wks_file_info *fi,
 	uint8_t key[WKS_STORE_KEY_LEN], mac[WKS_MAC_LEN];
 	int err;
 
-	err = wks__pbkdf2(key, sizeof(key), (const uint8_t *)pw, pw_len, fi->salt,
-	                  WKS_SALT_LEN, (uint32_t)fi->iterations, cfg->kdf_impl,
-	                  cfg->kdf_threads);
-	if (err == WKS_OK) {
-		wks__hmac_sha512(mac, key, sizeof(key), data, fi->mac_input_len);
+	err = wks__pbkdf2_cc(cfg->crypto, key, sizeof(key), (const uint8_t *)pw,
+	                     pw_len, fi->salt, WKS_SALT_LEN,
+	                     (uint32_t)fi->iterations, cfg->kdf_impl,
+	                     cfg->kdf_threads);
+	if (err == WKS_OK &&
+	    (err = wks__hmac_sha512_cc(cfg->crypto, mac, key, sizeof(key), data,
+	                               fi->mac_input_len)) == WKS_OK) {
 		if (!wks__mac_equal(mac, fi->mac, WKS_MAC_LEN))
 			err = wks__err(WKS_ERR_INTEGRITY,
 			               "integrity check failed: wrong password, or the "
@@ -256,7 +266,7 @@ static int save(wks_store *st, wks_buf *out, const char *pw, size_t pw_len)
 	wks__rdunlock(st, rs);
 
 	if ((err = wks__check_saveable(snap, n, &cfg)) < 0 ||
-	    (err = wks__random(salt, sizeof(salt))) < 0 ||
+	    (err = wks__random_cc(cfg.crypto, salt, sizeof(salt))) < 0 ||
 	    (err = wks__encode(out, snap, n, salt, cfg.iteration_count)) < 0)
 		goto done;
 	/* + the MAC length field and the MAC */
@@ -269,11 +279,13 @@ static int save(wks_store *st, wks_buf *out, const char *pw, size_t pw_len)
 		               (unsigned long long)cfg.max_file_size);
 		goto done;
 	}
-	if ((err = wks__pbkdf2(key, sizeof(key), (const uint8_t *)pw, pw_len,
-	                       salt, sizeof(salt), (uint32_t)cfg.iteration_count,
-	                       cfg.kdf_impl, cfg.kdf_threads)) < 0)
+	if ((err = wks__pbkdf2_cc(cfg.crypto, key, sizeof(key),
+	                          (const uint8_t *)pw, pw_len, salt, sizeof(salt),
+	                          (uint32_t)cfg.iteration_count, cfg.kdf_impl,
+	                          cfg.kdf_threads)) < 0 ||
+	    (err = wks__hmac_sha512_cc(cfg.crypto, mac, key, sizeof(key),
+	                               out->ptr, out->len)) < 0)
 		goto done;
-	wks__hmac_sha512(mac, key, sizeof(key), out->ptr, out->len);
 	wks_buf_put_i32be(out, WKS_MAC_LEN);
 	err = wks_buf_put(out, mac, sizeof(mac));
 done:

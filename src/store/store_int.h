@@ -6,6 +6,7 @@
 
 #include "cache/cache.h"
 #include "config/config.h"
+#include "crypto/crypto.h"
 #include "format/format.h"
 #include "store/decode.h"
 #include "util/buf.h"
@@ -25,6 +26,7 @@ struct wks_store {
 	size_t cap;
 	wks_props *props;
 	wks_cache *cache;
+	wks_crypto_ctx *crypto; /* wks_store_new_ex(); NULL: default context */
 };
 
 static inline unsigned wks__rdlock(wks_store *st)
