@@ -507,6 +507,10 @@ void cli_keypass_for_clear(cli_ctx *c);
 int cli_key_get(wks_key **out, wks_store *st, const char *file,
 		const char *alias, const cli_pw *keypw, const cli_pw *storepw,
 		int flags, int *lib_err);
+/* Whole-store exports (export-p12 without -a, convert): `storepw` (kept
+ * by the caller; NULL to stop) is tried after --keypass for every key,
+ * as verify does.  A single-entry export obeys --keypass alone. */
+void cli_key_fallback(const cli_pw *storepw);
 
 /* 1 if wolfJCE can load this PKCS#8 key; `name` gets its algorithm
  * ("ED25519", "RSA", or the OID). */

@@ -43,8 +43,10 @@ static int wks_to_p12(cli_ctx *c, const uint8_t *data, size_t len)
 	if ((rc = cli_pw_get(&outpw, &c->outpass, prompt, "--outpass",
 			     CLI_PW_NEW)) != 0)
 		goto done;
+	cli_key_fallback(&inpw); /* each key: --keypass, else the store's */
 	rc = cli_p12_export(&der, &der_len, st, c->in, NULL, &kp, &outpw,
 			    cli_export_iterations(st, c));
+	cli_key_fallback(NULL);
 	if (rc == 0)
 		rc = cli_write_output(c, c->out, der, der_len, 1, 1);
 done:

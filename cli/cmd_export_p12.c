@@ -28,8 +28,13 @@ int cmd_export_p12(cli_ctx *c)
 	if ((rc = cli_pw_get(&outpw, &c->outpass, prompt, "--outpass",
 			     CLI_PW_NEW)) != 0)
 		goto done;
+	/* Whole store: each key with --keypass-for, --keypass or the store
+	 * password. */
+	if (!c->alias)
+		cli_key_fallback(&pw);
 	rc = cli_p12_export(&der, &der_len, st, c->keystore, c->alias, &kp,
 			    &outpw, cli_export_iterations(st, c));
+	cli_key_fallback(NULL);
 	if (rc == 0)
 		rc = cli_write_output(c, c->out, der, der_len, 1, 1);
 done:

@@ -24,6 +24,14 @@ struct cli_keypass_for {
 /* The command line, for cli_key_get() called from helpers that do not
  * take it (cli_p12_export): one per process. */
 static cli_ctx *kp_ctx;
+/* The store password to try after the key password (whole-store
+ * exports); borrowed, see cli_key_fallback(). */
+static const cli_pw *kp_fallback;
+
+void cli_key_fallback(const cli_pw *storepw)
+{
+	kp_fallback = storepw;
+}
 
 static int is_source(const char *s)
 {
@@ -140,6 +148,8 @@ int cli_key_get(wks_key **out, wks_store *st, const char *file,
 			*lib_err = WKS_ERR_INVALID;
 		return rc;
 	} else {
+		if (!storepw)
+			storepw = kp_fallback;
 		if (keypw && keypw->p && keypw->len)
 			err = wks_store_get_key(out, st, alias, keypw->p,
 						keypw->len);

@@ -262,6 +262,11 @@ check "export-p12: both keys, one password" [ "$(ossl pkcs12 -in m.p12 -passin p
 wks convert --in m.wks -o c.p12 --inpass "$SP" --outpass pass:out-pw --keypass-for k2=pass:key2-pw "${IT[@]}"
 expect 0 "convert --keypass-for"
 check "convert: both keys" [ "$(ossl pkcs12 -in c.p12 -passin pass:out-pw -nodes | grep -c 'BEGIN PRIVATE KEY')" -eq 2 ]
+wks export-p12 -k m.wks -o m3.p12 --outpass pass:out-pw --keypass pass:key2-pw "${S[@]}" "${IT[@]}"
+expect 0 "export-p12 --keypass: the other keys open with the store password"
+check "export-p12 --keypass: both keys" [ "$(ossl pkcs12 -in m3.p12 -passin pass:out-pw -nodes | grep -c 'BEGIN PRIVATE KEY')" -eq 2 ]
+wks export-p12 -k m.wks -a k1 -o m4.p12 --outpass pass:out-pw --keypass pass:key2-pw "${S[@]}" "${IT[@]}"
+expect_err 4 'entry "k1": integrity check failed' "export-p12 -a: --keypass is obeyed alone"
 wks convert --in m.wks -o c2.p12 --inpass "$SP" --outpass pass:out-pw "${IT[@]}"
 expect_err 4 'entry "k2".*--keypass-for' "convert: names the alias"
 wks verify -k m.wks "${S[@]}"
@@ -274,6 +279,21 @@ expect 0 "--keypass-for: an alias holding '=' parses"
 wks export-key -k m.wks -a k1 --keypass-for k1 "${S[@]}"
 expect_err 2 'expected ALIAS=SRC' "--keypass-for without SRC"
 unchanged m.wks "$h" "mixed passwords: store untouched"
+# With a terminal (script(1) gives one) the key's password is asked for,
+# naming the alias.
+if command -v script >/dev/null 2>&1; then
+	set +e
+	(sleep 1; printf 'key2-pw\n') | timeout 60 script -qec \
+		"'$WKS_BIN' export-key -k m.wks -a k2 --storepass $SP -o prompted.pem" \
+		/dev/null >prompt.txt 2>&1
+	rc=$?
+	set -e
+	expect 0 "export-key: the key password asked on the terminal"
+	check "export-key: the prompt names the alias" grep -q 'Key password for "k2"' prompt.txt
+	check "export-key: the prompted key" cmp -s <(sed '1d;$d' prompted.pem | base64 -d) <(sed '1d;$d' leaf.key | base64 -d)
+else
+	echo "SKIP: script(1) missing: the key password prompt is not tested"
+fi
 
 # passwd: counts, --keys
 cp m.wks m2.wks
@@ -352,7 +372,7 @@ expect_err 2 'must not be empty' "export-key: empty key password"
 sed '3s/./#/' leaf.key >broken.key
 wks import-key -k s.wks -a b --key broken.key --chain leaf.pem "${S[@]}"
 expect_err 5 'broken.key' "corrupt PEM key"
-check "corrupt PEM key: no OpenSSL reason" not grep -Eqi 'asn1|wrong tag|cipherfinal|bad decrypt|decoder|error:' "$T/err"
+check "corrupt PEM key: no OpenSSL reason" not grep -Eqi 'asn1|wrong tag|cipherfinal|bad decrypt|decoder|error:|base64 decode' "$T/err"
 head -c 200 <(ossl x509 -in root.pem -outform DER) >trunc.der
 wks import-cert -k s.wks -a b --cert trunc.der "${S[@]}"
 expect_err 5 'trunc.der.*(malformed|truncated)' "truncated DER certificate"
