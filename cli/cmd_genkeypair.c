@@ -149,6 +149,9 @@ int cmd_genkeypair(cli_ctx *c)
 		}
 	}
 
+	/* RSA and EC keys Java reads; the empty alias it never returns. */
+	if ((rc = cli_java_check(c, c->keystore, c->alias, NULL, 0)) != 0)
+		goto done;
 	create = lstat(c->keystore, &sb) != 0 && errno == ENOENT;
 	if (create) {
 		char prompt[512];

@@ -408,7 +408,7 @@ static const cli_cmd commands[] = {
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_KEYALG) | B(O_KEYSIZE) | B(O_CURVE) |
 		  B(O_DNAME) | B(O_VALIDITY) | B(O_EXT) | B(O_SIGALG) |
-		  B(O_ITERATIONS),
+		  B(O_ITERATIONS) | B(O_STRICT_JAVA),
 	  "make a key pair and a self-signed certificate in the store",
 	  "usage: wks genkeypair -k FILE -a ALIAS --dname NAME [--keyalg RSA|EC]\n"
 	  "                      [--keysize BITS | --curve P-256|P-384|P-521]\n"
@@ -438,7 +438,9 @@ static const cli_cmd commands[] = {
 	  "      --sigalg ALG        SHA256withRSA, SHA384withECDSA, ... (default:\n"
 	  "                          SHA-256, SHA-384 for P-384 and RSA >= 7680\n"
 	  "                          bits, SHA-512 for P-521)\n"
-	  ITER_HELP },
+	  ITER_HELP
+	  "      --strict-java       refuse the empty alias (wolfJCE's getKey(\"\")\n"
+	  "                          never returns it; a warning without)\n" },
 	{ "certreq", cmd_certreq,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_OUT) | B(O_EXT) | B(O_SIGALG) | B(O_FORCE),

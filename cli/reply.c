@@ -357,6 +357,7 @@ int cli_import_reply(cli_edit *e, cli_ctx *c, STACK_OF(X509) *certs)
 		rc = CLI_EXIT_INVALID;
 		goto done;
 	}
+	cli_warn_validity(c->cert, c->alias, leaf);
 	/* The reply's own links: one chain from the leaf, nothing else. */
 	if ((rc = cli_order_chain(&chain, leaf, NULL, certs, c->cert, 1)) != 0)
 		goto done;

@@ -171,6 +171,14 @@ unchanged s.wks "$h" "genkeypair with bad --dname"
 wks genkeypair -k s.wks -a new1 --dname CN=x --storepass pass:wrong "${IT[@]}"
 expect 4 "genkeypair with a wrong store password"
 unchanged s.wks "$h" "genkeypair with a wrong store password"
+# The empty alias: wolfJCE never returns it (a warning; --strict-java
+# refuses it).
+wks genkeypair -k s.wks -a '' --keyalg EC --dname CN=x --strict-java "${S[@]}" "${IT[@]}"
+expect_err 8 'empty alias.*refused' "genkeypair under the empty alias --strict-java"
+unchanged s.wks "$h" "genkeypair under the empty alias --strict-java"
+cp s.wks empty.wks
+wks genkeypair -k empty.wks -a '' --keyalg EC --dname CN=x "${S[@]}" "${IT[@]}"
+expect_err 0 'warning: a key entry under the empty alias' "genkeypair under the empty alias"
 # A quoted value, a multi-valued RDN, escapes.
 wks genkeypair -k s.wks -a dn --keyalg EC --dname 'CN="Quoted, Name" + UID=u1, O=A\+B, DC=example, DC=com' \
 	"${S[@]}" "${IT[@]}"
