@@ -103,6 +103,15 @@ static const char *option_name(int id)
 	"      --storepass SRC     store password (see PASSWORDS)\n"
 #define KEYPASS_HELP \
 	"      --keypass SRC       key password (default: the store password)\n"
+#define KEYPASS_FOR_HELP \
+	"      --keypass-for ALIAS=SRC\n" \
+	"                          the password of one key (repeatable); a key\n" \
+	"                          no password opens is asked for on the\n" \
+	"                          terminal, naming it\n"
+#define STRICT_JAVA_HELP \
+	"      --strict-java       refuse keys wolfJCE cannot load (other than\n" \
+	"                          RSA, RSASSA-PSS, EC, ML-DSA, SLH-DSA) and the\n" \
+	"                          empty alias, instead of a warning\n"
 #define NOMAC_HELP \
 	"      --no-mac-ok         accept a PKCS#12 file without a MAC (its\n" \
 	"                          contents are then not authenticated)\n"
@@ -127,10 +136,15 @@ static const cli_cmd commands[] = {
 	  "list the entries of a keystore",
 	  "usage: wks list -k FILE [-a ALIAS] [-v | --json] [--storepass SRC | --no-storepass]\n"
 	  "\nList aliases, entry types and creation times (UTC).  -v adds, per\n"
-	  "certificate, subject, issuer, validity, SHA-256 fingerprint and key\n"
-	  "algorithm and size.  --json prints one JSON object:\n"
+	  "certificate, subject, issuer, validity and status (EXPIRED, NOT YET\n"
+	  "VALID), serial, signature algorithm, SHA-1 and SHA-256\n"
+	  "fingerprints, SubjectAltName, key usage, extended key usage, basic\n"
+	  "constraints and key algorithm and size.  --json prints one object:\n"
 	  "  {\"entries\": [{\"alias\", \"type\", \"created_ms\", \"chain_sha256\" |\n"
-	  "   \"cert_sha256\" | \"algorithm\"}, ...]}, aliases sorted.\n"
+	  "   \"cert_sha256\" | \"algorithm\", \"certificates\": [{\"subject\",\n"
+	  "   \"issuer\", \"serial\", \"not_before\", \"not_after\" (ISO 8601 UTC),\n"
+	  "   \"status\", \"signature_algorithm\", \"sha1\", \"key_algorithm\",\n"
+	  "   \"key_size\", \"key_curve\"}]}, ...]}, aliases sorted.\n"
 	  "Without a store password (none given and no terminal, or\n"
 	  "--no-storepass) the integrity check is skipped, with a note on stderr.\n\n"
 	  STOREPASS_HELP
@@ -155,7 +169,7 @@ static const cli_cmd commands[] = {
 	  "      --key FILE          the private key\n"
 	  "      --chain FILE        certificates (repeatable)\n"
 	  "      --inpass SRC        passphrase of an encrypted key file\n"
-	  ITER_HELP
+	  STRICT_JAVA_HELP ITER_HELP
 	  "      --force             replace an existing entry\n" },
 	{ "import-cert", cmd_import_cert,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
@@ -212,7 +226,7 @@ static const cli_cmd commands[] = {
 	  "      --in FILE           the PKCS#12 file\n"
 	  "      --inpass SRC        its password\n"
 	  "  -a, --alias NAME        import only this entry\n"
-	  NOMAC_HELP ITER_HELP
+	  NOMAC_HELP STRICT_JAVA_HELP ITER_HELP
 	  "      --force             replace existing entries\n" },
 	{ "export-p12", cmd_export_p12,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
@@ -225,6 +239,7 @@ static const cli_cmd commands[] = {
 	  "certificates encrypted with AES-256-CBC (PBKDF2-HMAC-SHA-256), MAC\n"
 	  "HMAC-SHA-256.  Secret key entries are skipped, with a note.\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
+	  KEYPASS_FOR_HELP
 	  "  -a, --alias NAME        only this entry\n"
 	  "  -o, --out FILE          the PKCS#12 file (binary; not a terminal;\n"
 	  "                          mode 0600; never the keystore itself)\n"
@@ -247,7 +262,7 @@ static const cli_cmd commands[] = {
 	  "(--pem, the default) or as raw bytes (--der).\n\n"
 	  STOREPASS_HELP
 	  "      --no-storepass      skip the integrity check (needs --keypass)\n"
-	  KEYPASS_HELP
+	  KEYPASS_HELP KEYPASS_FOR_HELP
 	  "  -a, --alias NAME        the entry\n"
 	  "  -o, --out FILE          output file (mode 0600; default stdout)\n"
 	  "      --force             replace an existing --out file\n"
@@ -298,10 +313,13 @@ static const cli_cmd commands[] = {
 	  "change the store password",
 	  "usage: wks passwd -k FILE [--storepass SRC] [--new-storepass SRC]\n"
 	  "\nVerify the store with its password and save it with a new one\n"
-	  "(asked twice if prompted).  Key passwords are not changed (see\n"
-	  "keypasswd).\n\n"
+	  "(asked twice if prompted), and say how many key entries still have\n"
+	  "the old store password as key password.  With --keys those get the\n"
+	  "new password too; other key passwords are not changed (keypasswd).\n\n"
 	  STOREPASS_HELP
-	  "      --new-storepass SRC the new store password\n" ITER_HELP },
+	  "      --new-storepass SRC the new store password\n"
+	  "      --keys              also change the key entries that have the\n"
+	  "                          old store password\n" ITER_HELP },
 	{ "keypasswd", cmd_keypasswd,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_NEW_KEYPASS) | B(O_ALIAS) | B(O_ITERATIONS),
@@ -323,7 +341,7 @@ static const cli_cmd commands[] = {
 	  "passes too) and check that each private key matches its certificate.\n"
 	  "Prints one line per key entry; the exit status is 0 only if all\n"
 	  "pass (4 if the store MAC fails, 1 if an entry fails).\n\n"
-	  STOREPASS_HELP KEYPASS_HELP
+	  STOREPASS_HELP KEYPASS_HELP KEYPASS_FOR_HELP
 	  "  -v, --verbose           also list certificate entries\n"
 	  "      --json              JSON output\n" },
 	{ "convert", cmd_convert,
@@ -345,7 +363,7 @@ static const cli_cmd commands[] = {
 	  "      --inpass SRC        password of the input\n"
 	  "      --outpass SRC       password of the output\n"
 	  "      --srckeypass SRC    key password of a JKS/JCEKS input\n"
-	  KEYPASS_HELP NOMAC_HELP ITER_HELP
+	  KEYPASS_HELP KEYPASS_FOR_HELP NOMAC_HELP STRICT_JAVA_HELP ITER_HELP
 	  "      --force             replace an existing output file\n" },
 	{ "import-keystore", cmd_import_keystore,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
@@ -477,7 +495,9 @@ static const char general_help[] =
 	"  line), or stdin.  Without one the password is asked on the terminal\n"
 	"  without echo (twice for a new password); without a terminal the\n"
 	"  command fails instead of waiting.  A key password defaults to the\n"
-	"  store password.  Passwords are never printed or logged.\n"
+	"  store password; --keypass-for ALIAS=SRC gives one key its own.  An\n"
+	"  empty password (pass:, an empty variable or file) is an error.\n"
+	"  Passwords are never printed or logged.\n"
 	"\n"
 	"ENVIRONMENT\n"
 	"  WKS_PROPERTIES  a java.security-style properties file, e.g.\n"
