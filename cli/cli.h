@@ -517,8 +517,8 @@ void cli_key_fallback(const cli_pw *storepw);
 int cli_java_key_name(char *name, size_t name_len, const uint8_t *pkcs8,
 		      size_t pkcs8_len);
 
-/* ---- key pairs, requests, printing (h9: certgen.c, cmd_genkeypair.c,
- * cmd_certreq.c, cmd_printcert.c, reply.c) ---------------------------- */
+/* ---- key pairs, requests, printing (h9: certgen.c, certfile.c,
+ * cmd_genkeypair.c, cmd_certreq.c, cmd_printcert.c, reply.c) ---------- */
 
 int cmd_genkeypair(cli_ctx *c);
 int cmd_certreq(cli_ctx *c);
@@ -541,5 +541,11 @@ int cli_import_reply(cli_edit *e, cli_ctx *c, STACK_OF(X509) *certs);
  * PKCS7 blocks), a DER PKCS#7, or DER certificates.  Returns 0 or an
  * exit status. */
 int cli_load_certs_p7(STACK_OF(X509) *certs, const char *path);
+/* The same from memory (`path` names it in messages) (certfile.c). */
+int cli_parse_certs_p7(STACK_OF(X509) *certs, const uint8_t *data,
+		       size_t len, const char *path);
+
+/* Print `certs` as keytool -printcert does (cmd_printcert.c). */
+void cli_print_certs(FILE *f, STACK_OF(X509) *certs);
 
 #endif

@@ -478,25 +478,29 @@ static void print_one(FILE *f, X509 *x)
 		put_extensions(f, exts);
 }
 
+void cli_print_certs(FILE *f, STACK_OF(X509) *certs)
+{
+	int n = sk_X509_num(certs);
+
+	for (int i = 0; i < n; i++) {
+		if (n > 1)
+			fprintf(f, "%sCertificate[%d]:\n", i ? "\n" : "", i + 1);
+		print_one(f, sk_X509_value(certs, i));
+	}
+}
+
 int cmd_printcert(cli_ctx *c)
 {
 	STACK_OF(X509) *certs = sk_X509_new_null();
 	const char *file = c->file ? c->file : "-";
-	int rc, n;
+	int rc;
 
 	if (!certs) {
 		cli_err(NULL, "out of memory");
 		return CLI_EXIT_FAIL;
 	}
-	if ((rc = cli_load_certs_p7(certs, file)) == 0) {
-		n = sk_X509_num(certs);
-		for (int i = 0; i < n; i++) {
-			if (n > 1)
-				printf("%sCertificate[%d]:\n", i ? "\n" : "",
-				       i + 1);
-			print_one(stdout, sk_X509_value(certs, i));
-		}
-	}
+	if ((rc = cli_load_certs_p7(certs, file)) == 0)
+		cli_print_certs(stdout, certs);
 	sk_X509_pop_free(certs, X509_free);
 	return rc;
 }
