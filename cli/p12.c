@@ -40,6 +40,9 @@ typedef struct {
 	uint8_t *pkcs8;      /* keys */
 	size_t pkcs8_len;
 	X509 *cert;          /* certificates */
+	char *secret_alg;    /* secret keys (Java's secret bags) */
+	uint8_t *secret;
+	size_t secret_len;
 } bag_item;
 
 typedef struct {
@@ -58,6 +61,8 @@ static void item_clear(bag_item *it)
 	free(it->id);
 	cli_free_secret(it->pkcs8, it->pkcs8_len);
 	X509_free(it->cert);
+	free(it->secret_alg);
+	cli_free_secret(it->secret, it->secret_len);
 	memset(it, 0, sizeof(*it));
 }
 
@@ -128,6 +133,51 @@ static int decrypt_failed(const char *file)
 	return CLI_EXIT_INTEGRITY;
 }
 
+/* A bag that is not imported: a note naming it (its friendlyName). */
+static void skip_bag(bag_list *l, const PKCS12_SAFEBAG *bag, const char *what)
+{
+	char *name = PKCS12_get_friendlyname((PKCS12_SAFEBAG *)bag);
+	char *d = name ? cli_display(name) : NULL;
+
+	if (d)
+		cli_note(l->file, "\"%s\" skipped: %s", d, what);
+	else
+		cli_note(l->file, "an unnamed item skipped: %s", what);
+	free(d);
+	OPENSSL_free(name);
+	l->skipped++;
+}
+
+/* A secret bag (Java's secret key entries). */
+static int add_secret(bag_list *l, PKCS12_SAFEBAG *bag)
+{
+	char *name = PKCS12_get_friendlyname(bag), *alg = NULL;
+	uint8_t *key = NULL;
+	size_t key_len = 0;
+	bag_item *it;
+	int rc;
+
+	rc = cli_p12_secret_read(&alg, &key, &key_len, bag, l->pass,
+				 l->passlen, l->file, name);
+	OPENSSL_free(name);
+	if (rc < 0) {
+		l->skipped++; /* named by cli_p12_secret_read() */
+		return 0;
+	}
+	if (rc)
+		return rc;
+	if (!(it = item_add(l, bag))) {
+		free(alg);
+		cli_free_secret(key, key_len);
+		cli_err(l->file, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	it->secret_alg = alg;
+	it->secret = key;
+	it->secret_len = key_len;
+	return 0;
+}
+
 static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
 		     int depth, int in_encrypted)
 {
@@ -158,7 +208,8 @@ static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
 		case NID_certBag:
 			if (PKCS12_SAFEBAG_get_bag_nid(bag) !=
 			    NID_x509Certificate) {
-				l->skipped++;
+				skip_bag(l, bag, "a certificate of another kind "
+					 "than X.509");
 				break;
 			}
 			x = PKCS12_SAFEBAG_get1_cert(bag);
@@ -183,8 +234,14 @@ static int walk_bags(bag_list *l, const STACK_OF(PKCS12_SAFEBAG) *bags,
 			rc = walk_bags(l, PKCS12_SAFEBAG_get0_safes(bag),
 				       depth + 1, in_encrypted);
 			break;
+		case NID_secretBag:
+			rc = add_secret(l, bag);
+			break;
+		case NID_crlBag:
+			skip_bag(l, bag, "a CRL");
+			break;
 		default:
-			l->skipped++; /* secret and CRL bags */
+			skip_bag(l, bag, "an item of an unknown kind");
 			break;
 		}
 		if (rc)
@@ -204,13 +261,14 @@ void cli_p12_free(cli_p12_entry *e, size_t count)
 	for (size_t i = 0; e && i < count; i++) {
 		OPENSSL_free(e[i].alias);
 		cli_free_secret(e[i].pkcs8, e[i].pkcs8_len);
+		free(e[i].algorithm);
 		sk_X509_pop_free(e[i].chain, X509_free);
 	}
 	free(e);
 }
 
-/* Entries from the bag items: keys with their chains, then the
- * certificates that stand alone. */
+/* Entries from the bag items: keys with their chains, secret keys, then
+ * the certificates that stand alone. */
 static int build_entries(cli_p12_entry **out, size_t *count, bag_list *l)
 {
 	STACK_OF(X509) *pool = sk_X509_new_null();
@@ -273,6 +331,22 @@ static int build_entries(cli_p12_entry **out, size_t *count, bag_list *l)
 				    (m == 0 || !c->name))
 					used[j] = 1;
 		}
+		ne++;
+	}
+	for (size_t j = 0; j < l->n; j++) {
+		bag_item *k = &l->v[j];
+
+		if (!k->secret)
+			continue;
+		e[ne].type = WKS_ENTRY_SECRET_KEY;
+		e[ne].alias = k->name;
+		k->name = NULL;
+		e[ne].algorithm = k->secret_alg;
+		k->secret_alg = NULL;
+		e[ne].pkcs8 = k->secret;
+		e[ne].pkcs8_len = k->secret_len;
+		k->secret = NULL;
+		k->secret_len = 0;
 		ne++;
 	}
 	/* Certificates of no chain, and named ones that are no leaf. */
@@ -380,6 +454,10 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 			sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
 			continue;
 		} else {
+			/* Public-key encrypted (enveloped) contents: no
+			 * password opens them, and their names are inside. */
+			cli_note(file, "a part encrypted for a public key "
+				 "skipped: whatever it holds is not imported");
 			l.skipped++;
 			continue;
 		}
@@ -394,8 +472,8 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 	if (rc == 0) {
 		rc = build_entries(out, count, &l);
 		if (rc == 0 && l.skipped)
-			cli_note(file, "%d item(s) of other kinds (secret keys, "
-				 "CRLs) skipped", l.skipped);
+			cli_note(file, "%d item(s) skipped (named above)",
+				 l.skipped);
 	}
 done:
 	for (size_t i = 0; i < l.n; i++)
@@ -473,7 +551,9 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 				cli_note(p12file, "it holds \"%s\" (%s)",
 					 d ? d : "",
 					 e[i].type == WKS_ENTRY_PRIVATE_KEY ?
-						 "private-key" : "certificate");
+						 "private-key" :
+					 e[i].type == WKS_ENTRY_SECRET_KEY ?
+						 "secret-key" : "certificate");
 				free(d);
 			}
 			rc = CLI_EXIT_NOTFOUND;
@@ -502,6 +582,9 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 		if (e[i].type == WKS_ENTRY_PRIVATE_KEY &&
 		    (rc = cli_java_check(c, p12file, names[i], e[i].pkcs8,
 					 e[i].pkcs8_len)) != 0)
+			goto done;
+		if (e[i].type == WKS_ENTRY_SECRET_KEY &&
+		    (rc = cli_java_check(c, p12file, names[i], NULL, 0)) != 0)
 			goto done;
 		for (int m = 0; m < sk_X509_num(e[i].chain); m++)
 			cli_warn_validity(p12file, names[i],
@@ -536,6 +619,12 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 			free(bufs);
 			free(lens);
 			free((void *)ders);
+		} else if (e[i].type == WKS_ENTRY_SECRET_KEY) {
+			err = wks_store_set_secret_key(st, names[i],
+						       e[i].algorithm,
+						       e[i].pkcs8,
+						       e[i].pkcs8_len,
+						       keypw->p, keypw->len);
 		} else {
 			err = wks_store_set_cert(st, names[i],
 						 sk_X509_value(e[i].chain, 0));
@@ -671,6 +760,56 @@ done:
 	return rc;
 }
 
+/* A secret key entry as Java's secret bag.  Returns 0, -1 when its
+ * algorithm has no OID (a note or, for an explicit alias, an error is
+ * printed), or an exit status. */
+static int export_secret(STACK_OF(PKCS12_SAFEBAG) **keybags, wks_store *st,
+			 const char *file, const char *alias,
+			 const cli_pw *keypw, const cli_pw *p12pw,
+			 int iterations, int explicit)
+{
+	PKCS12_SAFEBAG *bag = NULL;
+	wks_key *key = NULL;
+	const uint8_t *data;
+	size_t len;
+	int64_t created = 0;
+	int rc;
+
+	if ((rc = cli_key_get(&key, st, file, alias, keypw, NULL, 0,
+			      NULL)) != 0)
+		return rc;
+	(void)wks_store_creation_time(&created, st, alias);
+	data = wks_key_data(key, &len);
+	rc = cli_p12_secret_bag(&bag, alias, wks_key_algorithm(key), data,
+				len, created, p12pw, iterations, file);
+	if (rc < 0) {
+		char *d = cli_display(alias), *da = cli_display(
+						 wks_key_algorithm(key));
+
+		if (explicit)
+			cli_err(file, "secret key entry \"%s\": algorithm "
+				"\"%s\" has no OID, so PKCS#12 cannot hold it "
+				"(Java's neither)", d ? d : "", da ? da : "");
+		else
+			cli_note(file, "secret key entry \"%s\" skipped: "
+				 "algorithm \"%s\" has no OID, so PKCS#12 "
+				 "cannot hold it (Java's neither)",
+				 d ? d : "", da ? da : "");
+		free(d);
+		free(da);
+		rc = explicit ? CLI_EXIT_INVALID : -1;
+	} else if (rc == 0) {
+		if ((!*keybags && !(*keybags = sk_PKCS12_SAFEBAG_new_null())) ||
+		    !sk_PKCS12_SAFEBAG_push(*keybags, bag)) {
+			PKCS12_SAFEBAG_free(bag);
+			cli_err(file, "out of memory");
+			rc = CLI_EXIT_FAIL;
+		}
+	}
+	wks_key_free(key);
+	return rc;
+}
+
 int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 		   const char *file, const char *alias, const cli_pw *keypw,
 		   const cli_pw *p12pw, int iterations)
@@ -751,17 +890,13 @@ int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 			exported++;
 			break;
 		case WKS_ENTRY_SECRET_KEY:
-			d = cli_display(a);
-			if (alias) {
-				cli_err(file, "entry \"%s\" is a secret key: "
-					"PKCS#12 export takes private keys and "
-					"certificates", d ? d : "");
-				rc = CLI_EXIT_INVALID;
-			} else {
-				cli_note(file, "secret key entry \"%s\" "
-					 "skipped", d ? d : "");
-			}
-			free(d);
+			/* As Java stores it: a secret bag. */
+			rc = export_secret(&keybags, st, file, a, keypw, p12pw,
+					   iterations, alias != NULL);
+			if (rc == 0)
+				exported++;
+			else if (rc < 0)
+				rc = 0; /* skipped, named */
 			break;
 		default:
 			break;
@@ -770,7 +905,7 @@ int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 	if (rc)
 		goto done;
 	if (!exported) {
-		cli_err(file, "no private key or certificate entry to export");
+		cli_err(file, "no entry to export");
 		rc = CLI_EXIT_NOTFOUND;
 		goto done;
 	}
