@@ -138,9 +138,10 @@ static int pw_mac(unsigned char out[32], const wksp_provctx *pc,
 
 	if (pc->set_error_mark)
 		pc->set_error_mark(pc->handle);
-	ok = EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, pc->keep_secret,
-		       sizeof(pc->keep_secret), (const unsigned char *)pw,
-		       pw_len, out, 32, &len) != NULL && len == 32;
+	ok = EVP_Q_mac(pc->libctx, "HMAC", NULL, "SHA256", NULL,
+		       pc->keep_secret, sizeof(pc->keep_secret),
+		       (const unsigned char *)pw, pw_len, out, 32,
+		       &len) != NULL && len == 32;
 	if (pc->pop_error_to_mark)
 		pc->pop_error_to_mark(pc->handle);
 	return ok;
@@ -177,7 +178,7 @@ int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 	if (!(k = calloc(1, sizeof(*k))))
 		return WKS_ERR_NOMEM;
 	k->refs = 1;
-	if ((err = wks_store_new(&k->st)) < 0)
+	if ((err = wks_store_new_ex(&k->st, pc->libctx, NULL)) < 0)
 		goto fail;
 	if (pc->kek_cache >= 0 && (err = wks_store_set_property(k->st,
 			"wolfjce.keystore.kekCacheEnabled",

@@ -31,6 +31,12 @@ typedef struct wksp_kept wksp_kept;
  * kept for reuse (keep.c). */
 typedef struct {
 	const OSSL_CORE_HANDLE *handle;
+	/* A child of the calling application's library context
+	 * (OSSL_LIB_CTX_new_child()): the stores' cryptography is fetched
+	 * from it (wks_store_new_ex()), so it runs on the application's
+	 * providers and default properties (FIPS included).  This provider
+	 * offers only OSSL_OP_STORE, so those fetches never come back here. */
+	OSSL_LIB_CTX *libctx;
 	OSSL_FUNC_core_new_error_fn *new_error;
 	OSSL_FUNC_core_set_error_debug_fn *set_error_debug;
 	OSSL_FUNC_core_vset_error_fn *vset_error;

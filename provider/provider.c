@@ -112,7 +112,12 @@ static int get_params(void *provctx, OSSL_PARAM params[])
 static void teardown(void *provctx)
 {
 	if (provctx) {
-		wksp_keep_free_all(provctx);
+		wksp_provctx *pc = provctx;
+
+		/* The kept stores hold algorithms fetched from the child
+		 * context: free them first. */
+		wksp_keep_free_all(pc);
+		OSSL_LIB_CTX_free(pc->libctx);
 		memset(provctx, 0, sizeof(wksp_provctx));
 		OPENSSL_free(provctx);
 	}
@@ -198,6 +203,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
 {
 	wksp_provctx *pc = OPENSSL_zalloc(sizeof(*pc));
 	OSSL_FUNC_core_get_params_fn *get_params_fn = NULL;
+	const OSSL_DISPATCH *in0 = in;
 
 	if (!pc)
 		return 0;
@@ -231,8 +237,13 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
 			break;
 		}
 	}
-	if (!configure(pc, get_params_fn) || !wksp_keep_init(pc)) {
+	/* The child context follows the parent's providers and default
+	 * properties as they change (a provider the application loads
+	 * after this one appears in it too). */
+	if (!(pc->libctx = OSSL_LIB_CTX_new_child(handle, in0)) ||
+	    !configure(pc, get_params_fn) || !wksp_keep_init(pc)) {
 		wksp_keep_free_all(pc);
+		OSSL_LIB_CTX_free(pc->libctx);
 		OPENSSL_free(pc);
 		return 0;
 	}

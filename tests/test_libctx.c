@@ -20,6 +20,7 @@
 #include "testutil.h"
 
 #include "crypto/crypto.h"
+#include "crypto/pki.h"
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -144,6 +145,74 @@ static void test_null_provider(void **state)
 	wks_store_free(st);
 	OSSL_PROVIDER_unload(np);
 	OSSL_LIB_CTX_free(ctx);
+}
+
+/* Each primitive on its own, through a null-provider context: every one
+ * fails (one that fell back to the default context would succeed). */
+static void test_each_primitive(void **state)
+{
+	OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
+	OSSL_PROVIDER *np;
+	wks_crypto_ctx *cc = NULL;
+	uint8_t out[96], key[32] = { 0 }, iv[16] = { 0 }, data[32] = { 0 };
+	wks_buf b = WKS_BUF_INIT;
+	tu_der *cert = NULL, *pkey = NULL;
+	size_t ncert, nkey;
+	X509 *x = NULL;
+	EVP_PKEY *k = NULL;
+	int rc;
+
+	(void)state;
+	assert_non_null(np = OSSL_PROVIDER_load(ctx, "null"));
+	TU_OK(wks__crypto_ctx_new(&cc, ctx, NULL));
+	assert_non_null(cc);
+	TU_EXPECT(WKS_ERR_CRYPTO, wks__random_cc(cc, out, 16));
+	TU_EXPECT(WKS_ERR_CRYPTO, wks__pbkdf2_cc(cc, out, 96, data, 8, data, 16,
+	                                         1000, WKS_KDF_NATIVE, 1));
+	TU_EXPECT(WKS_ERR_CRYPTO, wks__pbkdf2_cc(cc, out, 96, data, 8, data, 16,
+	                                         1000, WKS_KDF_OPENSSL, 1));
+	TU_EXPECT(WKS_ERR_CRYPTO, wks__hmac_sha512_cc(cc, out, key, 32, data, 32));
+	TU_EXPECT(WKS_ERR_CRYPTO, wks__aes256cbc_encrypt_cc(cc, &b, key, iv, data,
+	                                                    32));
+	TU_EXPECT(WKS_ERR_CRYPTO, wks__aes256cbc_decrypt_cc(cc, &b, key, iv, data,
+	                                                    32));
+	assert_int_equal(b.len, 0);
+	ncert = tu_pem_ders(&cert, tu_input("server-ecc-cert.pem"), "CERTIFICATE");
+	nkey = tu_pem_ders(&pkey, tu_input("ecc-key.pem"), NULL);
+	/* No decoder in the context: OpenSSL 3.0's EVP_PKCS82PKEY_ex() then
+	 * falls back to libcrypto's built-in legacy ASN.1 decoding (no
+	 * provider, no cryptographic operation); either outcome is clean. */
+	rc = wks__pkey_from_pkcs8_cc(cc, &k, pkey[0].der, pkey[0].len);
+	assert_true(rc == WKS_OK || rc == WKS_ERR_UNSUPPORTED);
+	EVP_PKEY_free(k);
+	/* A certificate still parses as ASN.1 in a null context, but its
+	 * key cannot be decoded there, so neither its signature nor a key
+	 * can be checked against it. */
+	rc = wks__x509_parse_cc(cc, &x, cert[0].der, cert[0].len);
+	if (rc == WKS_OK) {
+		ERR_set_mark(); /* the test's own call queues a decode error */
+		assert_null(X509_get0_pubkey(x));
+		ERR_pop_to_mark();
+		X509_free(x);
+	}
+	{
+		const uint8_t *ders[1] = { cert[0].der };
+		size_t lens[1] = { cert[0].len };
+
+		assert_true(wks__check_key_and_chain_cc(cc, pkey[0].der,
+		                                        pkey[0].len, ders, lens,
+		                                        1) < 0);
+		/* and the same through the default context succeeds */
+		TU_OK(wks__check_key_and_chain(pkey[0].der, pkey[0].len, ders,
+		                               lens, 1));
+	}
+	tu_ders_free(cert, ncert);
+	tu_ders_free(pkey, nkey);
+	wks_buf_dispose(&b);
+	wks__crypto_ctx_free(cc);
+	OSSL_PROVIDER_unload(np);
+	OSSL_LIB_CTX_free(ctx);
+	assert_int_equal(ERR_peek_error(), 0);
 }
 
 static void test_propq_matches_nothing(void **state)
@@ -405,6 +474,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_null_provider),
+		cmocka_unit_test(test_each_primitive),
 		cmocka_unit_test(test_propq_matches_nothing),
 		cmocka_unit_test(test_fips_default_properties),
 		cmocka_unit_test(test_default_provider_same_results),

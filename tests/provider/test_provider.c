@@ -223,6 +223,10 @@ static void drain_errors(result *r)
 	BIO_free(b);
 }
 
+/* The library context and property query of load() (NULL: default). */
+static OSSL_LIB_CTX *load_libctx;
+static const char *load_propq;
+
 static void load(result *r, const char *uri, int expect, const char *alias,
 		 ui_data *u)
 {
@@ -231,8 +235,8 @@ static void load(result *r, const char *uri, int expect, const char *alias,
 
 	memset(r, 0, sizeof(*r));
 	ERR_clear_error();
-	ctx = OSSL_STORE_open_ex(uri, NULL, NULL, ui_method(), u, NULL, NULL,
-				 NULL);
+	ctx = OSSL_STORE_open_ex(uri, load_libctx, load_propq, ui_method(), u,
+				 NULL, NULL, NULL);
 	if (!ctx) {
 		drain_errors(r);
 		return;
@@ -438,6 +442,60 @@ static void test_provider__wrong_password(void **state)
 				   "&keypass=pass:wrong"), 0, NULL, &u);
 	assert_int_equal(r.n, 0);
 	assert_non_null(strstr(r.errors, "integrity check failed"));
+}
+
+/*
+ * The provider's stores take their cryptography from a child of the
+ * application's library context (OSSL_LIB_CTX_new_child()), so:
+ *  - with wks and default loaded, keys load (AES, HMAC and PBKDF2 come
+ *    from the default provider through the child; the wks provider in
+ *    the child offers only STORE, so nothing recurses into it);
+ *  - with wks alone, nothing can: the load fails cleanly (a fallback to
+ *    OpenSSL's default context would have succeeded);
+ *  - with default properties fips=yes (no FIPS provider on Debian 12;
+ *    "-fips" lets the wks loader itself be fetched), the child follows
+ *    the parent's properties and the load fails cleanly.
+ */
+static void test_provider__libctx(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
+	OSSL_PROVIDER *w, *d;
+	result r;
+
+	(void)state;
+	assert_non_null(lc);
+	assert_int_equal(OSSL_PROVIDER_set_default_search_path(lc,
+							       WKS_PROVIDER_DIR), 1);
+	assert_non_null(w = OSSL_PROVIDER_load(lc, "wks"));
+	load_libctx = lc;
+	load(&r, uri_of(path, "alias=server"), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "not available from the store's "
+			       "OpenSSL library context"));
+	result_free(&r);
+
+	assert_non_null(d = OSSL_PROVIDER_load(lc, "default"));
+	load(&r, uri_of(path, "alias=server"), 0, NULL, &u);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.types[0], OSSL_STORE_INFO_PKEY);
+	assert_int_equal(EVP_PKEY_eq(r.keys[0], rsa_key), 1);
+	result_free(&r);
+
+	assert_int_equal(EVP_set_default_properties(lc, "fips=yes"), 1);
+	load_propq = "-fips";
+	load(&r, uri_of(path, "alias=server"), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "not available from the store's "
+			       "OpenSSL library context"));
+	result_free(&r);
+	load_libctx = NULL;
+	load_propq = NULL;
+	OSSL_PROVIDER_unload(d);
+	OSSL_PROVIDER_unload(w);
+	OSSL_LIB_CTX_free(lc);
 }
 
 static void test_provider__tampered(void **state)
@@ -1146,6 +1204,7 @@ int main(void)
 		cmocka_unit_test(test_provider__missing_alias),
 		cmocka_unit_test(test_provider__wrong_password),
 		cmocka_unit_test(test_provider__tampered),
+		cmocka_unit_test(test_provider__libctx),
 		cmocka_unit_test(test_provider__no_password),
 		cmocka_unit_test(test_provider__uri_passwords),
 		cmocka_unit_test(test_provider__bad_uri),
