@@ -164,8 +164,10 @@ static void key_text(char *out, size_t out_len, X509 *x)
 	if (pk && EVP_PKEY_is_a(pk, "EC")) {
 		EVP_PKEY_get_utf8_string_param(pk, OSSL_PKEY_PARAM_GROUP_NAME,
 					       group, sizeof(group), NULL);
+		/* Java names P-256 secp256r1, as the other NIST curves. */
 		snprintf(out, out_len, "%d-bit EC (%s) key",
-			 EVP_PKEY_get_bits(pk), group);
+			 EVP_PKEY_get_bits(pk),
+			 strcmp(group, "prime256v1") ? group : "secp256r1");
 	} else if (pk && (EVP_PKEY_is_a(pk, "RSA") ||
 			  EVP_PKEY_is_a(pk, "RSA-PSS") ||
 			  EVP_PKEY_is_a(pk, "DSA"))) {
