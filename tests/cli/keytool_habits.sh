@@ -283,7 +283,18 @@ unchanged m.wks "$h" "mixed passwords: store untouched"
 # naming the alias.
 if command -v script >/dev/null 2>&1; then
 	set +e
-	(sleep 1; printf 'key2-pw\n') | timeout 60 script -qec \
+	# The answer goes in once the prompt is shown (the prompt flushes
+	# what was typed ahead), and the input stays open until the key
+	# is written (slow under valgrind).
+	(for _ in $(seq 600); do
+		grep -q 'Key password for' prompt.txt 2>/dev/null && break
+		sleep 0.2
+	done
+	printf 'key2-pw\n'
+	for _ in $(seq 600); do
+		[ -s prompted.pem ] && break
+		sleep 0.2
+	done) | timeout 300 script -qec \
 		"'$WKS_BIN' export-key -k m.wks -a k2 --storepass $SP -o prompted.pem" \
 		/dev/null >prompt.txt 2>&1
 	rc=$?
