@@ -171,12 +171,15 @@ WKS_API int wks_store_new(wks_store **out);
  * signature and key checks run on its providers.  When the context's
  * default properties are FIPS (EVP_default_properties_is_fips_enabled())
  * or `propq` asks for fips=yes, PBKDF2 is always the context's (libwks's
- * native PBKDF2, property libwks.kdf.impl, is not used).  The KEK cache's
- * in-memory shielding (docs/CACHE.md) is not keystore cryptography and
- * stays on libcrypto's built-in SHA-512 and default generator.
- * `libctx` is not owned: it must outlive the store.  NULL libctx and NULL
- * propq is exactly wks_store_new(); NULL libctx with a propq is OpenSSL's
- * default context with that query.  Returns WKS_OK or WKS_ERR_NOMEM.
+ * native PBKDF2 is not used); otherwise libwks.kdf.impl chooses as usual
+ * (both give identical results; the native one still requires that the
+ * context offers PBKDF2).  The KEK cache's in-memory shielding
+ * (docs/CACHE.md) is not keystore cryptography and stays on libcrypto's
+ * built-in SHA-512 and default generator.  `libctx` is not owned: it must
+ * outlive the store and the X509 and EVP_PKEY objects the store returns
+ * (they are made in it).  NULL libctx and NULL propq is exactly
+ * wks_store_new(); NULL libctx with a propq is OpenSSL's default context
+ * with that query.  Returns WKS_OK or WKS_ERR_NOMEM.
  */
 WKS_API int wks_store_new_ex(wks_store **out, OSSL_LIB_CTX *libctx,
                              const char *propq);
