@@ -220,11 +220,15 @@ expect 0 "10 passwd, chain of 0"
 wks list -k t.wks --storepass pass:pw2
 expect 0 "10 list after passwd"
 h=$(sha t.wks)
+# Its own certificate as a CA reply (import-cert onto a key entry): with
+# a chain of 0 the key's public half comes from the key, whose password
+# is needed; then the certificate becomes the chain.
 wks import-cert -k t.wks -a renamed --cert c.pem --storepass pass:pw2 "${IT[@]}"
-expect_err 7 'exists|never replaces' "10 import-cert over it"
-wks import-cert -k t.wks -a renamed --cert c.pem --force --storepass pass:pw2 "${IT[@]}"
-expect_err 8 'never replaces' "10 import-cert --force over it"
-unchanged t.wks "$h" "10 import-cert over it"
+expect_err 4 'integrity' "10 import-cert onto it without its key password"
+unchanged t.wks "$h" "10 import-cert onto it without its key password"
+wks import-cert -k t.wks -a renamed --cert c.pem --keypass pass:newkey --storepass pass:pw2 "${IT[@]}"
+expect 0 "10 import-cert onto it: the reply becomes its chain"
+check "10 import-cert: chain of 1" grep -q 'a chain of 1 certificate$' "$T/out"
 wks delete -k t.wks -a renamed --storepass pass:pw2 "${IT[@]}"
 expect 0 "10 delete, chain of 0"
 cp nochain.wks t.wks
