@@ -176,8 +176,8 @@ static const cli_cmd commands[] = {
 		  B(O_ALIAS) | B(O_CERT) | B(O_ITERATIONS) | B(O_FORCE),
 	  "import a trusted certificate, or a CA reply onto a key entry",
 	  "usage: wks import-cert -k FILE -a ALIAS --cert CERTFILE [--keypass SRC]\n"
-	  "\nImport one trusted certificate (PEM or DER).  A certificate never\n"
-	  "replaces a key entry.\n"
+	  "\nImport one trusted certificate (PEM or DER).  A trusted certificate\n"
+	  "never replaces a key entry (a secret key entry is refused).\n"
 	  "When ALIAS is a private key entry, CERTFILE is a CA's reply (one\n"
 	  "certificate, a PEM chain, or PKCS#7 in PEM or DER) as keytool takes\n"
 	  "it: one of its certificates must hold the entry's public key; the\n"
