@@ -437,6 +437,51 @@ int cli_p12_secret_bag(PKCS12_SAFEBAG **out, const char *alias,
 		       int64_t created_ms, const cli_pw *p12pw, int iterations,
 		       const char *file);
 
+/* ---- CA bundles (certbundle.c; wks import-certs) ---------------------- */
+
+typedef struct {
+	X509 *x;
+	unsigned char fp[32]; /* SHA-256 of the DER */
+	char *alias;          /* the alias given (imported ones) */
+	int present;          /* the store holds it already */
+} cli_cert_item;
+
+typedef struct {
+	cli_cert_item *v;
+	size_t n, cap;
+	size_t dups; /* the same certificate again within the input */
+} cli_cert_list;
+
+/*
+ * Read certificates into `l`, each once (by SHA-256; repeats counted in
+ * l->dups): cli_cert_list_read() from a file ("-": stdin) or every
+ * regular file of a folder (in name order; dot files, subfolders and
+ * files that hold no certificate are skipped with a note);
+ * cli_cert_list_read_buffer() from bytes (`path` names them; with
+ * `in_folder` a buffer without certificates is skipped with a note
+ * rather than an error).  PEM (CERTIFICATE, TRUSTED CERTIFICATE, PKCS7
+ * blocks; others skipped with a note), a DER PKCS#7 or DER certificates
+ * back to back.  Bad PEM or a malformed certificate is an error
+ * (CLI_EXIT_MALFORMED, naming the PEM block).  Returns 0 or an exit
+ * status (message printed).
+ */
+int cli_cert_list_read(cli_cert_list *l, const char *path);
+int cli_cert_list_read_buffer(cli_cert_list *l, const uint8_t *data,
+			      size_t len, const char *path, int in_folder);
+/* Mark what `st` holds already as a certificate entry; *present counts. */
+int cli_cert_list_mark_present(cli_cert_list *l, wks_store *st,
+			       const char *file, size_t *present);
+/*
+ * Put the certificates not present into `st` as trusted certificate
+ * entries: alias `prefix` + the lowercased CN (else O, else the first 16
+ * hex digits of the SHA-256), runs of other characters one '-', with
+ * -2, -3, ... where the store or this import has it already.  With
+ * `verbose` each alias and subject is printed.  *imported counts.
+ */
+int cli_cert_list_store(cli_cert_list *l, wks_store *st, const char *prefix,
+			int verbose, const char *file, size_t *imported);
+void cli_cert_list_free(cli_cert_list *l);
+
 /* The PBKDF2 iteration count of an export (PKCS#12, encrypted key):
  * --iterations, else the store's wolfjce.wks.iterationCount (what libwks
  * would save the store with: 210000 unless configured). */

@@ -8,7 +8,7 @@
 #   fuzz/run.sh replay [TARGET]  run the corpus and regressions once
 #   fuzz/run.sh build            just build
 #
-# TARGET: load load_pw getkey props import jks printcert.  New inputs go to
+# TARGET: load load_pw getkey props import jks printcert certs.  New inputs go to
 # build-fuzz/work/TARGET (not committed); crashes to
 # build-fuzz/artifacts/TARGET/.  After a run, the line
 #   STATS target=... secs=... execs=... execs_per_sec=... cov=... ft=...
@@ -27,7 +27,7 @@ build() {
 	fi
 	cmake --build "$b" -j"$(nproc)" --target \
 		fuzz_load fuzz_load_pw fuzz_getkey fuzz_props fuzz_import fuzz_jks \
-		fuzz_printcert \
+		fuzz_printcert fuzz_certs \
 		>/dev/null
 }
 
