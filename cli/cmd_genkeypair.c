@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <openssl/bn.h>
 #include <openssl/err.h>
@@ -132,6 +133,14 @@ int cmd_genkeypair(cli_ctx *c)
 		    days > 3000000) {
 			cli_err(NULL, "--validity: \"%s\" is not a number of "
 				"days from 1 to 3000000", c->validity);
+			return CLI_EXIT_USAGE;
+		}
+		/* X.509 times end with 9999-12-31 23:59:59 UTC. */
+		if ((double)time(NULL) + (double)days * 86400.0 >
+		    253402300799.0) {
+			cli_err(NULL, "--validity: %ld days from now is after "
+				"9999-12-31, the last date a certificate can "
+				"hold", days);
 			return CLI_EXIT_USAGE;
 		}
 	}

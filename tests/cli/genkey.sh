@@ -155,7 +155,7 @@ wks genkeypair -k s.wks -a rsa --dname CN=again "${S[@]}" "${IT[@]}"
 expect_err 7 'Key pair not generated, alias "rsa" already exists' "genkeypair over an existing alias"
 unchanged s.wks "$h" "genkeypair over an existing alias"
 for bad_args in "--keysize 1024" "--keyalg EC --curve P-192" "--keyalg DSA" \
-	"--keyalg EC --keysize 2048" "--validity 0" "--ext foo=bar" \
+	"--keyalg EC --keysize 2048" "--validity 0" "--validity 2950000" "--ext foo=bar" \
 	"--ext san=dns" "--ext san=ftp:x" "--ext ku=bogus" "--sigalg SHA1withRSA" \
 	"--keyalg EC --sigalg SHA256withRSA"; do
 	# shellcheck disable=SC2086
