@@ -536,6 +536,8 @@ struct cli_keypass_for; /* one --keypass-for ALIAS=SRC */
  * follows splits it).  Returns 0 or an exit status. */
 int cli_keypass_for_add(cli_ctx *c, char *arg);
 void cli_keypass_for_clear(cli_ctx *c);
+/* 1 if --keypass-for names `alias`. */
+int cli_keypass_for_has(const cli_ctx *c, const char *alias);
 
 #define CLI_KEY_QUIET 1    /* print nothing on failure (verify) */
 #define CLI_KEY_NOPROMPT 2 /* never ask on the terminal */

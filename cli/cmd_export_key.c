@@ -90,7 +90,9 @@ int cmd_export_key(cli_ctx *c)
 		rc = CLI_EXIT_USAGE;
 		goto done;
 	}
-	if ((rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
+	/* --keypass-for ALIAS alone will do (with --no-storepass too). */
+	if (!cli_keypass_for_has(c, c->alias) &&
+	    (rc = cli_keypass(&kp, c, &pw, c->alias)) != 0)
 		goto done;
 	/* --keypass-for, else --keypass (default the store password),
 	 * else the prompt. */

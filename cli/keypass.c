@@ -79,6 +79,14 @@ int cli_keypass_for_add(cli_ctx *c, char *arg)
 	return rc;
 }
 
+int cli_keypass_for_has(const cli_ctx *c, const char *alias)
+{
+	for (size_t i = 0; alias && i < c->keypass_for_count; i++)
+		if (!strcmp(c->keypass_for[i].alias, alias))
+			return 1;
+	return 0;
+}
+
 void cli_keypass_for_clear(cli_ctx *c)
 {
 	for (size_t i = 0; i < c->keypass_for_count; i++) {

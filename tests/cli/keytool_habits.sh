@@ -251,6 +251,9 @@ expect_err 4 'entry "k2": integrity check failed: wrong key password.*--keypass-
 wks export-key -k m.wks -a k2 --der --keypass-for k2=pass:key2-pw "${S[@]}"
 expect 0 "export-key --keypass-for"
 check "export-key --keypass-for: the key" cmp -s "$T/out" <(sed '1d;$d' leaf.key | base64 -d)
+wks export-key -k m.wks -a k2 --der --keypass-for k2=pass:key2-pw --no-storepass
+expect_err 0 'integrity not checked' "export-key --no-storepass --keypass-for"
+check "export-key --no-storepass --keypass-for: the key" cmp -s "$T/out" <(sed '1d;$d' leaf.key | base64 -d)
 wks export-key -k m.wks -a k2 --keypass-for k2=pass:wrong "${S[@]}"
 expect_err 4 'entry "k2": integrity check failed: wrong key password \(--keypass-for\)' "export-key: wrong --keypass-for"
 wks export-p12 -k m.wks -o m.p12 --outpass pass:out-pw "${S[@]}" "${IT[@]}"
