@@ -512,6 +512,31 @@ static int make_alias(char **out, wks_store *st, const cert_list *l,
 
 /* ---- the store ---------------------------------------------------------- */
 
+/* The subject as `wks list -v` prints it (RFC 2253, UTF-8, escaped for
+ * the terminal).  Heap, or NULL. */
+static char *subject_rfc2253(X509 *x)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *mem = NULL, *s = NULL, *d;
+	long n;
+
+	if (!b)
+		return NULL;
+	X509_NAME_print_ex(b, X509_get_subject_name(x), 0,
+			   XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB);
+	n = BIO_get_mem_data(b, &mem);
+	if (n >= 0 && (s = malloc((size_t)n + 1)) != NULL) {
+		memcpy(s, mem, (size_t)n);
+		s[n] = 0;
+	}
+	BIO_free(b);
+	if (!s)
+		return NULL;
+	d = cli_display_escaped(s);
+	free(s);
+	return d;
+}
+
 int cli_cert_list_mark_present(cli_cert_list *l, wks_store *st,
 			       const char *file, size_t *present)
 {
@@ -573,16 +598,10 @@ int cli_cert_list_store(cli_cert_list *l, wks_store *st, const char *prefix,
 		(*imported)++;
 		if (verbose) {
 			char *da = cli_display(it->alias);
-			char subj[256] = "";
+			char *ds = subject_rfc2253(it->x);
 
-			X509_NAME_oneline(X509_get_subject_name(it->x), subj,
-					  sizeof(subj));
-			{
-				char *ds = cli_display(subj);
-
-				printf("%s: %s\n", da ? da : "", ds ? ds : "");
-				free(ds);
-			}
+			printf("%s: %s\n", da ? da : "", ds ? ds : "");
+			free(ds);
 			free(da);
 		}
 	}

@@ -216,12 +216,13 @@ static const cli_cmd commands[] = {
 		  B(O_FORCE) | B(O_NO_MAC_OK) | B(O_STRICT_JAVA),
 	  "import the entries of a PKCS#12 file",
 	  "usage: wks import-p12 -k FILE --in P12FILE [-a ALIAS] [--inpass SRC]\n"
-	  "\nImport every private key (with its chain) and every certificate\n"
+	  "\nImport every private key (with its chain), every secret key (Java's\n"
+	  "secret bags: keytool -genseckey, -importpass) and every certificate\n"
 	  "that belongs to no chain from a PKCS#12 file, under their friendly\n"
-	  "names (entries without one are named 1, 2, ...).  With -a only the\n"
-	  "entry of that name; a file with a single entry is imported under\n"
-	  "ALIAS whatever its name.  A file without a MAC is refused unless\n"
-	  "--no-mac-ok.\n\n"
+	  "names (entries without one are named 1, 2, ...); anything else is\n"
+	  "skipped with a note naming it.  With -a only the entry of that\n"
+	  "name; a file with a single entry is imported under ALIAS whatever\n"
+	  "its name.  A file without a MAC is refused unless --no-mac-ok.\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "      --in FILE           the PKCS#12 file\n"
 	  "      --inpass SRC        its password\n"
@@ -234,10 +235,12 @@ static const cli_cmd commands[] = {
 		  B(O_FORCE) | B(O_KEYPASS_FOR),
 	  "export entries to a PKCS#12 file",
 	  "usage: wks export-p12 -k FILE [-a ALIAS] -o P12FILE [--outpass SRC]\n"
-	  "\nWrite the private key and certificate entries (or only ALIAS) to a\n"
-	  "PKCS#12 file readable by `openssl pkcs12` and Java: keys and\n"
-	  "certificates encrypted with AES-256-CBC (PBKDF2-HMAC-SHA-256), MAC\n"
-	  "HMAC-SHA-256.  Secret key entries are skipped, with a note.\n\n"
+	  "\nWrite the entries (or only ALIAS) to a PKCS#12 file readable by\n"
+	  "`openssl pkcs12` and Java: keys and certificates encrypted with\n"
+	  "AES-256-CBC (PBKDF2-HMAC-SHA-256), MAC HMAC-SHA-256.  Secret keys\n"
+	  "go in secret bags as Java writes them (keytool lists them as\n"
+	  "SecretKeyEntry); one whose algorithm has no OID (e.g. ChaCha20) is\n"
+	  "skipped with a note naming it.\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  KEYPASS_FOR_HELP
 	  "  -a, --alias NAME        only this entry\n"
