@@ -359,8 +359,13 @@ wks printcert --file esc.pem
 expect 0 "printcert of a name with an ESC"
 check "printcert escapes control characters" sh -c "! grep -q \$'\\033' '$T/out' && grep -qi 'a.1b\\[31mred' '$T/out'"
 
-# keytool side by side (optional): the same text for the same certificate.
+# keytool side by side (optional): the same text for the same certificate,
+# and the exported key entry with its 2-certificate chain.
 if command -v keytool >/dev/null 2>&1; then
+	keytool -J-Duser.language=en -list -v -keystore rsa.p12 -storetype PKCS12 \
+		-storepass p12-pass >rsa.p12.keytool 2>&1 || true
+	check "keytool -list: the key entry" grep -q 'Entry type: PrivateKeyEntry' rsa.p12.keytool
+	check "keytool -list: chain of 2" grep -q 'Certificate chain length: 2' rsa.p12.keytool
 	for f in reply.pem ec384.pem; do
 		TZ=UTC keytool -J-Duser.language=en -printcert -file "$f" >"$f.keytool" 2>/dev/null || true
 		if diff -u "$f.keytool" "$f.print" >"$f.diff"; then
