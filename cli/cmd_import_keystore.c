@@ -134,10 +134,11 @@ static int oom(const char *file)
 }
 
 /*
- * Open one key of the source: with --srckeypass if given, else with the
- * source store password (keytool's default); when that fails and no
- * --srckeypass was given, ask on the terminal for this alias's password.
- * `open` returns a wks_err; WKS_ERR_INTEGRITY means "wrong password".
+ * Open one key of the source: with --srckeypass if given, then with the
+ * source store password (keytool's default); when neither opens it, ask
+ * on the terminal for this alias's password (no terminal: the entry is
+ * skipped).  `open` returns a wks_err; WKS_ERR_INTEGRITY means "wrong
+ * password".
  */
 typedef int (*key_open_fn)(void *arg, const char *pw, size_t pw_len);
 
@@ -150,7 +151,9 @@ static int open_key(ks_src *s, const char *alias, key_open_fn open, void *arg)
 	char *da;
 	int err = open(arg, first->p, first->len);
 
-	if (err != WKS_ERR_INTEGRITY || s->have_keypw || !cli_have_tty())
+	if (err == WKS_ERR_INTEGRITY && s->have_keypw)
+		err = open(arg, s->pw.p, s->pw.len);
+	if (err != WKS_ERR_INTEGRITY || !cli_have_tty())
 		return err;
 	da = cli_display(alias);
 	snprintf(prompt, sizeof(prompt), "Key password for \"%s\" in %s: ",
@@ -206,7 +209,7 @@ static const char *skip_reason(int err, char *buf, size_t n)
 
 	if (err == WKS_ERR_INTEGRITY)
 		snprintf(buf, n, "key password incorrect (give it with "
-			 "--srckeypass and --srcalias)");
+			 "--srcalias and --srckeypass)");
 	else
 		snprintf(buf, n, "%s", d && *d ? d : wks_strerror(err));
 	return buf;
@@ -686,8 +689,9 @@ static int import_existing(cli_ctx *c, ks_src *s)
 	}
 	if (clash && !c->force) {
 		cli_err(c->keystore, "%zu entr%s exist%s: nothing imported (use "
-			"--force to replace them)", clash,
-			clash == 1 ? "y" : "ies", clash == 1 ? "s" : "");
+			"--force to replace %s)", clash,
+			clash == 1 ? "y" : "ies", clash == 1 ? "s" : "",
+			clash == 1 ? "it" : "them");
 		rc = CLI_EXIT_EXISTS;
 		goto done;
 	}
