@@ -116,6 +116,35 @@ static void import_store_key(const uint8_t *p8, size_t p8_len,
 	free(len);
 }
 
+/* A secret key from a PKCS#12 secret bag: what `wks import-p12` does. */
+static void import_store_secret(const cli_p12_entry *e)
+{
+	wks_store *st = NULL;
+	wks_key *key = NULL;
+	const uint8_t *d;
+	size_t n = 0;
+	int rc;
+
+	FUZZ_CHECK(e->pkcs8 && e->pkcs8_len && e->algorithm && *e->algorithm,
+	           "secret key without bytes or algorithm");
+	FUZZ_CHECK(wks_store_new(&st) == WKS_OK, "wks_store_new");
+	rc = wks_store_set_secret_key(st, "s", e->algorithm, e->pkcs8,
+	                              e->pkcs8_len, FUZZ_PW, FUZZ_PW_LEN);
+	FUZZ_CHECK(rc == WKS_OK || rc == WKS_ERR_LIMIT,
+	           "set_secret_key: %d", rc);
+	if (rc == WKS_OK) {
+		rc = wks_store_get_key(&key, st, "s", FUZZ_PW, FUZZ_PW_LEN);
+		FUZZ_CHECK(rc == WKS_OK, "get_key of a secret key: %d", rc);
+		d = wks_key_data(key, &n);
+		FUZZ_CHECK(n == e->pkcs8_len && !memcmp(d, e->pkcs8, n),
+		           "secret key changed");
+		FUZZ_CHECK(!strcmp(wks_key_algorithm(key), e->algorithm),
+		           "secret key algorithm changed");
+		wks_key_free(key);
+	}
+	wks_store_free(st);
+}
+
 static void import_p12(const uint8_t *data, size_t size, const char *pw)
 {
 	cli_p12_entry *e = NULL;
@@ -130,6 +159,12 @@ static void import_p12(const uint8_t *data, size_t size, const char *pw)
 	if (cli_p12_read(&e, &count, "in.p12", data, size, &p, 1) != 0)
 		return;
 	for (i = 0; i < count; i++) {
+		if (e[i].type == WKS_ENTRY_SECRET_KEY) {
+			/* Java's secret bags: a key and its JCA name, stored
+			 * and read back byte for byte. */
+			import_store_secret(&e[i]);
+			continue;
+		}
 		FUZZ_CHECK(e[i].chain != NULL, "entry without chain");
 		if (e[i].type == WKS_ENTRY_PRIVATE_KEY) {
 			FUZZ_CHECK(e[i].pkcs8 && e[i].pkcs8_len, "no key bytes");
