@@ -306,6 +306,18 @@ static int read_p12(ks_src *s, const uint8_t *data, size_t len)
 			t->pkcs8_len = e[i].pkcs8_len;
 			e[i].pkcs8 = NULL;
 			e[i].pkcs8_len = 0;
+		} else if (e[i].type == WKS_ENTRY_SECRET_KEY) {
+			/* Java's secret bags (keytool -genseckey,
+			 * -importpass): the raw key and its JCA name. */
+			t->secret = e[i].pkcs8;
+			t->secret_len = e[i].pkcs8_len;
+			t->algorithm = e[i].algorithm;
+			e[i].pkcs8 = NULL;
+			e[i].pkcs8_len = 0;
+			e[i].algorithm = NULL;
+			if (!t->algorithm && item_skip(t, "a secret key without "
+						       "an algorithm name") < 0)
+				goto nomem;
 		}
 	}
 	cli_p12_free(e, count);

@@ -110,12 +110,14 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem \
 		-storetype JCEKS -storepass $SP -alias pw
 	KT -importcert -noprompt -keystore j.jceks -storetype JCEKS \
 		-storepass $SP -alias ca -file ca.pem
-	# PKCS12: an EC key pair and a trusted certificate.
+	# PKCS12: an EC key pair, a trusted certificate, an AES key.
 	KT -genkeypair -keystore j.p12 -storetype PKCS12 -storepass $SP \
 		-alias p12-key -keyalg EC -groupname secp256r1 -dname 'CN=p12' \
 		-validity 30
 	KT -importcert -noprompt -keystore j.p12 -storetype PKCS12 \
 		-storepass $SP -alias ca -file ca.pem
+	KT -genseckey -keystore j.p12 -storetype PKCS12 -storepass $SP \
+		-alias p12-aes -keyalg AES -keysize 128
 	# Passwords outside ASCII (one outside the BMP: a surrogate pair in
 	# Java's char[]), for the JKS digest and key protection (UTF-16BE).
 	KT -genkeypair -keystore n.jks -storetype JKS -storepass 'pässwörd€𝄞' \
@@ -268,8 +270,8 @@ check_store e.wks new-pass j.jceks.list \
 # ---- PKCS12 and WKS sources ----------------------------------------------
 wks import-keystore --srckeystore j.p12 -k p.wks --srcstorepass pass:$SP \
 	--storepass pass:new-pass "${I[@]}"
-expect_out 0 '2 entries: 2 imported, 0 skipped' "import-keystore PKCS12"
-check_store p.wks new-pass j.p12.list | tally
+expect_out 0 '3 entries: 3 imported, 0 skipped' "import-keystore PKCS12"
+check_store p.wks new-pass j.p12.list 'p12-aes=len:16/AES' | tally
 wks import-keystore --srckeystore e.wks --srcstoretype wks -k w.wks \
 	--srcstorepass pass:new-pass --storepass pass:other-pass "${I[@]}"
 expect_out 0 '4 entries: 4 imported, 0 skipped' "import-keystore WKS"
