@@ -596,6 +596,8 @@ int cli_cert_list_store(cli_cert_list *l, wks_store *st, const char *prefix,
 			return cli_lib_err(file, it->alias, err,
 					   "cannot import");
 		(*imported)++;
+		/* As every import: an expired CA certificate warns. */
+		cli_warn_validity(file, it->alias, it->x);
 		if (verbose) {
 			char *da = cli_display(it->alias);
 			char *ds = subject_rfc2253(it->x);

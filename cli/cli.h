@@ -476,7 +476,8 @@ int cli_cert_list_mark_present(cli_cert_list *l, wks_store *st,
  * entries: alias `prefix` + the lowercased CN (else O, else the first 16
  * hex digits of the SHA-256), runs of other characters one '-', with
  * -2, -3, ... where the store or this import has it already.  With
- * `verbose` each alias and subject is printed.  *imported counts.
+ * `verbose` each alias and subject is printed; a certificate that has
+ * expired or is not yet valid warns.  *imported counts.
  */
 int cli_cert_list_store(cli_cert_list *l, wks_store *st, const char *prefix,
 			int verbose, const char *file, size_t *imported);

@@ -225,6 +225,33 @@ check "folder aliases (taken alias, O, SHA-256 prefix, UTF-8 CN)" \
 wks verify -k f.wks "${S[@]}"
 expect 0 "verify after a folder import"
 
+# An expired certificate is imported with a warning (openssl 3.0 cannot
+# date a certificate in the past: python3-cryptography can).
+if python3 -c 'import cryptography' 2>/dev/null; then
+	python3 - <<'EOF'
+import datetime
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+now = datetime.datetime.now(datetime.timezone.utc)
+key = ec.generate_private_key(ec.SECP256R1())
+subj = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Old Root")])
+cert = (x509.CertificateBuilder().subject_name(subj).issuer_name(subj)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=400))
+        .not_valid_after(now - datetime.timedelta(days=35))
+        .sign(key, hashes.SHA256()))
+open("old.pem", "wb").write(cert.public_bytes(serialization.Encoding.PEM))
+EOF
+	cat a.pem old.pem >withold.pem
+	wks import-certs -k old.wks --in withold.pem "${S[@]}" "${IT[@]}"
+	expect_err 0 'old-root.*EXPIRED' "an expired certificate warns"
+	if grep -q '^2 imported' "$T/out"; then ok; else bad "the expired certificate is imported too"; fi
+else
+	echo "SKIP: python3-cryptography not installed (expired certificate)"
+fi
+
 # Bad input: a file that is no certificate, an empty folder.
 echo "hello" >junk.txt
 wks import-certs -k f.wks --in junk.txt "${S[@]}" "${IT[@]}"
