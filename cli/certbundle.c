@@ -30,6 +30,8 @@
 /* Bounds: a file larger than this is no certificate file; an alias made
  * from a name is cut to this many bytes (at a character boundary). */
 #define MAX_INPUT_FILE (64u << 20)
+/* At most this many certificates in one import. */
+#define MAX_CERTS 20000
 #define MAX_BASE_ALIAS 64
 
 typedef cli_cert_item cert_item;
@@ -63,6 +65,12 @@ static int list_add(cert_list *l, X509 *x, const char *path)
 			X509_free(x);
 			return 0;
 		}
+	if (l->n >= MAX_CERTS) {
+		X509_free(x);
+		cli_err(path, "more than %d certificates: not imported",
+			MAX_CERTS);
+		return CLI_EXIT_LIMIT;
+	}
 	if (l->n == l->cap) {
 		size_t ncap = l->cap ? l->cap * 2 : 64;
 		cert_item *nv = realloc(l->v, ncap * sizeof(*nv));
@@ -504,8 +512,29 @@ static int make_alias(char **out, wks_store *st, const cert_list *l,
 	if (!(a = malloc(cap)))
 		return -1;
 	snprintf(a, cap, "%s%s", prefix, base);
-	for (unsigned k = 2; alias_taken(st, l, a); k++)
-		snprintf(a, cap, "%s%s-%u", prefix, base, k);
+	if (alias_taken(st, l, a)) {
+		/* Start after the highest suffix this import gave the name:
+		 * many certificates of one name cost one pass each, not one
+		 * per suffix tried. */
+		size_t n = strlen(a);
+		unsigned k = 2;
+
+		for (size_t i = 0; i < l->n; i++) {
+			const char *o = l->v[i].alias;
+			unsigned long v;
+			char *end;
+
+			if (!o || strncmp(o, a, n) || o[n] != '-' ||
+			    o[n + 1] < '1' || o[n + 1] > '9')
+				continue;
+			v = strtoul(o + n + 1, &end, 10);
+			if (!*end && v >= k && v < MAX_CERTS + 2)
+				k = (unsigned)v + 1;
+		}
+		do
+			snprintf(a, cap, "%s%s-%u", prefix, base, k++);
+		while (alias_taken(st, l, a));
+	}
 	*out = a;
 	return 0;
 }
