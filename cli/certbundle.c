@@ -652,5 +652,11 @@ int cli_cert_list_read(cli_cert_list *l, const char *path)
 		}
 		return rc;
 	}
+	if (strcmp(path, "-") && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (unsigned long long)sb.st_size > MAX_INPUT_FILE) {
+		cli_err(path, "larger than %u MiB: no certificate file",
+			MAX_INPUT_FILE >> 20);
+		return CLI_EXIT_LIMIT; /* refused before it is read */
+	}
 	return read_path(l, path, 0);
 }

@@ -259,6 +259,11 @@ expect_err 5 'no certificate found' "import-certs of a text file"
 mkdir empty
 wks import-certs -k f.wks --in empty "${S[@]}" "${IT[@]}"
 expect_err 5 'no certificate found' "import-certs of an empty folder"
+# A file over 64 MiB (sparse) is refused before it is read.
+truncate -s 65M big.pem
+wks import-certs -k f.wks --in big.pem "${S[@]}" "${IT[@]}"
+expect_err 9 'larger than 64 MiB' "import-certs of a 65 MiB file"
+rm -f big.pem
 # A truncated DER certificate after a good one.
 head -c 100 c.der >half.der
 cat c.der half.der >two.der
