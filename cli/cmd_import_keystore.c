@@ -460,36 +460,60 @@ static const char *type_word(wks_entry_type t)
 					    "secret key";
 }
 
-/* Put one item into st.  Returns 0 (imported, or t->skip set) or an exit
- * status for a failure that must stop the import. */
+static int set_item(wks_store *st, const char *alias, const ks_item *t,
+		    const cli_pw *kp)
+{
+	switch (t->type) {
+	case WKS_ENTRY_PRIVATE_KEY:
+		return wks_store_set_private_key(
+			st, alias, t->pkcs8, t->pkcs8_len,
+			(const uint8_t *const *)t->der, t->der_len, t->nder,
+			kp->p, kp->len);
+	case WKS_ENTRY_CERTIFICATE:
+		return t->nder == 1 ?
+			wks_store_set_cert_der(st, alias, t->der[0],
+					       t->der_len[0]) :
+			WKS_ERR_INVALID;
+	default:
+		return wks_store_set_secret_key(st, alias, t->algorithm,
+						t->secret, t->secret_len, kp->p,
+						kp->len);
+	}
+}
+
+/*
+ * Put one item into st.  Returns 0 (imported, or t->skip set) or an exit
+ * status for a failure that must stop the import.  A set replaces an entry
+ * of the same kind and leaves it as it was when it fails; a certificate
+ * never replaces a key entry (WKS_ERR_WRONG_TYPE), so with --force the key
+ * entry is renamed aside first and renamed back if the certificate fails:
+ * a replacement that fails never loses what DEST held.
+ */
 static int put_item(wks_store *st, cli_ctx *c, const char *destfile,
 		    ks_item *t, const cli_pw *kp)
 {
 	const char *alias = dest_alias(c, t);
 	char why[400];
-	int err;
+	int err = set_item(st, alias, t, kp);
 
-	if (wks_store_contains(st, alias) &&
-	    (err = wks_store_delete(st, alias)) < 0)
-		return cli_lib_err(destfile, alias, err, NULL);
-	switch (t->type) {
-	case WKS_ENTRY_PRIVATE_KEY:
-		err = wks_store_set_private_key(
-			st, alias, t->pkcs8, t->pkcs8_len,
-			(const uint8_t *const *)t->der, t->der_len, t->nder,
-			kp->p, kp->len);
-		break;
-	case WKS_ENTRY_CERTIFICATE:
-		err = t->nder == 1 ?
-			wks_store_set_cert_der(st, alias, t->der[0],
-					       t->der_len[0]) :
-			WKS_ERR_INVALID;
-		break;
-	default:
-		err = wks_store_set_secret_key(st, alias, t->algorithm,
-					       t->secret, t->secret_len, kp->p,
-					       kp->len);
-		break;
+	if (err == WKS_ERR_WRONG_TYPE && c->force) {
+		size_t n = strlen(alias) + 32;
+		char *aside = malloc(n);
+		int i = 0;
+
+		if (!aside)
+			return oom(destfile);
+		do
+			snprintf(aside, n, "%s\x01wks-aside-%d", alias, i);
+		while (wks_store_contains(st, aside) && ++i < 1000);
+		if ((err = wks_store_rename(st, alias, aside)) == WKS_OK) {
+			err = set_item(st, alias, t, kp);
+			if (err == WKS_OK)
+				err = wks_store_delete(st, aside);
+			else if (wks_store_rename(st, aside, alias) != WKS_OK)
+				err = WKS_ERR_NOMEM; /* cannot happen */
+		}
+		free(aside);
 	}
 	if (err == WKS_ERR_NOMEM)
 		return oom(destfile);

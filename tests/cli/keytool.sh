@@ -256,6 +256,44 @@ wks convert --in n.jks -o n.wks --inpass 'pass:pässwörd€𝄞' \
 	--srckeypass 'pass:kéy€𝄞' --outpass pass:new-pass "${I[@]}"
 expect_out 0 '1 entry: 1 imported, 0 skipped' "non-ASCII JKS passwords"
 
+# --force: a trusted certificate replaces a key entry (keytool's
+# overwrite); without it, nothing changes.
+before=$(sha a.wks)
+wks import-keystore --srckeystore j.jks -k a.wks --srcstorepass pass:$SP \
+	--storepass pass:new-pass --srcalias 'root ca' --destalias 'clé-ü' \
+	"${I[@]}"
+expect_err 7 'entry "clé-ü" exists' "a certificate onto a key alias, no --force"
+[ "$(sha a.wks)" = "$before" ] && ok || bad "the refused import changed a.wks"
+wks import-keystore --srckeystore j.jks -k a.wks --srcstorepass pass:$SP \
+	--storepass pass:new-pass --srcalias 'root ca' --destalias 'clé-ü' \
+	--force "${I[@]}"
+expect_out 0 'imported: "root ca" as "clé-ü" \(trusted certificate\)' \
+	"a certificate replaces a key entry with --force"
+wks list -k a.wks --storepass pass:new-pass -a 'clé-ü'
+expect_out 0 'clé-ü +certificate' "the replaced entry is a certificate"
+# A replacement that fails keeps the entry: j.jks with its trusted
+# certificate's DER made unparsable (digest recomputed), imported whole
+# with --force: the keys replace theirs, "root ca" is skipped and a.wks
+# keeps its own "root ca".
+python3 - "$SP" <<'PYEOF'
+import base64, hashlib, sys
+d = bytearray(open("j.jks", "rb").read()[:-20])
+pem = open("ca.pem").read().split("-----")[2]
+der = base64.b64decode("".join(pem.split()))
+i = bytes(d).find(der)
+d[i] = 0x31                      # SEQUENCE -> SET: not a certificate
+d += hashlib.sha1(sys.argv[1].encode("utf-16-be") + b"Mighty Aphrodite" +
+                  bytes(d)).digest()
+open("badcert.jks", "wb").write(bytes(d))
+PYEOF
+wks import-keystore --srckeystore badcert.jks -k a.wks --srcstorepass pass:$SP \
+	--storepass pass:new-pass --srckeypass pass:key-pass-A --force "${I[@]}"
+expect_out 1 'skipped: "root ca" \(trusted certificate\)' \
+	"an unparsable certificate is skipped"
+grep -q '3 entries: 2 imported, 1 skipped' out && ok || bad "badcert summary"
+wks list -k a.wks --storepass pass:new-pass -a 'root ca'
+expect_out 0 'root ca +certificate' "a failed replacement keeps the entry"
+
 # ---- JCEKS ---------------------------------------------------------------
 # --srckeypass opens rsa and aes-ü; pw falls back to the store password.
 wks convert --in j.jceks -o e.wks --inpass pass:$SP --outpass pass:new-pass \
