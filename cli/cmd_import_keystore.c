@@ -808,19 +808,3 @@ int cli_convert_java(cli_ctx *c, const uint8_t *data, size_t len)
 	src_free(&s);
 	return rc;
 }
-
-void cli_not_wks(const char *file, const uint8_t *data, size_t len)
-{
-	cli_ks_type t = cli_ks_detect(data, len);
-
-	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS)
-		cli_err(file, "this is a %s keystore; convert it with: wks "
-			"import-keystore --srckeystore %s -k NEW.wks",
-			cli_ks_type_name(t), file);
-	else if (t == CLI_KS_PKCS12)
-		cli_err(file, "not a WKS keystore (a PKCS#12 file?); import it "
-			"with: wks import-keystore --srckeystore %s -k NEW.wks",
-			file);
-	else
-		cli_err(file, "not a WKS keystore (bad magic number)");
-}

@@ -16,6 +16,7 @@
 #include <openssl/x509.h>
 
 #include "cli.h"
+#include "jks.h"
 
 int cli_store_iterations(wks_store *st, cli_ctx *c)
 {
@@ -256,4 +257,22 @@ int cli_store_certs(STACK_OF(X509) **out, wks_store *st, const char *file,
 lib_fail:
 	sk_X509_pop_free(sk, X509_free);
 	return cli_lib_err(file, alias, err, NULL);
+}
+
+/* Why a keystore file is not WKS, and what to run instead (a Java
+ * keystore or a PKCS#12 file given where a WKS store was expected). */
+void cli_not_wks(const char *file, const uint8_t *data, size_t len)
+{
+	cli_ks_type t = cli_ks_detect(data, len);
+
+	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS)
+		cli_err(file, "this is a %s keystore; convert it with: wks "
+			"import-keystore --srckeystore %s -k NEW.wks",
+			cli_ks_type_name(t), file);
+	else if (t == CLI_KS_PKCS12)
+		cli_err(file, "not a WKS keystore (a PKCS#12 file?); import it "
+			"with: wks import-keystore --srckeystore %s -k NEW.wks",
+			file);
+	else
+		cli_err(file, "not a WKS keystore (bad magic number)");
 }
