@@ -426,10 +426,29 @@ static void test_stress__everything_at_once(void **state)
 	              (unsigned long long)cs.expirations,
 	              (unsigned long long)cs.invalidations);
 	assert_true(atomic_load(&g_gets_ok) > 0);
-	/* The cache was really used (hits, then expiries); under valgrind a
-	 * few seconds give too few calls to insist. */
-	if (atomic_load(&g_gets_ok) >= 200)
-		assert_true(cs.hits > 0);
+	/* The cache still works after all that: alias 0 (never deleted)
+	 * opened once more is cached (its entry may have been evicted by
+	 * the others above: kekCacheMaxEntries is 4), and opening it again
+	 * is a hit.  (How many
+	 * hits the racing phase had depends on how fast a derivation is
+	 * against the loads and clears that empty the cache: printed above,
+	 * not asserted.) */
+	{
+		wks_cache_stats before, after;
+
+		alias_of(alias, sizeof(alias), 0);
+		pw_of(pw, sizeof(pw), 0);
+		TU_OK(wks_store_get_key(&k, g_st, alias, pw, strlen(pw)));
+		wks_key_free(k);
+		k = NULL;
+		TU_OK(wks_store_cache_stats(&before, g_st));
+		TU_OK(wks_store_get_key(&k, g_st, alias, pw, strlen(pw)));
+		assert_true(valid_key(wks_key_data(k, &len), KEYLEN, 0));
+		wks_key_free(k);
+		k = NULL;
+		TU_OK(wks_store_cache_stats(&after, g_st));
+		assert_true(after.hits == before.hits + 1);
+	}
 	wks_store_free(g_st);
 	wks_free(g_snapshot);
 }

@@ -152,7 +152,8 @@ static void reset_after_fork(wks_cache *c, unsigned forks)
 		atomic_store(&n->invalidations, 0);
 		atomic_store(&n->derivations, 0);
 	}
-	atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
+	c->clear_gen = atomic_fetch_add_explicit(&c->gen, 1,
+	                                         memory_order_release) + 1;
 	atomic_store_explicit(&c->forkgen, forks, memory_order_release);
 }
 
@@ -270,13 +271,16 @@ void wks__cache_sweep(wks_cache *c, const wks_settings *cfg)
 void wks__cache_drop_entry(wks_cache *c, uint64_t entry_id)
 {
 	wks_cache_ent *e, *next;
+	uint64_t g;
 	limits l;
 
 	check_fork(c);
 	wks__cache_wrlock(c);
-	/* No get_key that looked its entry up before this point inserts
-	 * from now on (see wks__cache_generation()). */
-	atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
+	/* No get_key that looked this entry up before this point inserts
+	 * its key from now on (see wks__cache_generation() and insert()). */
+	g = atomic_fetch_add_explicit(&c->gen, 1, memory_order_release) + 1;
+	c->drop_id[g % WKS_CACHE_DROPS] = entry_id;
+	c->drop_gen[g % WKS_CACHE_DROPS] = g;
 	for (e = c->head; e; e = next) {
 		next = e->next;
 		if (e->entry_id == entry_id) {
@@ -295,7 +299,8 @@ void wks__cache_clear(wks_cache *c)
 
 	check_fork(c);
 	wks__cache_wrlock(c);
-	atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
+	c->clear_gen = atomic_fetch_add_explicit(&c->gen, 1,
+	                                         memory_order_release) + 1;
 	n = c->count;
 	wks__table_destroy(c);
 	WKS_CACHE_COUNT(c, invalidations, n);
@@ -430,11 +435,30 @@ uint64_t wks__cache_generation(wks_cache *c)
 
 void (*wks__cache_test_before_insert)(wks_cache *c, uint64_t entry_id);
 
-/* Insert after a verified derivation, unless a drop or clear ran since
- * the caller read the generation `gen` before looking its entry up (the
- * entry may be gone: see wks__cache_generation()), or the tag is
- * already there.  Checked under the write lock, which every drop and
- * clear holds while it changes the generation. */
+/* Whether entry_id may be inserted by a caller that read the generation
+ * `gen` before it looked its entry up: not if a clear ran since, nor a
+ * drop of this entry, nor more drops than the ring remembers (then it
+ * cannot tell, and refuses).  Write lock held: every drop and clear
+ * changes the generation and the ring under it. */
+static int still_live(const wks_cache *c, uint64_t gen, uint64_t entry_id)
+{
+	uint64_t cur = atomic_load_explicit(&c->gen, memory_order_relaxed), g;
+
+	if (cur == gen)
+		return 1;
+	if (c->clear_gen > gen || cur - gen > WKS_CACHE_DROPS)
+		return 0;
+	for (g = gen + 1; g <= cur; g++)
+		if (c->drop_gen[g % WKS_CACHE_DROPS] == g &&
+		    c->drop_id[g % WKS_CACHE_DROPS] == entry_id)
+			return 0;
+	return 1;
+}
+
+/* Insert after a verified derivation, unless its entry may be gone since
+ * the caller read the generation `gen` before looking it up (see
+ * still_live() and wks__cache_generation()), or the tag is already
+ * there. */
 static void insert(wks_cache *c, limits l, uint64_t gen,
                    const uint8_t tag[WKS_CACHE_TAG_LEN], uint64_t entry_id,
                    const uint8_t dk[WKS_DK_LEN])
@@ -447,8 +471,7 @@ static void insert(wks_cache *c, limits l, uint64_t gen,
 	if (!(e = calloc(1, sizeof(*e))))
 		return; /* the key is returned anyway, just not cached */
 	wks__cache_wrlock(c);
-	if (atomic_load_explicit(&c->gen, memory_order_relaxed) != gen ||
-	    wks__table_find(c, tag)) {
+	if (!still_live(c, gen, entry_id) || wks__table_find(c, tag)) {
 		wks_wipe_free(e, sizeof(*e));
 	} else {
 		now = wks__cache_now(c);

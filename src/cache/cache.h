@@ -58,14 +58,16 @@ int wks__cache_obtain(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
  * The cache's generation: changed by every drop and clear (and after a
  * fork).  A caller that will insert what it derives for an entry reads it
  * BEFORE it looks the entry up (under the store's lock) and passes it to
- * wks__cache_obtain_ex(), which inserts only if no drop or clear ran in
- * between.  The store removes an entry from its map first and drops or
- * clears the cache after, so a get_key that found an entry which is
- * removed meanwhile either inserts before that drop (which then removes
- * the key) or sees the generation changed and inserts nothing: no key is
- * ever cached for an entry that no longer exists, however many drops
- * happen meanwhile.  A drop of another entry during a derivation costs
- * only that one insert (the next get_key caches the key).
+ * wks__cache_obtain_ex(), which inserts only if neither a clear nor a drop
+ * of that entry ran in between.  The store removes an entry from its map
+ * first and drops or clears the cache after, so a get_key that found an
+ * entry which is removed meanwhile either inserts before that drop
+ * (which then removes the key) or sees the drop and inserts nothing: no
+ * key is ever cached for an entry that no longer exists, however many
+ * drops happen meanwhile.  The last WKS_CACHE_DROPS drops are remembered
+ * with their entries, so drops of other entries cost nothing; only when
+ * more drops than that ran during one derivation is its insert refused
+ * (the next get_key caches the key).
  */
 uint64_t wks__cache_generation(wks_cache *c);
 

@@ -30,6 +30,8 @@
 #include "util/stripelock.h"
 
 #define WKS_CACHE_STRIPES WKS_STRIPES
+/* Drops remembered for inserts that race them (see insert()). */
+#define WKS_CACHE_DROPS 256
 /* A pool slot: the derived key and its 8-byte check value, shielded. */
 #define WKS_CACHE_SLOT (WKS_DK_LEN + 8)
 
@@ -86,6 +88,14 @@ struct wks_cache {
 	 * wks__cache_generation().  An insert whose caller read another
 	 * value before looking its entry up is refused (see cache.h). */
 	_Atomic uint64_t gen;
+	/* [W] The generation the last clear (or fork reset) moved to, and
+	 * the entries the last WKS_CACHE_DROPS drops removed, each with the
+	 * generation it moved to: an insert whose generation is older is
+	 * refused only if its own entry was dropped since, or a clear ran,
+	 * or more drops ran than this ring remembers (see insert()). */
+	uint64_t clear_gen;
+	uint64_t drop_id[WKS_CACHE_DROPS];
+	uint64_t drop_gen[WKS_CACHE_DROPS];
 	/* The fork generation this cache's state belongs to (see
 	 * wks__cache_after_fork()); read without a lock on every use. */
 	_Atomic unsigned forkgen;

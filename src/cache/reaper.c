@@ -52,6 +52,17 @@ static atomic_uint resume_ms;
  * shielding key and serials (their next inserts would reuse keystream),
  * and its pages are no longer locked (mlock is not inherited).
  */
+/* reg_cv on the monotonic clock: at start, and again in a fork child. */
+static void cv_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&reg_cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
 static void atfork_prepare(void)
 {
 	reg *r;
@@ -82,6 +93,10 @@ static void atfork_child(void)
 	atomic_store(&resume_ms, running && !stopping ? interval_ms : 0);
 	running = 0;
 	stopping = 0;
+	/* The parent's reaper may have been waiting on reg_cv: its state
+	 * (a waiter that does not exist here) must not reach the child's
+	 * reaper, whose timed waits would misbehave. */
+	cv_init();
 	for (r = regs; r; r = r->next)
 		wks__cache_atfork_child(r->c);
 	pthread_mutex_unlock(&reg_mu);
@@ -90,12 +105,7 @@ static void atfork_child(void)
 
 static void init_once(void)
 {
-	pthread_condattr_t a;
-
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&reg_cv, &a);
-	pthread_condattr_destroy(&a);
+	cv_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
