@@ -923,6 +923,46 @@ static void test_cache_store__delete_and_100_drops_after_lookup(void **state)
 	race(RACE_DELETE_100_DROPS);
 }
 
+/* Drops of OTHER entries while a get_key derives do not cost it its
+ * insert: the cache refuses only for its own entry's drop (or a clear, or
+ * more drops than it remembers). */
+static void other_drops_hook(wks_store *st, const char *alias)
+{
+	int i;
+
+	(void)alias;
+	if (g_race.calls++)
+		return;
+	for (i = 0; i < 100; i++) /* each overwrite drops "other"'s key */
+		add_secret(st, "other", PW);
+	TU_OK(wks_store_delete(st, "other"));
+}
+
+static void test_cache_store__other_drops_after_lookup_still_cached(
+	void **state)
+{
+	wks_store *st = cached_store();
+	uint8_t *k1;
+	size_t n;
+	wks_cache_stats s;
+
+	(void)state;
+	add_secret(st, "k", PW);
+	add_secret(st, "other", PW);
+	memset(&g_race, 0, sizeof(g_race));
+	wks__store_test_after_lookup = other_drops_hook;
+	k1 = get(st, "k", PW, &n);
+	wks__store_test_after_lookup = NULL;
+	assert_int_equal(g_race.calls, 1);
+	free(k1);
+	s = stats(st);
+	assert_int_equal(s.inserts, 1);
+	assert_int_equal(s.size, 1);
+	get_ok(st, "k");
+	assert_int_equal(stats(st).hits, s.hits + 1);
+	wks_store_free(st);
+}
+
 #define T(name) cmocka_unit_test(name)
 
 int main(void)
@@ -952,6 +992,7 @@ int main(void)
 		T(test_cache_store__reaper_on_time),
 		T(test_cache_store__load_after_lookup_not_cached),
 		T(test_cache_store__delete_after_lookup_not_cached),
+		T(test_cache_store__other_drops_after_lookup_still_cached),
 		T(test_cache_store__delete_and_100_drops_after_lookup),
 	};
 
