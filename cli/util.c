@@ -103,7 +103,8 @@ int cli_exit_for(int err)
 {
 	switch (err) {
 	case WKS_OK: return CLI_EXIT_OK;
-	case WKS_ERR_IO: return CLI_EXIT_IO;
+	case WKS_ERR_IO:
+	case WKS_ERR_BUSY: return CLI_EXIT_IO;
 	case WKS_ERR_FORMAT: return CLI_EXIT_MALFORMED;
 	case WKS_ERR_INTEGRITY: return CLI_EXIT_INTEGRITY;
 	case WKS_ERR_NOTFOUND: return CLI_EXIT_NOTFOUND;
@@ -148,6 +149,7 @@ int cli_lib_err(const char *file, const char *alias, int err, const char *what)
 	case WKS_ERR_INVALID: problem = "rejected"; break;
 	case WKS_ERR_IO: problem = "I/O error"; break;
 	case WKS_ERR_EXISTS: problem = "exists"; break;
+	case WKS_ERR_BUSY: problem = "busy"; break;
 	default: problem = wks_strerror(err); break;
 	}
 	if (what && *what) {

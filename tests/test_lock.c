@@ -54,9 +54,9 @@ static int can_lock(const char *path, unsigned flags)
 	int rc = wks_lock_acquire(&l, path, flags | WKS_LOCK_NOWAIT);
 
 	wks_lock_release(l);
-	if (rc != WKS_OK && rc != WKS_ERR_IO)
+	if (rc != WKS_OK && rc != WKS_ERR_BUSY)
 		fail_msg("wks_lock_acquire: %d (%s)", rc, wks_error_detail());
-	if (rc == WKS_ERR_IO && !strstr(wks_error_detail(), "locked"))
+	if (rc == WKS_ERR_BUSY && !strstr(wks_error_detail(), "locked"))
 		fail_msg("unexpected detail: %s", wks_error_detail());
 	return rc == WKS_OK;
 }

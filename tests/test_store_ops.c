@@ -161,7 +161,7 @@ static void test_store_ops__errors(void **state)
 	int codes[] = { WKS_OK, WKS_ERR_NOMEM, WKS_ERR_IO, WKS_ERR_FORMAT,
 		WKS_ERR_INTEGRITY, WKS_ERR_NOTFOUND, WKS_ERR_WRONG_TYPE,
 		WKS_ERR_UNSUPPORTED, WKS_ERR_LIMIT, WKS_ERR_INVALID, WKS_ERR_CRYPTO,
-		WKS_ERR_EXISTS };
+		WKS_ERR_EXISTS, WKS_ERR_BUSY };
 	size_t i, j;
 
 	(void)state;

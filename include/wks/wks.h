@@ -119,7 +119,10 @@ typedef enum {
 	/* An OpenSSL primitive failed unexpectedly. */
 	WKS_ERR_CRYPTO = -10,
 	/* The target alias already exists (rename). */
-	WKS_ERR_EXISTS = -11
+	WKS_ERR_EXISTS = -11,
+	/* A lock asked for with WKS_LOCK_NOWAIT is held by another process or
+	 * thread (wks_lock_acquire); try again later. */
+	WKS_ERR_BUSY = -12
 } wks_err;
 
 /* Static English text for an error code; never NULL. Thread-safe. */
@@ -319,10 +322,11 @@ typedef struct wks_lock wks_lock;
  * file, then link(2) it to `path`, which fails if another creator came
  * first), then lock it for later edits.
  *
- * Errors: WKS_ERR_NOTFOUND (no such file), WKS_ERR_IO (cannot open it, not
- * a regular file, or with WKS_LOCK_NOWAIT: held by someone else, detail
- * "... is locked by another process or thread"), WKS_ERR_INVALID (bad
- * flags, NULL arguments), WKS_ERR_NOMEM.  Thread-safe.
+ * Errors: WKS_ERR_BUSY (with WKS_LOCK_NOWAIT: held by someone else,
+ * detail "... is locked by another process or thread"), WKS_ERR_NOTFOUND
+ * (no such file), WKS_ERR_IO (cannot open it, not a regular file),
+ * WKS_ERR_INVALID (bad flags, NULL arguments), WKS_ERR_NOMEM.
+ * Thread-safe.
  */
 WKS_API int wks_lock_acquire(wks_lock **out, const char *path, unsigned flags);
 

@@ -111,7 +111,7 @@ int wks_lock_acquire(wks_lock **out, const char *path, unsigned flags)
 			e = errno;
 			close(fd);
 			if (e == EWOULDBLOCK)
-				return wks__err(WKS_ERR_IO, "cannot lock \"%s\": "
+				return wks__err(WKS_ERR_BUSY, "cannot lock \"%s\": "
 				                "it is locked by another process or "
 				                "thread (%s)", path,
 				                errtext(eb, sizeof(eb), e));

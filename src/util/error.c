@@ -41,6 +41,7 @@ const char *wks_strerror(int err)
 	case WKS_ERR_INVALID: return "invalid argument";
 	case WKS_ERR_CRYPTO: return "cryptographic operation failed";
 	case WKS_ERR_EXISTS: return "an entry with that alias already exists";
+	case WKS_ERR_BUSY: return "locked by another process or thread";
 	default: return "unknown error";
 	}
 }
