@@ -14,17 +14,27 @@
  *    password never uses a kept store, and a different (wrong) password
  *    loads afresh, so it fails exactly as on a first open;
  *  - a kept store is tied to the file's identity (device, inode, size,
- *    modification time, taken before and after the load): a changed file
- *    is loaded afresh and replaces it;
+ *    modification time, taken before and after the load).  Every open
+ *    through the provider, of any path, first sweeps the list
+ *    (wksp_keep_sweep): each kept store whose file is gone or has another
+ *    identity now is dropped, and so is each one that no open has used for
+ *    longer than the KEK cache's TTL (kek-cache-ttl, else libwks's
+ *    wolfjce.keystore.kekCacheTtlSec): its cached keys have expired
+ *    anyway, and a store verified with a password should not outlive the
+ *    cache that holds what was derived from it;
  *  - at most KEEP_MAX stores (least recently used dropped), all freed on
- *    provider teardown.  The lock is never held during a load or PBKDF2.
+ *    provider teardown.  A dropped store is freed (its KEK cache wiped)
+ *    when the last open using it releases it (a reference count).  The
+ *    lock is never held during a load, a PBKDF2 run or a stat().
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -35,8 +45,12 @@
 
 struct wksp_kept {
 	wksp_kept *next;
-	int refs;      /* the list's reference + one per open using it */
+	int refs;      /* the list's reference, one per open using it, one
+			* per sweep looking at it */
+	int users;     /* opens using it */
 	int listed;
+	uint64_t last_used; /* ms (monotonic) when an open last released it */
+	uint64_t ttl;       /* ms: dropped when idle for longer */
 	char *path;
 	dev_t dev;
 	ino_t ino;
@@ -95,6 +109,37 @@ void wksp_keep_free_all(wksp_provctx *pc)
 	OPENSSL_cleanse(pc->keep_secret, sizeof(pc->keep_secret));
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Whether k has been idle for longer than its TTL (lock held). */
+static int idle_expired(const wksp_kept *k, uint64_t now)
+{
+	return k->users == 0 && now > k->last_used &&
+	       now - k->last_used > k->ttl;
+}
+
+/* The KEK cache's TTL of a store, in ms (saturating). */
+static uint64_t ttl_of(wks_store *st)
+{
+	unsigned long long sec = 300;
+	char v[32], *end;
+
+	if (wks_get_property(v, sizeof(v), st,
+			     "wolfjce.keystore.kekCacheTtlSec") == WKS_OK) {
+		errno = 0;
+		sec = strtoull(v, &end, 10);
+		if (end == v || *end || errno)
+			sec = errno == ERANGE ? ULLONG_MAX : 300;
+	}
+	return sec > UINT64_MAX / 1000u ? UINT64_MAX : (uint64_t)sec * 1000u;
+}
+
 void wksp_keep_release(wksp_provctx *pc, wksp_kept *k)
 {
 	int last;
@@ -102,6 +147,8 @@ void wksp_keep_release(wksp_provctx *pc, wksp_kept *k)
 	if (!k)
 		return;
 	pthread_mutex_lock(&pc->keep_lock);
+	k->users--;
+	k->last_used = now_ms();
 	last = --k->refs == 0;
 	pthread_mutex_unlock(&pc->keep_lock);
 	if (last)
@@ -164,6 +211,60 @@ static int unlist(wksp_provctx *pc, wksp_kept *k)
 	return 0;
 }
 
+void wksp_keep_sweep(wksp_provctx *pc)
+{
+	wksp_kept *held[KEEP_MAX], *drop[KEEP_MAX], *c;
+	unsigned char gone[KEEP_MAX];
+	size_t nheld = 0, ndrop = 0, i;
+	uint64_t now;
+
+	if (!pc->keep_lock_ok)
+		return;
+	/* Hold a reference to each (so that its path stays valid), stat
+	 * the files with no lock held, then drop under the lock whatever is
+	 * still listed and gone, changed or idle too long. */
+	pthread_mutex_lock(&pc->keep_lock);
+	for (c = pc->kept; c && nheld < KEEP_MAX; c = c->next) {
+		c->refs++;
+		held[nheld++] = c;
+	}
+	pthread_mutex_unlock(&pc->keep_lock);
+	if (nheld == 0)
+		return;
+	for (i = 0; i < nheld; i++) {
+		struct stat sb;
+
+		gone[i] = stat(held[i]->path, &sb) != 0 ||
+			  !same_file(held[i], &sb);
+	}
+	now = now_ms();
+	pthread_mutex_lock(&pc->keep_lock);
+	for (i = 0; i < nheld; i++) {
+		c = held[i];
+		if (c->listed && (gone[i] || idle_expired(c, now)))
+			(void)unlist(pc, c); /* not the last: ours is left */
+		if (--c->refs == 0)
+			drop[ndrop++] = c;
+	}
+	pthread_mutex_unlock(&pc->keep_lock);
+	while (ndrop)
+		kept_free(drop[--ndrop]);
+}
+
+size_t wksp_keep_count(wksp_provctx *pc)
+{
+	const wksp_kept *c;
+	size_t n = 0;
+
+	if (!pc->keep_lock_ok)
+		return 0;
+	pthread_mutex_lock(&pc->keep_lock);
+	for (c = pc->kept; c; c = c->next)
+		n++;
+	pthread_mutex_unlock(&pc->keep_lock);
+	return n;
+}
+
 int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 		   const char *path, const char *pw, size_t pw_len)
 {
@@ -178,6 +279,7 @@ int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 	if (!(k = calloc(1, sizeof(*k))))
 		return WKS_ERR_NOMEM;
 	k->refs = 1;
+	k->users = 1;
 	if ((err = wks_store_new_ex(&k->st, pc->libctx, NULL)) < 0)
 		goto fail;
 	if (pc->kek_cache >= 0 && (err = wks_store_set_property(k->st,
@@ -189,15 +291,18 @@ int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 		goto fail;
 	keep = pw_len > 0 && cache_on(pc, k->st) && stat(path, &before) == 0;
 	if (keep && (have_mac = pw_mac(mac, pc, pw, pw_len))) {
+		uint64_t now = now_ms();
 		wksp_kept *c;
 
 		pthread_mutex_lock(&pc->keep_lock);
 		for (c = pc->kept; c; c = c->next) {
 			if (!strcmp(c->path, path) && same_file(c, &before) &&
+			    !idle_expired(c, now) &&
 			    CRYPTO_memcmp(c->pw_mac, mac, sizeof(mac)) == 0) {
 				wksp_kept **pp;
 
 				c->refs++;
+				c->users++;
 				/* Most recently used first. */
 				for (pp = &pc->kept; *pp != c; pp = &(*pp)->next)
 					;
@@ -232,6 +337,8 @@ int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 		k->ino = after.st_ino;
 		k->size = after.st_size;
 		k->mtime = after.st_mtim;
+		k->ttl = ttl_of(k->st);
+		k->last_used = now_ms();
 		memcpy(k->pw_mac, mac, sizeof(mac));
 		pthread_mutex_lock(&pc->keep_lock);
 		/* What it replaces: the same path (another file version or

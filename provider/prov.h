@@ -21,6 +21,10 @@
 #define WKSP_R_INTERNAL 7
 #define WKSP_R_CONFIG 8
 
+/* A gettable provider parameter (OSSL_PROVIDER_get_params()), a
+ * diagnostic: the number of stores kept now (unsigned integer). */
+#define WKSP_PARAM_KEPT_STORES "wks-kept-stores"
+
 #include <pthread.h>
 #include <stdint.h>
 
@@ -70,6 +74,14 @@ typedef struct {
 int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 		   const char *path, const char *pw, size_t pw_len);
 void wksp_keep_release(wksp_provctx *pc, wksp_kept *k);
+/*
+ * Drop every kept store whose file is gone or changed identity, or which
+ * no open has used for longer than its KEK cache TTL; run by every open
+ * (store.c).  A dropped store in use is freed when its open releases it.
+ */
+void wksp_keep_sweep(wksp_provctx *pc);
+/* How many stores are kept now (the wks-kept-stores parameter). */
+size_t wksp_keep_count(wksp_provctx *pc);
 /* Set up / free everything kept (provider init and teardown). */
 int wksp_keep_init(wksp_provctx *pc);
 void wksp_keep_free_all(wksp_provctx *pc);

@@ -80,6 +80,8 @@ static const OSSL_PARAM param_types[] = {
 	OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL,
 			0),
 	OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),
+	OSSL_PARAM_DEFN(WKSP_PARAM_KEPT_STORES, OSSL_PARAM_UNSIGNED_INTEGER,
+			NULL, 0),
 	OSSL_PARAM_END
 };
 
@@ -93,7 +95,6 @@ static int get_params(void *provctx, OSSL_PARAM params[])
 {
 	OSSL_PARAM *p;
 
-	(void)provctx;
 	p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME);
 	if (p && !OSSL_PARAM_set_utf8_ptr(p, WKSP_NAME))
 		return 0;
@@ -105,6 +106,11 @@ static int get_params(void *provctx, OSSL_PARAM params[])
 		return 0;
 	p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS);
 	if (p && !OSSL_PARAM_set_int(p, 1))
+		return 0;
+	/* A diagnostic (docs/PROVIDER.md, "Kept stores"). */
+	p = OSSL_PARAM_locate(params, WKSP_PARAM_KEPT_STORES);
+	if (p && !OSSL_PARAM_set_size_t(p, provctx ? wksp_keep_count(provctx)
+							: 0))
 		return 0;
 	return 1;
 }

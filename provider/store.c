@@ -15,7 +15,8 @@
  * bytes are wiped as soon as OpenSSL has them.
  *
  * The loaded store comes from keep.c: with the KEK cache on, a store kept
- * from an earlier open of the same file with the same password.
+ * from an earlier open of the same file with the same password.  Every
+ * open first sweeps the kept stores (wksp_keep_sweep).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -112,6 +113,9 @@ static void *wksp_open(void *provctx, const char *uri)
 		free(c);
 		return NULL;
 	}
+	/* Kept stores whose file changed or went, or idle too long, go
+	 * now, whatever this open is for. */
+	wksp_keep_sweep(c->pc);
 	if (wksp_uri_parse(&c->uri, uri, err, sizeof(err)) < 0) {
 		/* The URI itself is not repeated: it may hold pass:TEXT. */
 		wksp_raise(c->pc, WKSP_R_BAD_URI, "%s", err);
