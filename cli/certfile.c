@@ -1,9 +1,12 @@
 /*
- * Certificates from a file for wks(1) import-cert and printcert: PEM
- * ("CERTIFICATE", "TRUSTED CERTIFICATE", "PKCS7" blocks, others
- * skipped), a DER PKCS#7 SignedData, or DER certificates back to back.
- * Everything is parsed from memory with exact lengths (trailing bytes
- * after a DER object are refused).  Fuzzed by fuzz/fuzz_printcert.c.
+ * Certificates from a file for wks(1) import-key --chain, import-cert and
+ * printcert: PEM ("CERTIFICATE", "TRUSTED CERTIFICATE", "PKCS7" blocks,
+ * others such as a private key skipped and wiped), a DER PKCS#7
+ * SignedData, or DER certificates back to back.  Everything is parsed
+ * from memory with exact lengths (trailing bytes after a DER object are
+ * refused).  Fuzzed by fuzz/fuzz_printcert.c and fuzz/fuzz_import.c.
+ * (A CA bundle or folder for import-certs has its own reader,
+ * certbundle.c, which names and skips what is not a certificate.)
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,8 +53,8 @@ static int push_p7(STACK_OF(X509) *certs, const unsigned char *der, long len,
 	return rc;
 }
 
-static int push_x509(STACK_OF(X509) *certs, const unsigned char *der,
-		     long len, const char *path, int aux)
+int cli_push_cert_der(STACK_OF(X509) *certs, const unsigned char *der,
+		      long len, const char *path, int aux)
 {
 	const unsigned char *p = der;
 	X509 *x = aux ? d2i_X509_AUX(NULL, &p, len) : d2i_X509(NULL, &p, len);
@@ -69,7 +72,7 @@ static int push_x509(STACK_OF(X509) *certs, const unsigned char *der,
 	return 0;
 }
 
-static int has_pem(const uint8_t *data, size_t len)
+int cli_has_pem(const uint8_t *data, size_t len)
 {
 	static const char tag[] = "-----BEGIN ";
 
@@ -87,7 +90,7 @@ int cli_parse_certs_p7(STACK_OF(X509) *certs, const uint8_t *data,
 	if (len > (size_t)INT32_MAX) {
 		cli_err(path, "too large");
 		rc = CLI_EXIT_LIMIT;
-	} else if (has_pem(data, len)) {
+	} else if (cli_has_pem(data, len)) {
 		BIO *in = BIO_new_mem_buf(data, (int)len);
 
 		while (in && rc == 0) {
@@ -110,12 +113,15 @@ int cli_parse_certs_p7(STACK_OF(X509) *certs, const uint8_t *data,
 				rc = push_p7(certs, der, dlen, path, &found);
 			else if (!strcmp(name, PEM_STRING_X509) ||
 				 !strcmp(name, PEM_STRING_X509_OLD))
-				rc = push_x509(certs, der, dlen, path, 0);
+				rc = cli_push_cert_der(certs, der, dlen, path,
+						       0);
 			else if (!strcmp(name, PEM_STRING_X509_TRUSTED))
-				rc = push_x509(certs, der, dlen, path, 1);
+				rc = cli_push_cert_der(certs, der, dlen, path,
+						       1);
 			OPENSSL_free(name);
 			OPENSSL_free(header);
-			OPENSSL_free(der);
+			/* a chain file may hold the private key too */
+			OPENSSL_clear_free(der, (size_t)(dlen > 0 ? dlen : 0));
 		}
 		if (!in) {
 			cli_err(path, "out of memory");
@@ -172,7 +178,7 @@ int cli_load_certs_p7(STACK_OF(X509) *certs, const char *path)
 	if ((rc = cli_read_file(&data, &len, path)) != 0)
 		return rc;
 	rc = cli_parse_certs_p7(certs, data, len, path);
-	free(data);
+	cli_free_secret(data, len);
 	return rc;
 }
 

@@ -343,8 +343,9 @@ int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
 		 STACK_OF(X509) *certs, const char *path,
 		 const cli_pwsrc *inpass);
 
-/* Append every certificate of `path` (PEM bundle, or one or more DER
- * certificates) to `certs`.  Returns 0 or an exit status. */
+/* Append every certificate of `path` (as cli_load_certs_p7: PEM bundle,
+ * PKCS#7, or DER certificates) to `certs`, each remembering the file and
+ * its position for chain errors.  Returns 0 or an exit status. */
 int cli_load_certs(STACK_OF(X509) *certs, const char *path);
 
 /*
@@ -592,6 +593,12 @@ int cli_load_certs_p7(STACK_OF(X509) *certs, const char *path);
 /* The same from memory (`path` names it in messages) (certfile.c). */
 int cli_parse_certs_p7(STACK_OF(X509) *certs, const uint8_t *data,
 		       size_t len, const char *path);
+/* Append the DER certificate der[0..len) (exactly; with `aux`, a
+ * TRUSTED CERTIFICATE) to `certs`.  Returns 0 or an exit status. */
+int cli_push_cert_der(STACK_OF(X509) *certs, const unsigned char *der,
+		      long len, const char *path, int aux);
+/* 1 if data holds a PEM "-----BEGIN " line anywhere. */
+int cli_has_pem(const uint8_t *data, size_t len);
 
 /* Print `certs` as keytool -printcert does (cmd_printcert.c). */
 void cli_print_certs(FILE *f, STACK_OF(X509) *certs);

@@ -22,16 +22,6 @@
 
 #include "cli.h"
 
-static int is_pem(const uint8_t *data, size_t len)
-{
-	static const char tag[] = "-----BEGIN ";
-
-	for (size_t i = 0; i + sizeof(tag) - 1 <= len; i++)
-		if (!memcmp(data + i, tag, sizeof(tag) - 1))
-			return 1;
-	return 0;
-}
-
 static int is_cert_name(const char *name)
 {
 	return !strcmp(name, PEM_STRING_X509) ||
@@ -44,26 +34,6 @@ static int is_key_name(const char *name)
 	size_t n = strlen(name);
 
 	return n >= 11 && !strcmp(name + n - 11, "PRIVATE KEY");
-}
-
-static int push_cert(STACK_OF(X509) *certs, const uint8_t *der, long len,
-		     const char *path, int pem_trusted)
-{
-	const unsigned char *p = der;
-	X509 *x = pem_trusted ? d2i_X509_AUX(NULL, &p, len)
-			      : d2i_X509(NULL, &p, len);
-
-	if (!x || p != der + len) {
-		X509_free(x);
-		return cli_ssl_err(CLI_EXIT_MALFORMED, path,
-				   "malformed certificate");
-	}
-	if (!sk_X509_push(certs, x)) {
-		X509_free(x);
-		cli_err(path, "out of memory");
-		return CLI_EXIT_FAIL;
-	}
-	return 0;
 }
 
 /* ---- where a certificate came from ---------------------------------------- */
@@ -281,7 +251,7 @@ int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
 	if ((rc = cli_read_file(&data, &len, path)) != 0)
 		return rc;
 
-	if (is_pem(data, len)) {
+	if (cli_has_pem(data, len)) {
 		BIO *in = BIO_new_mem_buf(data, (int)len);
 
 		rc = 0;
@@ -294,9 +264,9 @@ int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
 				      &dlen))
 				break;
 			if (is_cert_name(name) && certs) {
-				rc = push_cert(certs, der, dlen, path,
-					       !strcmp(name,
-						       PEM_STRING_X509_TRUSTED));
+				rc = cli_push_cert_der(
+					certs, der, dlen, path,
+					!strcmp(name, PEM_STRING_X509_TRUSTED));
 			} else if (is_key_name(name)) {
 				if (keys++) {
 					cli_err(path, "holds more than one "
@@ -405,52 +375,7 @@ int cli_load_certs(STACK_OF(X509) *certs, const char *path)
 
 	if ((rc = cli_read_file(&data, &len, path)) != 0)
 		return rc;
-	if (is_pem(data, len)) {
-		BIO *in = BIO_new_mem_buf(data, (int)len);
-
-		while (in && rc == 0) {
-			char *name, *header;
-			unsigned char *der;
-			long dlen;
-
-			if (!pem_next(in, path, &rc, &name, &header, &der,
-				      &dlen))
-				break;
-			if (is_cert_name(name))
-				rc = push_cert(certs, der, dlen, path,
-					       !strcmp(name,
-						       PEM_STRING_X509_TRUSTED));
-			OPENSSL_free(name);
-			OPENSSL_free(header);
-			OPENSSL_clear_free(der, (size_t)dlen);
-		}
-		BIO_free(in);
-	} else {
-		/* One or more DER certificates, back to back. */
-		const unsigned char *p = data, *end = data + len;
-
-		while (rc == 0 && p < end) {
-			const unsigned char *q = p;
-			X509 *x = d2i_X509(NULL, &q, end - p);
-
-			if (!x) {
-				rc = cli_ssl_err(CLI_EXIT_MALFORMED, path,
-						 "not a certificate (PEM or "
-						 "DER)");
-				break;
-			}
-			if (!sk_X509_push(certs, x)) {
-				X509_free(x);
-				cli_err(path, "out of memory");
-				rc = CLI_EXIT_FAIL;
-			}
-			p = q;
-		}
-	}
-	if (rc == 0 && sk_X509_num(certs) == before) {
-		cli_err(path, "no certificate found");
-		rc = CLI_EXIT_MALFORMED;
-	}
+	rc = cli_parse_certs_p7(certs, data, len, path);
 	set_origins(certs, before, path);
 	cli_free_secret(data, len);
 	return rc;
