@@ -26,6 +26,8 @@
  *   PBKDF2) and passes wksdump.py (shared/tools, an independent reader);
  * - a wolfJCE vector (ec-p384.wks) reads back in the FIPS context as its
  *   manifest says.
+ * - the wks provider loaded beside fakefips opens a wks: URI in its child
+ *   context with fakefips's PBKDF2 too (the child follows fips=yes).
  * A control: the same outer context without fips=yes keeps the native
  * PBKDF2 (fakefips's PBKDF2 counter does not move for derivations), so
  * the counter above measures the FIPS switch, not the wrapper.
@@ -40,6 +42,7 @@
 #include <openssl/kdf.h>
 #include <openssl/provider.h>
 #include <openssl/rand.h>
+#include <openssl/store.h>
 #include <openssl/x509.h>
 
 #include <stdio.h>
@@ -661,6 +664,85 @@ static void test_control_not_fips(void **state)
 	done_ctx(ctx, fp);
 }
 
+#ifdef WKS_PROVIDER_DIR
+/* The wks provider (wks.so) loaded beside fakefips in the FIPS context:
+ * a wks: URI opens in its child context, which follows the parent's
+ * fips=yes, so the store MAC and the entry's PBKDF2 are fakefips's; the
+ * key and certificates come back decoded by fakefips.  The application
+ * asks for "-fips" so that the wks loader itself (not a FIPS algorithm)
+ * can be fetched. */
+static void test_wks_provider(void **state)
+{
+	OSSL_PROVIDER *fp, *wp;
+	OSSL_LIB_CTX *ctx = fake_ctx(1, &fp);
+	wks_store *st = NULL;
+	unsigned long before[C_N], native;
+	char *dir = tu_tmpdir(), path[4096], uri[4400];
+	OSSL_STORE_CTX *sc;
+	EVP_PKEY *want = NULL;
+	int types[8], n = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/p.wks", dir);
+	/* written by a plain store */
+	st = tu_store_fast();
+	TU_OK(tu_set_key_files(st, "server", "server-key.pem",
+	                       "server-cert-chain2.pem", KPW));
+	TU_OK(wks_store_save_file(st, path, PW, strlen(PW)));
+	TU_OK(wks_store_get_pkey(&want, st, "server", KPW, strlen(KPW)));
+	wks_store_free(st);
+
+	assert_int_equal(OSSL_PROVIDER_set_default_search_path(ctx,
+	                                                       WKS_PROVIDER_DIR),
+	                 1);
+	assert_non_null(wp = OSSL_PROVIDER_load(ctx, "wks"));
+	snprintf(uri, sizeof(uri), "wks:%s?alias=server&storepass=pass:%s"
+	         "&keypass=pass:%s", path, PW, KPW);
+	native = wks__kdf_native_ctx_runs();
+	memcpy(before, counts, sizeof(before));
+	ERR_clear_error();
+	assert_non_null(sc = OSSL_STORE_open_ex(uri, ctx, "-fips", NULL, NULL,
+	                                        NULL, NULL, NULL));
+	while (!OSSL_STORE_eof(sc)) {
+		OSSL_STORE_INFO *info = OSSL_STORE_load(sc);
+
+		if (!info)
+			continue;
+		assert_true(n < 8);
+		types[n] = OSSL_STORE_INFO_get_type(info);
+		if (types[n] == OSSL_STORE_INFO_PKEY) {
+			const EVP_PKEY *k = OSSL_STORE_INFO_get0_PKEY(info);
+
+			assert_string_equal(provider_of_pkey(k), "fakefips");
+			assert_int_equal(EVP_PKEY_eq(k, want), 1);
+		} else if (types[n] == OSSL_STORE_INFO_CERT) {
+			X509 *x = OSSL_STORE_INFO_get0_CERT(info);
+
+			assert_string_equal(provider_of_pkey(X509_get0_pubkey(x)),
+			                    "fakefips");
+		}
+		n++;
+		OSSL_STORE_INFO_free(info);
+	}
+	OSSL_STORE_close(sc);
+	if (n != 3)
+		ERR_print_errors_fp(stdout);
+	assert_int_equal(n, 3);
+	assert_int_equal(types[0], OSSL_STORE_INFO_PKEY);
+	assert_int_equal(types[1], OSSL_STORE_INFO_CERT);
+	assert_int_equal(types[2], OSSL_STORE_INFO_CERT);
+	/* the store MAC and the entry: fakefips's PBKDF2, never the native */
+	assert_int_equal(delta(before, C_PBKDF2), 2);
+	assert_int_equal(delta(before, C_AES_DEC), 1);
+	assert_int_equal(wks__kdf_native_ctx_runs(), native);
+	EVP_PKEY_free(want);
+	OSSL_PROVIDER_unload(wp);
+	tu_rmtree(dir);
+	free(dir);
+	done_ctx(ctx, fp);
+}
+#endif
+
 static int setup(void **state)
 {
 	(void)state;
@@ -682,6 +764,9 @@ int main(void)
 		cmocka_unit_test(test_store_round_trip),
 		cmocka_unit_test(test_wolfjce_vector),
 		cmocka_unit_test(test_control_not_fips),
+#ifdef WKS_PROVIDER_DIR
+		cmocka_unit_test(test_wks_provider),
+#endif
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
