@@ -13,6 +13,10 @@
 #   4. A throwaway CMake project that only does find_package(libwks
 #      REQUIRED) and links libwks::wks (and libwks::wks_static) builds
 #      every example, and they run.
+#   5. The provider wks.so is in the modules directory under the prefix,
+#      exports OSSL_provider_init only, and the stock openssl finds it
+#      (OPENSSL_MODULES, and an openssl.cnf with module =) and reads a key
+#      the installed wks stored.
 #
 # Examples run without arguments in an empty temporary folder; one that
 # needs arguments says WKS_EXAMPLE_NEEDS_ARGS in its source and is only
@@ -218,6 +222,81 @@ if CC=$CC cmake -S "$T/cm" -B "$T/cm/build" -DCMAKE_PREFIX_PATH="$P" \
 else
 	cat "$T/cm.log"
 	fail "a CMake project using find_package(libwks) alone does not build"
+fi
+
+# ---- 5. the installed provider ----------------------------------------------
+# wks.so where WKS_OSSL_MODULESDIR says (relative to the prefix by default),
+# exporting only OSSL_provider_init, found by the stock openssl through
+# OPENSSL_MODULES and through an openssl.cnf as docs/PROVIDER.md writes it,
+# and giving back the key the installed wks tool stored.
+MD=${WKS_OSSL_MODULESDIR:-}
+if [ -z "$MD" ]; then
+	echo "note: provider not built (no WKS_OSSL_MODULESDIR): part 5 skipped"
+elif [ "${MD#/}" != "$MD" ]; then
+	echo "note: WKS_OSSL_MODULESDIR is absolute ($MD): part 5 skipped"
+elif ! command -v openssl >/dev/null; then
+	echo "note: no openssl tool: part 5 skipped"
+elif [ ! -f "$P/$MD/wks.so" ]; then
+	fail "not installed: $P/$MD/wks.so"
+else
+	MD=$P/$MD
+	ok "installed wks.so into the modules directory ($MD)"
+	syms=$(nm -D --defined-only "$MD/wks.so" 2>/dev/null |
+		awk '$2 ~ /^[TDBRW]$/ {print $3}' | sort -u | tr '\n' ' ')
+	if [ "$syms" = "OSSL_provider_init " ]; then
+		ok "wks.so exports OSSL_provider_init only"
+	else
+		fail "wks.so exports: $syms"
+	fi
+	if readelf -d "$MD/wks.so" 2>/dev/null | grep -E 'R(UN)?PATH' |
+		grep -qF "$BUILD"; then
+		fail "wks.so has an RPATH into the build tree"
+	else
+		ok "wks.so: no RPATH into the build tree"
+	fi
+	out=$(OPENSSL_CONF=/dev/null OPENSSL_MODULES=$MD \
+		openssl list -store-loaders -provider wks 2>&1 || true)
+	if grep -q 'wks @ wks' <<<"$out"; then
+		ok "openssl list -store-loaders -provider wks (OPENSSL_MODULES)"
+	else
+		fail "openssl list -store-loaders -provider wks: $out"
+	fi
+	# docs/PROVIDER.md's openssl.cnf, with module = the installed file
+	printf '%s\n' 'openssl_conf = openssl_init' '' '[openssl_init]' \
+		'providers = provider_sect' '' '[provider_sect]' \
+		'default = default_sect' 'wks = wks_sect' '' '[default_sect]' \
+		'activate = 1' '' '[wks_sect]' 'activate = 1' \
+		"module = $MD/wks.so" >"$T/openssl.cnf"
+	out=$(OPENSSL_CONF=$T/openssl.cnf openssl list -store-loaders 2>&1 ||
+		true)
+	if grep -q 'wks @ wks' <<<"$out" && grep -q 'file @ default' <<<"$out"; then
+		ok "an openssl.cnf loads the installed provider for every program"
+	else
+		fail "openssl.cnf with module = wks.so: $out"
+	fi
+	# The installed tool writes a store, the installed provider reads it.
+	if (
+		set -e
+		cd "$T"
+		export LD_LIBRARY_PATH="$P/$LIBDIR" OPENSSL_CONF=/dev/null
+		openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 \
+			-out k.pem
+		openssl req -x509 -new -key k.pem -subj /CN=install.test \
+			-days 2 -out k.crt
+		"$P/bin/wks" create -k inst.wks --storepass pass:install-pw \
+			--iterations 10000
+		"$P/bin/wks" import-key -k inst.wks -a k --key k.pem \
+			--chain k.crt --storepass pass:install-pw --iterations 10000
+		openssl pkey -in k.pem -pubout -out want.pub
+		OPENSSL_CONF=$T/openssl.cnf openssl pkey -pubout -out got.pub \
+			-in "wks:$T/inst.wks?alias=k&storepass=pass:install-pw"
+		cmp want.pub got.pub
+	) >"$T/prov.log" 2>&1; then
+		ok "openssl pkey -in wks:... (installed provider) gives the key the installed wks stored"
+	else
+		cat "$T/prov.log"
+		fail "the installed provider does not give back the stored key"
+	fi
 fi
 
 finish
