@@ -8,11 +8,14 @@
  * wks.so carries its own static copy: the two must not interfere.
  */
 #define _GNU_SOURCE /* memmem */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -23,6 +26,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "prov.h"
 #include "testutil.h"
 #include "uri.h"
 
@@ -1010,6 +1014,285 @@ static void test_provider__keep_file_changed(void **state)
 				   &u, 0, &keys, err, sizeof(err)), 1);
 }
 
+/* ---- kept stores dropped: file changed or gone, idle past the TTL ------- */
+
+static int find_wks(OSSL_PROVIDER *p, void *arg)
+{
+	if (strcmp(OSSL_PROVIDER_get0_name(p), "wks") == 0) {
+		*(OSSL_PROVIDER **)arg = p;
+		return 0;
+	}
+	return 1;
+}
+
+/* The provider's wks-kept-stores diagnostic in a library context. */
+static size_t kept_stores(OSSL_LIB_CTX *lc)
+{
+	OSSL_PROVIDER *p = NULL;
+	OSSL_PARAM params[2];
+	size_t n = (size_t)-1;
+
+	OSSL_PROVIDER_do_all(lc, find_wks, &p);
+	assert_non_null(p);
+	params[0] = OSSL_PARAM_construct_size_t(WKSP_PARAM_KEPT_STORES, &n);
+	params[1] = OSSL_PARAM_construct_end();
+	assert_int_equal(OSSL_PROVIDER_get_params(p, params), 1);
+	assert_true(OSSL_PARAM_modified(&params[0]));
+	return n;
+}
+
+/* Objects from wks:FILE?QUERY in a library context (-1: the open
+ * failed); *keys counts the private keys equal to rsa_key. */
+static int ctx_load(OSSL_LIB_CTX *lc, const char *file, const char *query,
+		    int *keys)
+{
+	OSSL_STORE_CTX *ctx;
+	char uri[1024];
+	int n = 0;
+
+	*keys = 0;
+	snprintf(uri, sizeof(uri), "wks:%s%s%s", file, query ? "?" : "",
+		 query ? query : "");
+	ERR_clear_error();
+	ctx = OSSL_STORE_open_ex(uri, lc, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (!ctx) {
+		ERR_clear_error();
+		return -1;
+	}
+	while (!OSSL_STORE_eof(ctx)) {
+		OSSL_STORE_INFO *info = OSSL_STORE_load(ctx);
+
+		if (!info)
+			continue;
+		n++;
+		if (OSSL_STORE_INFO_get_type(info) == OSSL_STORE_INFO_PKEY &&
+		    EVP_PKEY_eq(OSSL_STORE_INFO_get0_PKEY(info), rsa_key) == 1)
+			(*keys)++;
+		OSSL_STORE_INFO_free(info);
+	}
+	OSSL_STORE_close(ctx);
+	ERR_clear_error();
+	return n;
+}
+
+/* A copy of `path` (fast iterations) named NAME in the temp folder. */
+static void copy_store(char *out, size_t out_len, const char *name)
+{
+	uint8_t *data;
+	size_t len;
+
+	snprintf(out, out_len, "%s/%s", dir, name);
+	data = tu_read_file(path, &len);
+	tu_write_file(out, data, len);
+	free(data);
+}
+
+/* Rewrite a store with one more certificate entry: another identity. */
+static void change_store(const char *file, const char *alias)
+{
+	wks_store *st = tu_store_fast();
+
+	TU_OK(wks_store_load_file(st, file, STOREPASS, strlen(STOREPASS)));
+	TU_OK(wks_store_set_cert(st, alias, ec_cert));
+	TU_OK(wks_store_save_file(st, file, STOREPASS, strlen(STOREPASS)));
+	wks_store_free(st);
+}
+
+#define SERVER_PW "alias=server&storepass=pass:store%20pass"
+
+/* A kept store whose file changed is dropped at an open of another path;
+ * one whose file was deleted too, even at an open that fails. */
+static void test_provider__keep_sweep_changed(void **state)
+{
+	char a[600], b[600];
+	OSSL_LIB_CTX *lc;
+	int keys;
+
+	(void)state;
+	copy_store(a, sizeof(a), "sweep-a.wks");
+	copy_store(b, sizeof(b), "sweep-b.wks");
+	lc = ctx_with_config("kek-cache = yes\nkek-cache-ttl = 600");
+	assert_non_null(lc);
+	assert_int_equal(kept_stores(lc), 0);
+	assert_int_equal(ctx_load(lc, a, SERVER_PW, &keys), 3);
+	assert_int_equal(keys, 1);
+	assert_int_equal(kept_stores(lc), 1);
+	assert_int_equal(ctx_load(lc, b, SERVER_PW, &keys), 3);
+	assert_int_equal(kept_stores(lc), 2);
+	/* Loads without a password are not kept. */
+	assert_int_equal(ctx_load(lc, path2, NULL, &keys), 2);
+	assert_int_equal(kept_stores(lc), 2);
+
+	/* a changes: nothing happens until the next open... */
+	change_store(a, "zz-sweep");
+	assert_int_equal(kept_stores(lc), 2);
+	/* ...of any path: b's (a reuse) drops a's store. */
+	assert_int_equal(ctx_load(lc, b, SERVER_PW, &keys), 3);
+	assert_int_equal(keys, 1);
+	assert_int_equal(kept_stores(lc), 1);
+	/* a is read again (with its new entry) and kept again. */
+	assert_int_equal(ctx_load(lc, a, "alias=zz-sweep&storepass=pass:store"
+				  "%20pass", &keys), 1);
+	assert_int_equal(kept_stores(lc), 2);
+
+	/* b deleted: an open that fails (no such file) drops its store. */
+	assert_int_equal(unlink(b), 0);
+	assert_int_equal(ctx_load(lc, b, SERVER_PW, &keys), -1);
+	assert_int_equal(kept_stores(lc), 1);
+	/* And a is still served from its kept store. */
+	assert_int_equal(ctx_load(lc, a, SERVER_PW, &keys), 3);
+	assert_int_equal(keys, 1);
+	assert_int_equal(kept_stores(lc), 1);
+	assert_int_equal(unlink(a), 0);
+	assert_int_equal(ctx_load(lc, "/nonexistent/x.wks", NULL, &keys), -1);
+	assert_int_equal(kept_stores(lc), 0);
+	OSSL_LIB_CTX_free(lc);
+}
+
+/* A kept store no open has used for longer than kek-cache-ttl is dropped
+ * at the next open (of any path). */
+static void test_provider__keep_sweep_idle(void **state)
+{
+	struct timespec two = { 2, 200000000 };
+	char a[600];
+	OSSL_LIB_CTX *lc;
+	int keys;
+
+	(void)state;
+	copy_store(a, sizeof(a), "idle-a.wks");
+	lc = ctx_with_config("kek-cache = yes\nkek-cache-ttl = 1");
+	assert_non_null(lc);
+	assert_int_equal(ctx_load(lc, a, SERVER_PW, &keys), 3);
+	assert_int_equal(kept_stores(lc), 1);
+	/* Idle for far less than a second: kept. */
+	assert_int_equal(ctx_load(lc, "/nonexistent/x.wks", NULL, &keys), -1);
+	assert_int_equal(kept_stores(lc), 1);
+	nanosleep(&two, NULL);
+	/* The file has not changed, but the store has been idle > 1 s. */
+	assert_int_equal(kept_stores(lc), 1);
+	assert_int_equal(ctx_load(lc, "/nonexistent/x.wks", NULL, &keys), -1);
+	assert_int_equal(kept_stores(lc), 0);
+	/* The next open loads it again (and keeps it). */
+	assert_int_equal(ctx_load(lc, a, SERVER_PW, &keys), 3);
+	assert_int_equal(keys, 1);
+	assert_int_equal(kept_stores(lc), 1);
+	assert_int_equal(unlink(a), 0);
+	OSSL_LIB_CTX_free(lc);
+}
+
+/*
+ * keep.c itself (compiled into this program): a store in use by an open
+ * is neither dropped for idleness nor freed under it when its file
+ * changes; it is freed when that open releases it (ASan and valgrind
+ * would see a use after free or a leak).
+ */
+static void test_provider__keep_in_use(void **state)
+{
+	struct timespec two = { 2, 200000000 };
+	char x[600], y[600];
+	wksp_provctx pc;
+	wks_store *sx, *sy;
+	wksp_kept *hx, *hy;
+	wks_key *key = NULL;
+
+	(void)state;
+	copy_store(x, sizeof(x), "use-x.wks");
+	copy_store(y, sizeof(y), "use-y.wks");
+	memset(&pc, 0, sizeof(pc));
+	pc.kek_cache = 1;
+	strcpy(pc.kek_ttl, "1");
+	assert_int_equal(wksp_keep_init(&pc), 1);
+	TU_OK(wksp_keep_open(&pc, &sx, &hx, x, STOREPASS, strlen(STOREPASS)));
+	TU_OK(wksp_keep_open(&pc, &sy, &hy, y, STOREPASS, strlen(STOREPASS)));
+	wksp_keep_release(&pc, hy);
+	assert_int_equal(wksp_keep_count(&pc), 2);
+	nanosleep(&two, NULL);
+	/* y idle past its TTL goes; x, in use, stays. */
+	wksp_keep_sweep(&pc);
+	assert_int_equal(wksp_keep_count(&pc), 1);
+	/* x's file changes: dropped from the list, but not freed. */
+	change_store(x, "zz-use");
+	wksp_keep_sweep(&pc);
+	assert_int_equal(wksp_keep_count(&pc), 0);
+	assert_int_equal(wks_store_entry_type(sx, "server"),
+			 WKS_ENTRY_PRIVATE_KEY);
+	TU_OK(wks_store_get_key(&key, sx, "server", STOREPASS,
+				strlen(STOREPASS)));
+	wks_key_free(key);
+	wksp_keep_release(&pc, hx); /* freed now */
+	/* A reopen of x loads the new file. */
+	TU_OK(wksp_keep_open(&pc, &sx, &hx, x, STOREPASS, strlen(STOREPASS)));
+	assert_int_equal(wks_store_entry_type(sx, "zz-use"),
+			 WKS_ENTRY_CERTIFICATE);
+	assert_int_equal(wksp_keep_count(&pc), 1);
+	wksp_keep_release(&pc, hx);
+	wksp_keep_free_all(&pc);
+	assert_int_equal(unlink(x), 0);
+	assert_int_equal(unlink(y), 0);
+}
+
+/* Threads loading a key from a kept store while its file keeps changing
+ * and other opens sweep: every load gives the key and its chain (under
+ * ASan and TSan in CI). */
+typedef struct {
+	OSSL_LIB_CTX *lc;
+	const char *file;
+	int loops, ok;
+} sweep_thread_arg;
+
+static void *sweep_thread(void *varg)
+{
+	sweep_thread_arg *a = varg;
+
+	for (int i = 0; i < a->loops; i++) {
+		int keys;
+
+		a->ok += ctx_load(a->lc, a->file, SERVER_PW, &keys) == 3 &&
+			 keys == 1;
+	}
+	return NULL;
+}
+
+static void test_provider__keep_sweep_threads(void **state)
+{
+	char a[600], b[600];
+	sweep_thread_arg args[2];
+	pthread_t t[2];
+	OSSL_LIB_CTX *lc;
+	int keys;
+
+	(void)state;
+	copy_store(a, sizeof(a), "race-a.wks");
+	copy_store(b, sizeof(b), "race-b.wks");
+	lc = ctx_with_config("kek-cache = yes\nkek-cache-ttl = 600");
+	assert_non_null(lc);
+	for (int i = 0; i < 2; i++) {
+		args[i].lc = lc;
+		args[i].file = a;
+		args[i].loops = 20;
+		args[i].ok = 0;
+		assert_int_equal(pthread_create(&t[i], NULL, sweep_thread,
+						&args[i]), 0);
+	}
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts[2];
+
+		/* A new modification time: another identity for a. */
+		clock_gettime(CLOCK_REALTIME, &ts[0]);
+		ts[0].tv_sec -= 1000 - i;
+		ts[1] = ts[0];
+		assert_int_equal(utimensat(AT_FDCWD, a, ts, 0), 0);
+		assert_int_equal(ctx_load(lc, b, SERVER_PW, &keys), 3);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(args[i].ok, args[i].loops);
+	}
+	OSSL_LIB_CTX_free(lc);
+	assert_int_equal(unlink(a), 0);
+	assert_int_equal(unlink(b), 0);
+}
+
 static void test_provider__bad_config(void **state)
 {
 	static const char *const bad[] = {
@@ -1215,6 +1498,10 @@ int main(void)
 		cmocka_unit_test(test_provider__keep_rules),
 		cmocka_unit_test(test_provider__keep_threads),
 		cmocka_unit_test(test_provider__keep_file_changed),
+		cmocka_unit_test(test_provider__keep_sweep_changed),
+		cmocka_unit_test(test_provider__keep_sweep_idle),
+		cmocka_unit_test(test_provider__keep_in_use),
+		cmocka_unit_test(test_provider__keep_sweep_threads),
 		cmocka_unit_test(test_provider__bad_config),
 	};
 	/* Before anything loads wks.so into the default library context,
