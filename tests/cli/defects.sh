@@ -18,83 +18,13 @@
 # folder that it removes.  Prints "N passed, M failed" last; exits 1 on
 # any failure.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+start_tests defects
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 WKS_BINARY SHARED_DIR" >&2
-	exit 2
-fi
-WKS_BIN=$(readlink -f "$1")
-SHARED=$(readlink -f "$2")
-WKSDUMP=$SHARED/tools/wksdump.py
-T=$(mktemp -d "${TMPDIR:-/tmp}/wks-defects.XXXXXX")
-if [ -n "${WKS_TEST_KEEP:-}" ]; then
-	echo "keeping $T" >&2
-else
-	trap 'rm -rf "$T"' EXIT
-fi
-cd "$T"
-export WKS_PROPERTIES=
-umask 022
+# ---- helpers (and lib.sh's) ---------------------------------------------------
 
-passed=0
-failed=0
-rc=0
-
-# ---- helpers (as in run.sh) ---------------------------------------------------
-
-# wks ARGS...: run the tool; stdout in $T/out, stderr in $T/err, status
-# in $rc.  A status of 128 or more (a signal: a crash) always fails.
-wks() {
-	set +e
-	setsid -w "$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	set -e
-	if [ "$rc" -ge 128 ]; then bad "wks $1: killed by a signal (exit $rc)"; fi
-}
-
-ok() { passed=$((passed + 1)); }
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL: $*" >&2
-	if [ -s "$T/err" ]; then sed 's/^/    stderr: /' "$T/err" | cat -v >&2; fi
-}
-
-# expect STATUS WHAT: the last command exited with STATUS.
-expect() {
-	if [ "$rc" -eq "$1" ]; then ok; else bad "$2: exit $rc, expected $1"; fi
-}
-
-# expect_err STATUS REGEX WHAT: exit STATUS, and every stderr line is
-# "wks: ..." and one matches REGEX (grep -E).
-expect_err() {
-	local lines
-	lines=$(grep -c '' "$T/err" || true)
-	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/err" &&
-		[ "$lines" -ge 1 ] && [ "$(grep -vc '^wks: ' "$T/err" || true)" -eq 0 ]; then
-		ok
-	else
-		bad "$3: exit $rc (expected $1), stderr must match /$2/"
-	fi
-}
-
-# check WHAT COMMAND...: COMMAND succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok; else bad "$what"; fi
-}
-
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-
-# json EXPR: evaluate a Python expression on the JSON in $T/out (as d).
-json() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$T/out" "$1"
-}
-
-# unchanged FILE SHA WHAT: FILE still has SHA-256 SHA.
-unchanged() {
-	if [ "$(sha "$1")" = "$2" ]; then ok; else bad "$3: $1 was changed"; fi
-}
+# The stderr of a failed check with control characters made visible.
+show_stderr() { sed 's/^/    stderr: /' "$T/err" | cat -v; }
 
 # clean WHAT: neither $T/out nor $T/err holds a control character other
 # than the line end: no C0 byte, no DEL, no C1 (U+0080..U+009F in UTF-8
@@ -117,8 +47,6 @@ EOF
 SP=pass:pw
 S=(--storepass "$SP")
 IT=(--iterations 10000)
-
-ossl() { openssl "$@" 2>/dev/null; }
 
 # ---- material -------------------------------------------------------------------
 
@@ -505,5 +433,4 @@ else
 	check "17 the rest of the command line stays" grep -q -- '--outpass pass: ' cmdline.txt
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+end_tests

@@ -12,59 +12,9 @@
 # Works in a mktemp -d folder that it removes.  Prints "N passed, M
 # failed" last; exits 1 on any failure.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+start_tests genkey
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 WKS_BINARY SHARED_DIR" >&2
-	exit 2
-fi
-WKS_BIN=$(readlink -f "$1")
-T=$(mktemp -d "${TMPDIR:-/tmp}/wks-genkey.XXXXXX")
-if [ -n "${WKS_TEST_KEEP:-}" ]; then
-	echo "keeping $T" >&2
-else
-	trap 'rm -rf "$T"' EXIT
-fi
-cd "$T"
-export WKS_PROPERTIES=
-umask 022
-
-passed=0
-failed=0
-rc=0
-
-# wks ARGS...: run the tool without a terminal; stdout in $T/out, stderr
-# in $T/err, status in $rc.
-wks() {
-	set +e
-	setsid -w "$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	set -e
-}
-ok() { passed=$((passed + 1)); }
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL: $*" >&2
-	if [ -s "$T/err" ]; then sed 's/^/    stderr: /' "$T/err" >&2; fi
-}
-expect() {
-	if [ "$rc" -eq "$1" ]; then ok; else bad "$2: exit $rc, expected $1"; fi
-}
-expect_err() {
-	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/err"; then
-		ok
-	else
-		bad "$3: exit $rc (expected $1), stderr must match /$2/"
-	fi
-}
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok; else bad "$what"; fi
-}
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-unchanged() {
-	if [ "$(sha "$1")" = "$2" ]; then ok; else bad "$3: $1 was changed"; fi
-}
 # days CERT: notAfter - notBefore in days.
 days() {
 	local nb na
@@ -378,5 +328,4 @@ else
 	echo "SKIP: keytool not installed (printcert side by side)"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+end_tests

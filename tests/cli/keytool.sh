@@ -17,46 +17,17 @@
 # Without keytool it prints SKIP and passes.  Works in a mktemp -d folder
 # that it removes.  Prints "N passed, M failed" last; exits 1 on a failure.
 set -euo pipefail
-
-if [ $# -ne 2 ]; then
-	echo "usage: $0 WKS_BINARY SHARED_DIR" >&2
-	exit 2
-fi
-WKS_BIN=$(readlink -f "$1")
+. "$(dirname "$0")/lib.sh"
 if ! command -v keytool >/dev/null 2>&1; then
 	echo "SKIP: keytool not found (apt-get install openjdk-17-jdk-headless)"
 	echo "0 passed, 0 failed"
 	exit 0
 fi
-T=$(mktemp -d "${TMPDIR:-/tmp}/wks-keytool.XXXXXX")
-if [ -n "${WKS_TEST_KEEP:-}" ]; then
-	echo "keeping $T" >&2
-else
-	trap 'rm -rf "$T"' EXIT
-fi
-cd "$T"
-export WKS_PROPERTIES=
+start_tests keytool
 export LC_ALL=C.UTF-8
 
-passed=0
-failed=0
-rc=0
-
-wks() {
-	set +e
-	setsid -w "$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	set -e
-}
-ok() { passed=$((passed + 1)); }
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL: $*" >&2
-	if [ -s "$T/err" ]; then sed 's/^/    stderr: /' "$T/err" | head -5 >&2; fi
-}
-expect() {
-	if [ "$rc" -eq "$1" ]; then ok; else bad "$2: exit $rc, expected $1"; fi
-}
+# The first lines of the stderr of a failed check (lib.sh's bad).
+show_stderr() { sed 's/^/    stderr: /' "$T/err" | head -5; }
 expect_out() {
 	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/out"; then
 		ok
@@ -65,14 +36,6 @@ expect_out() {
 		sed 's/^/    stdout: /' "$T/out" | head -8 >&2
 	fi
 }
-expect_err() {
-	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/err"; then
-		ok
-	else
-		bad "$3: exit $rc (expected $1), stderr must match /$2/"
-	fi
-}
-sha() { if [ -e "$1" ]; then sha256sum "$1" | cut -d' ' -f1; else echo none; fi; }
 
 # keytool: quiet; JCEKS keys at 10000 PBE iterations (keytool's default,
 # 200000, makes each key cost seconds under valgrind; the algorithm is the
@@ -412,5 +375,4 @@ wks import-keystore --srckeystore hostile/j.jceks.redig00100 -k x.wks \
 	--srcstorepass pass:$SP --storepass pass:new-pass
 expect_err 5 'entry 0 \(offset 12\)' "a truncated JCEKS entry"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+end_tests

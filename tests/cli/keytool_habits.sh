@@ -13,66 +13,9 @@
 # session without a controlling terminal (setsid).  Prints "N passed, M
 # failed" last; exits 1 on any failure.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+start_tests habits
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 WKS_BINARY SHARED_DIR" >&2
-	exit 2
-fi
-WKS_BIN=$1
-case $WKS_BIN in */*) WKS_BIN=$(readlink -f "$WKS_BIN") ;; esac
-T=$(mktemp -d "${TMPDIR:-/tmp}/wks-habits.XXXXXX")
-if [ -n "${WKS_TEST_KEEP:-}" ]; then
-	echo "keeping $T" >&2
-else
-	trap 'rm -rf "$T"' EXIT
-fi
-cd "$T"
-export WKS_PROPERTIES=
-umask 022
-
-passed=0
-failed=0
-rc=0
-
-wks() {
-	set +e
-	setsid -w "$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	set -e
-}
-ok() { passed=$((passed + 1)); }
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL: $*" >&2
-	if [ -s "$T/err" ]; then sed 's/^/    stderr: /' "$T/err" >&2; fi
-}
-expect() {
-	if [ "$rc" -eq "$1" ]; then ok; else bad "$2: exit $rc, expected $1"; fi
-}
-# expect_err STATUS REGEX WHAT: exit STATUS; stderr matches REGEX and
-# every line of it starts with "wks: ".
-expect_err() {
-	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/err" &&
-		[ "$(grep -vc '^wks: ' "$T/err" || true)" -eq 0 ]; then
-		ok
-	else
-		bad "$3: exit $rc (expected $1), stderr must match /$2/"
-	fi
-}
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok; else bad "$what"; fi
-}
-not() { ! "$@"; }
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-unchanged() {
-	if [ "$(sha "$1")" = "$2" ]; then ok; else bad "$3: $1 was changed"; fi
-}
-json() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$T/out" "$1"
-}
-ossl() { openssl "$@" 2>/dev/null; }
 # field LABEL: the value of "LABEL" in a list -v output ($T/out), first.
 field() { sed -n "s/^ *$1 *//p" "$T/out" | head -1; }
 
@@ -405,5 +348,4 @@ wks import-key -k s.wks -a b --key leaf.key --chain leaf.pem --chain bundle.pem 
 expect_err 8 'certificate 2 \(CN=Other Root\) from bundle.pem is not part of the chain of the key: the chain already ends at the root, certificate 1 \(O=Test,CN=Habits Root\) from bundle.pem' "chain error: beyond the root"
 unchanged s.wks "$h" "chain errors: store untouched"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+end_tests

@@ -11,87 +11,16 @@
 # wait for a prompt.  Prints "N passed, M failed" last; exits 1 on any
 # failure.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+start_tests cli
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 WKS_BINARY SHARED_DIR" >&2
-	exit 2
-fi
-WKS_BIN=$(readlink -f "$1")
-SHARED=$(readlink -f "$2")
-WKSDUMP=$SHARED/tools/wksdump.py
-T=$(mktemp -d "${TMPDIR:-/tmp}/wks-cli.XXXXXX")
-if [ -n "${WKS_TEST_KEEP:-}" ]; then
-	echo "keeping $T" >&2
-else
-	trap 'rm -rf "$T"' EXIT
-fi
-cd "$T"
-export WKS_PROPERTIES=
-umask 022
+# ---- helpers (and lib.sh's) -------------------------------------------------
 
-passed=0
-failed=0
-rc=0
-
-# ---- helpers ----------------------------------------------------------------
-
-# wks ARGS...: run the tool; stdout in $T/out, stderr in $T/err, status
-# in $rc.
-wks() {
-	set +e
-	setsid -w "$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	set -e
-}
-
-ok() { passed=$((passed + 1)); }
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL: $*" >&2
-	if [ -s "$T/err" ]; then sed 's/^/    stderr: /' "$T/err" >&2; fi
-}
-
-# expect STATUS WHAT: the last command exited with STATUS.
-expect() {
-	if [ "$rc" -eq "$1" ]; then ok; else bad "$2: exit $rc, expected $1"; fi
-}
-
-# expect_err STATUS REGEX WHAT: exit STATUS, and stderr is one line
-# "wks: ..." that matches REGEX (grep -E).
-expect_err() {
-	local lines
-	lines=$(grep -c '' "$T/err" || true)
-	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/err" &&
-		[ "$lines" -ge 1 ] && [ "$(grep -vc '^wks: ' "$T/err" || true)" -eq 0 ]; then
-		ok
-	else
-		bad "$3: exit $rc (expected $1), stderr must match /$2/"
-	fi
-}
-
-# check WHAT COMMAND...: COMMAND succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok; else bad "$what"; fi
-}
-
-sha() { sha256sum "$1" | cut -d' ' -f1; }
 cert_sha() { openssl x509 -in "$1" -outform DER | sha256sum | cut -d' ' -f1; }
 # The DER of a key as OpenSSL encodes it (to compare keys, not bytes).
 key_der() { openssl pkey -in "$1" -outform DER "${@:2}"; }
 # PEM body to DER, bytes as they are.
 pem_der() { sed -n '/-----BEGIN/,/-----END/p' "$1" | sed '1d;$d' | base64 -d; }
-
-# json EXPR: evaluate a Python expression on the JSON in $T/out (as d).
-json() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$T/out" "$1"
-}
-
-# unchanged FILE SHA WHAT: FILE still has SHA-256 SHA.
-unchanged() {
-	if [ "$(sha "$1")" = "$2" ]; then ok; else bad "$3: $1 was changed"; fi
-}
 
 SP=pass:store-password-1
 IT=(--iterations 10000)
@@ -99,7 +28,6 @@ S=(--storepass "$SP")
 
 # ---- keys and certificates ---------------------------------------------------
 
-ossl() { openssl "$@" 2>/dev/null; }
 printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n' >ca.ext
 printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n' >leaf.ext
 
@@ -846,5 +774,4 @@ check "WKS_PROPERTIES: iteration count" python3 -c '
 import json
 assert json.load(open("props.json"))["files"]["props.wks"]["store_integrity"]["iterations"] == 12345'
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+end_tests
