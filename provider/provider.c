@@ -61,7 +61,7 @@ static const OSSL_ITEM *get_reason_strings(void *provctx)
 }
 
 static const OSSL_ALGORITHM store_algorithms[] = {
-	{ "wks", "provider=wks", wksp_store_functions,
+	{ "wks", "provider=wks,fips=yes", wksp_store_functions,
 	  "WKS keystores (wolfJCE), read with libwks" },
 	{ NULL, NULL, NULL, NULL }
 };
