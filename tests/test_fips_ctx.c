@@ -10,7 +10,9 @@
  * context is the inner default provider's own, so each implementation
  * runs as the default provider's code on the inner context (what it
  * fetches for itself, e.g. HMAC's SHA-512, comes from there).  A few
- * entry points are wrapped to count calls: PBKDF2's derive, HMAC's init,
+ * entry points are wrapped to count calls: PBKDF2's derive (which also
+ * turns on the SP 800-132 lower bounds, as the FIPS provider's PBKDF2
+ * has them by default), HMAC's init,
  * AES-256-CBC's encrypt and decrypt init, the SHA-512/SHA-256/SHA-1
  * digest init and CTR-DRBG's generate.
  *
@@ -37,6 +39,7 @@
 #include "crypto/crypto.h"
 
 #include <openssl/core_dispatch.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
@@ -65,11 +68,25 @@ static OSSL_FUNC_cipher_decrypt_init_fn *orig_aes_dec;
 static OSSL_FUNC_digest_init_fn *orig_sha512, *orig_sha256, *orig_sha1;
 static OSSL_FUNC_rand_generate_fn *orig_drbg;
 
+/* PBKDF2 with the SP 800-132 checks on, as in OpenSSL's FIPS provider
+ * (its default "pkcs5" is 0: iterations >= 1000, salt >= 128 bits, key
+ * >= 112 bits; the default provider's is 1, checks off). */
 static int count_pbkdf2(void *c, unsigned char *key, size_t n,
                         const OSSL_PARAM p[])
 {
+	OSSL_PARAM all[16];
+	size_t i = 0;
+	int checks_on = 0;
+
 	counts[C_PBKDF2]++;
-	return orig_pbkdf2(c, key, n, p);
+	all[i++] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_PKCS5, &checks_on);
+	for (; p && p->key; p++) {
+		if (i == 15)
+			return 0; /* more parameters than PBKDF2 has */
+		all[i++] = *p;
+	}
+	all[i] = OSSL_PARAM_construct_end();
+	return orig_pbkdf2(c, key, n, all);
 }
 
 static int count_hmac(void *c, const unsigned char *key, size_t n,
@@ -389,6 +406,39 @@ static void test_fakefips_answers_fips(void **state)
 	assert_memory_not_equal(r, z, sizeof(r));
 	assert_int_equal(delta(before, C_SHA512), 1);
 	assert_true(delta(before, C_RAND) >= 1);
+	/* its PBKDF2 applies the FIPS provider's SP 800-132 lower bounds:
+	 * an 8-byte salt or 999 iterations are refused, WKS's 16-byte salt
+	 * and 10,000 iterations pass */
+	{
+		EVP_KDF_CTX *kc = EVP_KDF_CTX_new(kdf);
+		unsigned int iters[] = { 10000, 999, 10000 };
+		size_t salts[] = { 16, 16, 8 };
+		int want[] = { 1, 0, 0 };
+		uint8_t salt[16] = { 1 }, out[96];
+
+		assert_non_null(kc);
+		for (size_t i = 0; i < 3; i++) {
+			OSSL_PARAM kp[] = {
+				OSSL_PARAM_construct_octet_string(
+					OSSL_KDF_PARAM_PASSWORD, (void *)PW,
+					strlen(PW)),
+				OSSL_PARAM_construct_octet_string(
+					OSSL_KDF_PARAM_SALT, salt, salts[i]),
+				OSSL_PARAM_construct_uint(OSSL_KDF_PARAM_ITER,
+				                          &iters[i]),
+				OSSL_PARAM_construct_utf8_string(
+					OSSL_KDF_PARAM_DIGEST, (char *)"SHA512",
+					0),
+				OSSL_PARAM_construct_end()
+			};
+
+			ERR_set_mark();
+			assert_int_equal(EVP_KDF_derive(kc, out, sizeof(out), kp),
+			                 want[i]);
+			ERR_pop_to_mark();
+		}
+		EVP_KDF_CTX_free(kc);
+	}
 	EVP_KDF_free(kdf);
 	EVP_MAC_free(mac);
 	EVP_CIPHER_free(aes);
