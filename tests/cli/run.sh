@@ -189,6 +189,27 @@ check "chain of rsa4096" [ "$(json '[len(e["chain_sha256"]) for e in d["entries"
 check "list --json: sorted aliases, all private keys" [ "$(json '[e["alias"] for e in d["entries"]] == sorted(e["alias"] for e in d["entries"]) and all(e["type"]=="private-key" for e in d["entries"]) and len(d["entries"]) == 8')" = True ]
 check "list --json: exact keys" [ "$(json 'all(sorted(e)==["alias","certificates","chain_sha256","created_ms","type"] for e in d["entries"])')" = True ]
 
+# A chain as CAs send it: PKCS#7, PEM and DER, any order inside; the same
+# chain, leaf first, as the separate files give.  A PKCS#7 with no
+# certificate is refused.
+ossl crl2pkcs7 -nocrl -certfile root.pem -certfile rsa2048.pem \
+	-certfile inter.pem -out rsa2048.p7b
+ossl crl2pkcs7 -nocrl -certfile inter.pem -certfile root.pem \
+	-certfile rsa2048.pem -outform DER -out rsa2048.p7b.der
+ossl crl2pkcs7 -nocrl -out empty.p7b
+wks create -k p7.wks "${S[@]}" "${IT[@]}"
+for f in rsa2048.p7b rsa2048.p7b.der; do
+	wks import-key -k p7.wks -a "$f" --key rsa2048.key --chain "$f" "${S[@]}" "${IT[@]}"
+	expect 0 "import-key: PKCS#7 chain ($f)"
+done
+wks list -k p7.wks --json "${S[@]}"
+check "PKCS#7 chains: leaf first, complete" [ "$(json '[e["chain_sha256"] for e in d["entries"]]')" = \
+	"$(python3 -c 'import sys; print([sys.argv[1:]] * 2)' "$(sha rsa2048.der)" "$(sha inter.der)" "$(sha root.der)")" ]
+h=$(sha p7.wks)
+wks import-key -k p7.wks -a none --key rsa2048.key --chain empty.p7b "${S[@]}" "${IT[@]}"
+expect_err 5 'the PKCS#7 holds no certificate' "import-key: PKCS#7 without certificates"
+unchanged p7.wks "$h" "import-key: PKCS#7 without certificates"
+
 # export-key --der gives the stored PKCS#8: the input bytes for PKCS#8
 # input, OpenSSL's encoding of the same key otherwise.
 for a in rsa2048 ed25519; do
