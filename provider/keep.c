@@ -265,6 +265,25 @@ size_t wksp_keep_count(wksp_provctx *pc)
 	return n;
 }
 
+uint64_t wksp_keep_cache_hits(wksp_provctx *pc)
+{
+	const wksp_kept *c;
+	uint64_t n = 0;
+
+	if (!pc->keep_lock_ok)
+		return 0;
+	pthread_mutex_lock(&pc->keep_lock);
+	for (c = pc->kept; c; c = c->next) {
+		wks_cache_stats cs;
+
+		/* the cache's own lock only: never waits for a PBKDF2 */
+		if (wks_store_cache_stats(&cs, c->st) == WKS_OK)
+			n += cs.hits;
+	}
+	pthread_mutex_unlock(&pc->keep_lock);
+	return n;
+}
+
 int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 		   const char *path, const char *pw, size_t pw_len)
 {

@@ -24,6 +24,9 @@
 /* A gettable provider parameter (OSSL_PROVIDER_get_params()), a
  * diagnostic: the number of stores kept now (unsigned integer). */
 #define WKSP_PARAM_KEPT_STORES "wks-kept-stores"
+/* Another: the KEK cache hits of the stores kept now, summed (keys served
+ * without a PBKDF2 run; unsigned integer). */
+#define WKSP_PARAM_KEPT_CACHE_HITS "wks-kept-cache-hits"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -82,6 +85,8 @@ void wksp_keep_release(wksp_provctx *pc, wksp_kept *k);
 void wksp_keep_sweep(wksp_provctx *pc);
 /* How many stores are kept now (the wks-kept-stores parameter). */
 size_t wksp_keep_count(wksp_provctx *pc);
+/* Their KEK cache hits, summed (the wks-kept-cache-hits parameter). */
+uint64_t wksp_keep_cache_hits(wksp_provctx *pc);
 /* Set up / free everything kept (provider init and teardown). */
 int wksp_keep_init(wksp_provctx *pc);
 void wksp_keep_free_all(wksp_provctx *pc);

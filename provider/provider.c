@@ -82,6 +82,8 @@ static const OSSL_PARAM param_types[] = {
 	OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),
 	OSSL_PARAM_DEFN(WKSP_PARAM_KEPT_STORES, OSSL_PARAM_UNSIGNED_INTEGER,
 			NULL, 0),
+	OSSL_PARAM_DEFN(WKSP_PARAM_KEPT_CACHE_HITS,
+			OSSL_PARAM_UNSIGNED_INTEGER, NULL, 0),
 	OSSL_PARAM_END
 };
 
@@ -111,6 +113,10 @@ static int get_params(void *provctx, OSSL_PARAM params[])
 	p = OSSL_PARAM_locate(params, WKSP_PARAM_KEPT_STORES);
 	if (p && !OSSL_PARAM_set_size_t(p, provctx ? wksp_keep_count(provctx)
 							: 0))
+		return 0;
+	p = OSSL_PARAM_locate(params, WKSP_PARAM_KEPT_CACHE_HITS);
+	if (p && !OSSL_PARAM_set_uint64(p, provctx ?
+					wksp_keep_cache_hits(provctx) : 0))
 		return 0;
 	return 1;
 }
