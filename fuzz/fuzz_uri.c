@@ -10,7 +10,7 @@
  *    fd: a number in range;
  *  - round trip: the parsed URI written back with every byte
  *    percent-encoded (except A-Z a-z 0-9 - . _ ~) parses again to exactly
- *    the same fields.
+ *    the same fields (only= written back as only=certs or only=issuers).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -139,7 +139,8 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	URI_CHECK(rc == 0 || rc == -1, "return value");
 	if (rc < 0) {
 		URI_CHECK(!u.path && !u.alias && u.storepass.kind == WKSP_PW_NONE &&
-			  u.keypass.kind == WKSP_PW_NONE, "outputs not cleared");
+			  u.keypass.kind == WKSP_PW_NONE &&
+			  u.only == WKSP_ONLY_ALL, "outputs not cleared");
 		URI_CHECK(err[0] != 0, "no message");
 		free(in);
 		return 0;
@@ -150,7 +151,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	check_src(&u.keypass, size);
 
 	/* Round trip: every decoded byte becomes at most 3. */
-	out = malloc(3 * size + 64);
+	out = malloc(3 * size + 80);
 	URI_CHECK(out != NULL, "malloc");
 	o = out;
 	put(&o, "wks:");
@@ -163,6 +164,13 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	}
 	enc_src(&o, &sep, "storepass", &u.storepass);
 	enc_src(&o, &sep, "keypass", &u.keypass);
+	URI_CHECK(u.only >= WKSP_ONLY_ALL && u.only <= WKSP_ONLY_ISSUERS,
+		  "only");
+	if (u.only != WKSP_ONLY_ALL) {
+		*o++ = sep;
+		put(&o, u.only == WKSP_ONLY_CERTS ? "only=certs" :
+		    "only=issuers");
+	}
 	*o = 0;
 	if (strlen(out) <= WKSP_URI_MAX) {
 		rc = wksp_uri_parse(&v, out, err, sizeof(err));
@@ -175,6 +183,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 			  "round trip: storepass");
 		URI_CHECK(same_src(&u.keypass, &v.keypass),
 			  "round trip: keypass");
+		URI_CHECK(u.only == v.only, "round trip: only");
 		wksp_uri_clear(&v);
 	}
 	free(out);

@@ -51,6 +51,7 @@ void wksp_uri_clear(wksp_uri *u)
 	u->alias = NULL;
 	wksp_pwsrc_clear(&u->storepass);
 	wksp_pwsrc_clear(&u->keypass);
+	u->only = WKSP_ONLY_ALL;
 }
 
 static int hexval(char c)
@@ -178,6 +179,33 @@ done:
 	return rc;
 }
 
+/* only=certs or only=issuers; the value percent-decoded as every other. */
+static int parse_only(wksp_uri *u, const char *v, size_t n, char *err,
+		      size_t errlen)
+{
+	char *d = NULL;
+	size_t dlen = 0;
+	int rc = -1;
+
+	if (u->only != WKSP_ONLY_ALL) {
+		snprintf(err, errlen, "only= given twice");
+		return -1;
+	}
+	if (decode(&d, &dlen, v, n, "only", err, errlen) < 0)
+		return -1;
+	if (dlen == 5 && !memcmp(d, "certs", 5)) {
+		u->only = WKSP_ONLY_CERTS;
+		rc = 0;
+	} else if (dlen == 7 && !memcmp(d, "issuers", 7)) {
+		u->only = WKSP_ONLY_ISSUERS;
+		rc = 0;
+	} else {
+		snprintf(err, errlen, "only=: expected certs or issuers");
+	}
+	free(d);
+	return rc;
+}
+
 static int parse_query(wksp_uri *u, const char *q, size_t n, char *err,
 		       size_t errlen)
 {
@@ -216,10 +244,15 @@ static int parse_query(wksp_uri *u, const char *q, size_t n, char *err,
 			src = &u->storepass;
 		} else if (klen == 7 && !memcmp(a, "keypass", 7)) {
 			src = &u->keypass;
+		} else if (klen == 4 && !memcmp(a, "only", 4)) {
+			if (parse_only(u, eq + 1, alen - 5, err, errlen) < 0)
+				return -1;
+			start += alen + 1;
+			continue;
 		} else {
 			/* Never echo a value: it may be a password. */
 			snprintf(err, errlen, "unknown attribute \"%.*s\" "
-				 "(expected alias, storepass or keypass)",
+				 "(expected alias, storepass, keypass or only)",
 				 (int)(klen > 32 ? 32 : klen), a);
 			return -1;
 		}

@@ -6,8 +6,8 @@
  *
  * PATH is absolute or relative to the working directory; PATH and every
  * VALUE are percent-decoded.  The attributes are alias=NAME,
- * storepass=SRC and keypass=SRC, where SRC is pass:TEXT, env:VAR,
- * file:PATH or fd:N (as for the wks tool).  Unknown, repeated or empty
+ * storepass=SRC, keypass=SRC, where SRC is pass:TEXT, env:VAR,
+ * file:PATH or fd:N (as for the wks tool), and only=certs|issuers.  Unknown, repeated or empty
  * attributes, bad percent escapes, an encoded NUL (%00), an unencoded '#'
  * and an empty PATH are errors.
  *
@@ -38,11 +38,20 @@ typedef struct {
 	int fd;
 } wksp_pwsrc;
 
+/* only=: which objects the URI gives. */
+typedef enum {
+	WKSP_ONLY_ALL = 0, /* no only=: keys and certificates */
+	WKSP_ONLY_CERTS,   /* only=certs: certificates, no key */
+	WKSP_ONLY_ISSUERS  /* only=issuers: key entries' chains without the
+			    * leaf */
+} wksp_only;
+
 typedef struct {
 	char *path;       /* decoded, NUL-terminated, never empty */
 	char *alias;      /* decoded; NULL if no alias= (may be "") */
 	wksp_pwsrc storepass;
 	wksp_pwsrc keypass;
+	wksp_only only;
 } wksp_uri;
 
 /*
