@@ -20,6 +20,7 @@
 #define WKSP_R_NO_PASSWORD 6
 #define WKSP_R_INTERNAL 7
 #define WKSP_R_CONFIG 8
+#define WKSP_R_BAD_SEARCH 9
 
 /* A gettable provider parameter (OSSL_PROVIDER_get_params()), a
  * diagnostic: the number of stores kept now (unsigned integer). */

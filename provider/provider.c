@@ -51,6 +51,7 @@ static const OSSL_ITEM reason_strings[] = {
 	{ WKSP_R_NO_PASSWORD, "a password is needed for the private key" },
 	{ WKSP_R_INTERNAL, "internal error" },
 	{ WKSP_R_CONFIG, "bad wks provider configuration" },
+	{ WKSP_R_BAD_SEARCH, "bad search parameter" },
 	{ 0, NULL }
 };
 

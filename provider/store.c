@@ -1,33 +1,44 @@
 /*
  * The OSSL_STORE loader for wks: URIs.
  *
- * OpenSSL drives a loader as open -> set_ctx_params (expect, alias
- * search) -> load ... until eof -> close, and hands the application's
- * passphrase callback to load only.  So the first load does all the work:
- * it gets the passwords, loads and verifies the file, decrypts the keys
- * that were asked for and queues every object; each load then passes one
- * object to OpenSSL.  Doing it all up front is what makes a wrong password
- * return nothing at all, never a partial result.
+ * OpenSSL drives a loader as open -> set_ctx_params (expect, a search
+ * by alias, subject name or issuer and serial) -> load ... until eof ->
+ * close, and hands the application's passphrase callback to load only.
+ * So the first load does all the work: it gets the passwords, loads and
+ * verifies the file, decrypts the keys that were asked for and queues
+ * every object; each load then passes one object to OpenSSL.  Doing it
+ * all up front is what makes a wrong password return nothing at all,
+ * never a partial result.
  *
  * Objects go back by value: a private key as PKCS#8 PrivateKeyInfo DER,
  * a certificate as DER; OpenSSL's decoders make the EVP_PKEY and X509
  * (cf. tpm2-openssl's handle store and OpenSSL's winstore loader).  Key
  * bytes are wiped as soon as OpenSSL has them.
  *
+ * A search for certificates (by name: X509_LOOKUP_store's by-subject
+ * lookup, behind -CAstore) must return certificates only: OpenSSL 3.0's
+ * lookup stops at the first object of another type.  The URI's only=
+ * does the same for callers that set neither a search nor an expected
+ * type, and only=issuers leaves the leaf out of a key entry's chain.
+ *
  * The loaded store comes from keep.c: with the KEK cache on, a store kept
  * from an earlier open of the same file with the same password.  Every
  * open first sweeps the kept stores (wksp_keep_sweep).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include <openssl/asn1.h>
+#include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/core_object.h>
 #include <openssl/crypto.h>
 #include <openssl/params.h>
 #include <openssl/store.h>
+#include <openssl/x509.h>
 
 #include <wks/wks.h>
 
@@ -44,10 +55,23 @@ typedef struct {
 	size_t len;
 } item;
 
+/*
+ * A search for certificates from OSSL_STORE_find() (the alias search is
+ * apart: it selects entries).  Set fields must all match; a search of any
+ * kind gives certificates only (a key has no names).  Another kind goes
+ * here as another field and a test in cert_matches().
+ */
+typedef struct {
+	X509_NAME *subject;    /* by name: OSSL_STORE_PARAM_SUBJECT */
+	X509_NAME *issuer;     /* by issuer and serial: OSSL_STORE_PARAM_ISSUER */
+	ASN1_INTEGER *serial;  /* ... and OSSL_STORE_PARAM_SERIAL */
+} cert_search;
+
 typedef struct {
 	wksp_provctx *pc;
 	wksp_uri uri;
 	char *search_alias; /* from OSSL_STORE_find(by alias), or NULL */
+	cert_search search;
 	int expect;         /* OSSL_STORE_INFO_*, 0 = anything */
 	int prepared;       /* the first load has run */
 	int failed;
@@ -136,6 +160,9 @@ static void *wksp_open(void *provctx, const char *uri)
 static const OSSL_PARAM settable[] = {
 	OSSL_PARAM_int(OSSL_STORE_PARAM_EXPECT, NULL),
 	OSSL_PARAM_utf8_string(OSSL_STORE_PARAM_ALIAS, NULL, 0),
+	OSSL_PARAM_octet_string(OSSL_STORE_PARAM_SUBJECT, NULL, 0),
+	OSSL_PARAM_octet_string(OSSL_STORE_PARAM_ISSUER, NULL, 0),
+	OSSL_PARAM_BN(OSSL_STORE_PARAM_SERIAL, NULL, 0),
 	OSSL_PARAM_END
 };
 
@@ -143,6 +170,36 @@ static const OSSL_PARAM *wksp_settable_ctx_params(void *provctx)
 {
 	(void)provctx;
 	return settable;
+}
+
+static void cert_search_clear(cert_search *s)
+{
+	X509_NAME_free(s->subject);
+	X509_NAME_free(s->issuer);
+	ASN1_INTEGER_free(s->serial);
+	s->subject = s->issuer = NULL;
+	s->serial = NULL;
+}
+
+/* A DER Name from an octet-string parameter (the whole of it). */
+static int name_param(loader_ctx *c, X509_NAME **out, const OSSL_PARAM *p,
+		      const char *what)
+{
+	const unsigned char *der = p->data;
+	X509_NAME *n = NULL;
+
+	if (p->data_type != OSSL_PARAM_OCTET_STRING || !der ||
+	    p->data_size == 0 || p->data_size > LONG_MAX ||
+	    !(n = d2i_X509_NAME(NULL, &der, (long)p->data_size)) ||
+	    der != (const unsigned char *)p->data + p->data_size) {
+		X509_NAME_free(n);
+		wksp_raise(c->pc, WKSP_R_BAD_SEARCH, "%s: not a DER name",
+			   what);
+		return 0;
+	}
+	X509_NAME_free(*out);
+	*out = n;
+	return 1;
 }
 
 static int wksp_set_ctx_params(void *vctx, const OSSL_PARAM params[])
@@ -180,6 +237,28 @@ static int wksp_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 		a[p->data_size] = 0;
 		free(c->search_alias);
 		c->search_alias = a;
+	}
+	p = OSSL_PARAM_locate_const(params, OSSL_STORE_PARAM_SUBJECT);
+	if (p && !name_param(c, &c->search.subject, p, "subject"))
+		return 0;
+	p = OSSL_PARAM_locate_const(params, OSSL_STORE_PARAM_ISSUER);
+	if (p && !name_param(c, &c->search.issuer, p, "issuer"))
+		return 0;
+	p = OSSL_PARAM_locate_const(params, OSSL_STORE_PARAM_SERIAL);
+	if (p) {
+		BIGNUM *bn = NULL;
+		ASN1_INTEGER *ai = NULL;
+
+		if (!OSSL_PARAM_get_BN(p, &bn) ||
+		    !(ai = BN_to_ASN1_INTEGER(bn, NULL))) {
+			BN_free(bn);
+			wksp_raise(c->pc, WKSP_R_BAD_SEARCH,
+				   "serial: not an integer");
+			return 0;
+		}
+		BN_free(bn);
+		ASN1_INTEGER_free(c->search.serial);
+		c->search.serial = ai;
 	}
 	/* Everything else (input-type, properties, ...) does not apply. */
 	return 1;
@@ -243,7 +322,131 @@ static void raise_wks(loader_ctx *c, int err, const char *what)
 			   wks_error_detail());
 }
 
-static int add_certs(loader_ctx *c, wks_store *st, const char *alias)
+/*
+ * One DER TLV at p (before end): its tag byte, header and content
+ * lengths.  0 if it does not fit or has a tag number above 30 (none of the
+ * fields walked below has one).
+ */
+static int der_tlv(const unsigned char *p, const unsigned char *end,
+		   int *tag, size_t *hdr, size_t *clen)
+{
+	size_t n = (size_t)(end - p), len = 0, k;
+
+	if (n < 2 || (p[0] & 0x1f) == 0x1f)
+		return 0;
+	*tag = p[0];
+	if (p[1] < 0x80) {
+		len = p[1];
+		*hdr = 2;
+	} else {
+		k = p[1] & 0x7f;
+		if (k == 0 || k > sizeof(size_t) || n - 2 < k)
+			return 0;
+		for (size_t i = 0; i < k; i++) {
+			if (len >> (8 * sizeof(size_t) - 8))
+				return 0;
+			len = len << 8 | p[2 + i];
+		}
+		*hdr = 2 + k;
+	}
+	if (len > n - *hdr)
+		return 0;
+	*clen = len;
+	return 1;
+}
+
+/* The fields of a certificate that searches compare: whole TLVs inside
+ * its DER. */
+typedef struct {
+	const unsigned char *serial, *issuer, *subject;
+	size_t serial_len, issuer_len, subject_len;
+} cert_fields;
+
+/*
+ * Find them: Certificate = SEQUENCE { TBSCertificate = SEQUENCE {
+ * [0] version OPTIONAL, serialNumber INTEGER, signature SEQUENCE,
+ * issuer Name, validity SEQUENCE, subject Name, ... }, ... }.  A walk
+ * over the DER, without building an X509: parsing one would fetch a
+ * digest from OpenSSL's default library context.
+ */
+static int cert_fields_get(cert_fields *f, const unsigned char *der,
+			   size_t len)
+{
+	static const int want[] = { 0x02, 0x30, 0x30, 0x30, 0x30 };
+	const unsigned char *p = der, *end = der + len, *at[5];
+	size_t hdr, clen, tlv[5];
+	int tag;
+
+	for (int depth = 0; depth < 2; depth++) {
+		if (!der_tlv(p, end, &tag, &hdr, &clen) || tag != 0x30)
+			return 0;
+		p += hdr;
+		end = p + clen;
+	}
+	if (!der_tlv(p, end, &tag, &hdr, &clen))
+		return 0;
+	if (tag == 0xa0) {
+		p += hdr + clen;
+		if (!der_tlv(p, end, &tag, &hdr, &clen))
+			return 0;
+	}
+	for (size_t i = 0; i < 5; i++) {
+		if ((i > 0 && !der_tlv(p, end, &tag, &hdr, &clen)) ||
+		    tag != want[i])
+			return 0;
+		at[i] = p;
+		tlv[i] = hdr + clen;
+		p += hdr + clen;
+	}
+	f->serial = at[0];
+	f->serial_len = tlv[0];
+	f->issuer = at[2];
+	f->issuer_len = tlv[2];
+	f->subject = at[4];
+	f->subject_len = tlv[4];
+	return 1;
+}
+
+/* Whether the Name at der[0..len) equals `want` as X509_NAME_cmp() sees
+ * it (canonical form: case and spaces folded), as OpenSSL's own lookups
+ * compare names. */
+static int name_is(const unsigned char *der, size_t len, const X509_NAME *want)
+{
+	X509_NAME *n = d2i_X509_NAME(NULL, &der, (long)len);
+	int same = n && X509_NAME_cmp(n, want) == 0;
+
+	X509_NAME_free(n);
+	return same;
+}
+
+/* Whether a certificate (DER) is one the search asks for. */
+static int cert_matches(const cert_search *s, const unsigned char *der,
+			size_t len)
+{
+	cert_fields f;
+
+	if (!s->subject && !s->issuer)
+		return 1;
+	if (len > LONG_MAX || !cert_fields_get(&f, der, len))
+		return 0;
+	if (s->subject && !name_is(f.subject, f.subject_len, s->subject))
+		return 0;
+	if (s->issuer) {
+		const unsigned char *q = f.serial;
+		ASN1_INTEGER *sn = d2i_ASN1_INTEGER(NULL, &q, (long)f.serial_len);
+		int same = sn && ASN1_INTEGER_cmp(sn, s->serial) == 0;
+
+		ASN1_INTEGER_free(sn);
+		if (!same || !name_is(f.issuer, f.issuer_len, s->issuer))
+			return 0;
+	}
+	return 1;
+}
+
+/* Queue the certificates of an entry from the `first` one (1: a key
+ * entry's chain without its leaf), those the search asks for. */
+static int add_certs(loader_ctx *c, wks_store *st, const char *alias,
+		     size_t first)
 {
 	size_t n = 0;
 	int err;
@@ -252,7 +455,7 @@ static int add_certs(loader_ctx *c, wks_store *st, const char *alias)
 		raise_wks(c, err, c->uri.path);
 		return 0;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = first; i < n; i++) {
 		uint8_t *der = NULL;
 		unsigned char *copy;
 		size_t len = 0;
@@ -260,6 +463,10 @@ static int add_certs(loader_ctx *c, wks_store *st, const char *alias)
 		if ((err = wks_store_get_cert_der(&der, &len, st, alias, i)) < 0) {
 			raise_wks(c, err, c->uri.path);
 			return 0;
+		}
+		if (!cert_matches(&c->search, der, len)) {
+			wks_free(der);
+			continue;
 		}
 		copy = malloc(len ? len : 1);
 		if (copy)
@@ -308,8 +515,14 @@ static int add_key(loader_ctx *c, wks_store *st, const char *alias,
 static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 		   void *pw_cbarg)
 {
-	int want_keys = c->expect == 0 || c->expect == OSSL_STORE_INFO_PKEY;
+	/* A search by name or issuer finds certificates only, as only=
+	 * does: no key is decrypted for them. */
+	int want_keys = (c->expect == 0 || c->expect == OSSL_STORE_INFO_PKEY) &&
+			c->uri.only == WKSP_ONLY_ALL && !c->search.subject &&
+			!c->search.issuer;
 	int want_certs = c->expect == 0 || c->expect == OSSL_STORE_INFO_CERT;
+	/* only=issuers: key entries' chains from the second certificate. */
+	int issuers = c->uri.only == WKSP_ONLY_ISSUERS;
 	char *spw = NULL, *kpw = NULL, err[256];
 	size_t spw_len = 0, kpw_len = 0;
 	const char *one[2] = { NULL, NULL }, *skipped = NULL;
@@ -321,6 +534,12 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 
 	if (!want_keys && !want_certs)
 		return 1; /* public keys, parameters, CRLs: none in WKS */
+	if (!c->search.issuer != !c->search.serial) {
+		/* OSSL_STORE_find() sets both at once. */
+		wksp_raise(c->pc, WKSP_R_BAD_SEARCH, "an issuer search needs "
+			   "both the issuer and the serial number");
+		return 0;
+	}
 	if (c->uri.alias && c->search_alias &&
 	    strcmp(c->uri.alias, c->search_alias) != 0) {
 		wksp_raise(c->pc, WKSP_R_NOT_FOUND, "the search alias \"%s\" "
@@ -380,11 +599,14 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 					skipped = list[i];
 				}
 			}
-			if (want_certs && !add_certs(c, st, list[i]))
+			if (want_certs &&
+			    !add_certs(c, st, list[i], issuers ? 1 : 0))
 				goto done;
 			break;
 		case WKS_ENTRY_CERTIFICATE:
-			if (want_certs && !add_certs(c, st, list[i]))
+			/* A trusted certificate has no issuers here. */
+			if (want_certs && !issuers &&
+			    !add_certs(c, st, list[i], 0))
 				goto done;
 			break;
 		default:
@@ -461,6 +683,7 @@ static int wksp_close(void *vctx)
 	free_items(c);
 	wksp_uri_clear(&c->uri);
 	free(c->search_alias);
+	cert_search_clear(&c->search);
 	free(c);
 	return 1;
 }

@@ -12,6 +12,12 @@
 #   s_server/s_client         a real TLS handshake on 127.0.0.1 with key
 #                             and certificate from wks: (RSA and EC), and
 #                             mutual TLS with the client's key from wks:
+#   verify -CAstore + key     a trust lookup sees every certificate with
+#                             a store password too (a key entry sorted
+#                             between the trusted certificates)
+#   only=issuers              a chain root > intermediate > leaf served
+#                             in full by s_server -cert_chain, the leaf
+#                             once; cms -sign -certfile
 # The commands are those of docs/PROVIDER.md.
 #
 # usage: openssl.sh WKS_BINARY PROVIDER_DIR
@@ -190,6 +196,33 @@ if [ $rc -eq 0 ] && grep -q "Total found: 3" "$T/out"; then ok; else
 
 ossl verify -CAstore "wks:$T/cacerts.wks" rsa.crt
 if [ $rc -eq 0 ] && grep -q "rsa.crt: OK" "$T/out"; then ok; else bad "verify -CAstore: exit $rc"; fi
+# A trust lookup sees every trusted certificate, with a store password
+# too: a-root, b-key (a key entry: the key is decrypted when a password
+# is given, and OpenSSL 3.0's X509_LOOKUP_store stopped at the first
+# object that is not a certificate), c-root2; b.crt is issued by c-root2.
+q req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout root2.key -out root2.crt -days 30 -subj "/CN=WKS Test Root 2" \
+	-addext basicConstraints=critical,CA:TRUE \
+	-addext keyUsage=critical,keyCertSign,cRLSign
+q req -new -key ec.key -subj "/CN=b.test" -out b.csr
+q x509 -req -in b.csr -CA root2.crt -CAkey root2.key -set_serial 2 -days 30 \
+	-out b.crt
+wks create -k mixed.wks --storepass pass:trustpw --iterations 10000
+wks import-cert -k mixed.wks -a a-root --cert ca.crt --storepass pass:trustpw
+wks import-key -k mixed.wks -a b-key --key ec.key --chain ec.crt --chain ca.crt \
+	--storepass pass:trustpw --iterations 10000
+wks import-cert -k mixed.wks -a c-root2 --cert root2.crt --storepass pass:trustpw
+for qs in "" "?storepass=pass:trustpw" "?storepass=pass:trustpw&only=certs"; do
+	ossl verify -CAstore "wks:$T/mixed.wks$qs" b.crt rsa.crt
+	if [ $rc -eq 0 ] && grep -q "b.crt: OK" "$T/out" &&
+	   grep -q "rsa.crt: OK" "$T/out"; then ok; else
+		bad "verify -CAstore wks:mixed.wks$qs (key entry between roots): exit $rc"; fi
+done
+# The password is checked: a wrong one trusts nothing.
+ossl verify -CAstore "wks:$T/mixed.wks?storepass=pass:wrong" b.crt
+if [ $rc -ne 0 ] && grep -q "integrity check failed" "$T/err"; then ok; else
+	bad "verify -CAstore with a wrong store password: exit $rc"; fi
+
 ossl verify -CAstore "wks:$T/empty.wks" rsa.crt
 if [ $rc -ne 0 ]; then ok; else bad "verify -CAstore with an empty truststore succeeded"; fi
 
@@ -322,6 +355,91 @@ else
 	sed 's/^/    server: /' "$T/server.err" | head >&2
 fi
 stop_server
+
+# ---- chains: root > intermediate > leaf ---------------------------------------------
+
+# A key entry whose chain is longer than the leaf and a self-signed root:
+# -cert takes only the first certificate (the leaf), so the rest must come
+# from -cert_chain; alias=server alone would give the leaf again, so
+# only=issuers gives the chain without it.
+q req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout chroot.key -out chroot.crt -days 30 -subj "/CN=WKS Chain Root" \
+	-addext basicConstraints=critical,CA:TRUE \
+	-addext keyUsage=critical,keyCertSign,cRLSign
+q req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout chint.key -subj "/CN=WKS Chain Intermediate" -out chint.csr
+q x509 -req -in chint.csr -CA chroot.crt -CAkey chroot.key -set_serial 10 \
+	-days 30 -out chint.crt -extfile <(printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n')
+q req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout chleaf.key -subj "/CN=chain.test" -out chleaf.csr
+q x509 -req -in chleaf.csr -CA chint.crt -CAkey chint.key -set_serial 11 \
+	-days 30 -out chleaf.crt -extfile <(printf 'subjectAltName=DNS:localhost\n')
+wks create -k chain.wks --storepass pass:storepw --iterations 10000
+wks import-key -k chain.wks -a server --key chleaf.key --chain chleaf.crt \
+	--chain chint.crt --chain chroot.crt --storepass pass:storepw \
+	--iterations 10000
+C="wks:$T/chain.wks?alias=server&storepass=pass:storepw"
+
+# der_of PEMFILE...: the DER of every certificate in the files, one
+# base64 line each (to compare certificates, whatever the PEM layout).
+der_of() {
+	awk '/-----BEGIN CERTIFICATE-----/{c=""; on=1; next}
+	     /-----END CERTIFICATE-----/{print c; on=0; next} on{c=c $0}' "$@"
+}
+
+ossl storeutl -certs "$C&only=issuers"
+if [ $rc -eq 0 ] && grep -q "Total found: 2" "$T/out" &&
+   [ "$(der_of "$T/out")" = "$(der_of chint.crt chroot.crt)" ]; then ok; else
+	bad "storeutl only=issuers: exit $rc, not intermediate then root"; fi
+# only=issuers never decrypts a key, so it needs no password; a trusted
+# certificate entry has no issuers in the store.
+ossl storeutl "wks:$T/chain.wks?alias=server&only=issuers"
+if [ $rc -eq 0 ] && grep -q "Total found: 2" "$T/out"; then ok; else
+	bad "storeutl only=issuers without a password: exit $rc"; fi
+ossl storeutl -passin pass:trustpw "wks:$T/cacerts.wks?only=issuers"
+if [ $rc -eq 0 ] && grep -q "Total found: 0" "$T/out"; then ok; else
+	bad "storeutl only=issuers on a truststore: exit $rc"; fi
+ossl storeutl "wks:$T/chain.wks?alias=server&only=isuers"
+if [ $rc -ne 0 ] && grep -q "only=: expected certs or issuers" "$T/err"; then ok; else
+	bad "only=isuers accepted: exit $rc"; fi
+
+# TLS: the server sends leaf, intermediate, root; the client trusts the
+# root only and counts the certificates it was sent.
+port=$(free_port)
+if start_server "$port" -key "$C" -cert "$C" -cert_chain "$C&only=issuers"; then
+	set +e
+	printf 'GET / HTTP/1.0\r\n\r\n' | setsid -w timeout 20 openssl s_client \
+		"${P[@]}" -connect "127.0.0.1:$port" -CAfile chroot.crt \
+		-verify_return_error -verify_hostname localhost -showcerts -ign_eof \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+	sed -n '/^Certificate chain/,/^---$/p' "$T/out" >served.pem
+	if [ $rc -eq 0 ] && grep -q "Verify return code: 0 (ok)" "$T/out" &&
+	   [ "$(der_of served.pem)" = "$(der_of chleaf.crt chint.crt chroot.crt)" ]; then ok; else
+		bad "TLS chain from wks: -cert_chain only=issuers (client exit $rc, $(grep -c 'BEGIN CERT' served.pem) certificates sent)"
+		sed 's/^/    server: /' "$T/server.err" | head >&2
+	fi
+else
+	bad "s_server with -cert_chain ...&only=issuers did not start"
+	sed 's/^/    server: /' "$T/server.err" | head >&2
+fi
+stop_server
+
+# cms -sign with the intermediate and root from -certfile: the signed data
+# then verifies against the root alone.
+printf 'signed through wks:\n' >msg.txt
+ossl cms -sign -binary -nodetach -in msg.txt -signer "$C" -inkey "$C" -certfile "$C&only=issuers" \
+	-outform PEM -out msg.p7s
+if [ $rc -eq 0 ]; then
+	ossl cms -verify -in msg.p7s -inform PEM -CAfile chroot.crt -purpose any \
+		-certsout signers.pem -out msg.out
+	if [ $rc -eq 0 ] && cmp -s msg.txt msg.out &&
+	   [ "$(der_of signers.pem | sort)" = "$(der_of chleaf.crt chint.crt chroot.crt | sort)" ]; then ok; else
+		bad "cms -verify of a signature made with -certfile only=issuers: exit $rc"; fi
+else
+	bad "cms -sign -certfile ...&only=issuers: exit $rc"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -230,6 +230,8 @@ static void drain_errors(result *r)
 /* The library context and property query of load() (NULL: default). */
 static OSSL_LIB_CTX *load_libctx;
 static const char *load_propq;
+/* A search load() applies (NULL: none), which wks: must support. */
+static OSSL_STORE_SEARCH *load_criterion;
 
 static void load(result *r, const char *uri, int expect, const char *alias,
 		 ui_data *u)
@@ -253,6 +255,11 @@ static void load(result *r, const char *uri, int expect, const char *alias,
 				 OSSL_STORE_SEARCH_BY_ALIAS), 1);
 		s = OSSL_STORE_SEARCH_by_alias(alias);
 		assert_int_equal(OSSL_STORE_find(ctx, s), 1);
+	}
+	if (load_criterion) {
+		assert_int_equal(OSSL_STORE_supports_search(ctx,
+				 OSSL_STORE_SEARCH_get_type(load_criterion)), 1);
+		assert_int_equal(OSSL_STORE_find(ctx, load_criterion), 1);
 	}
 	while (!OSSL_STORE_eof(ctx)) {
 		OSSL_STORE_INFO *info = OSSL_STORE_load(ctx);
@@ -1422,6 +1429,210 @@ static void test_provider__bad_config(void **state)
 	}
 }
 
+/* ---- trust lookups and searches ----------------------------------------------- */
+
+/* Every object of r is a certificate, these in this order. */
+static void assert_certs(const result *r, X509 *const *want, int n)
+{
+	assert_int_equal(r->n, n);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(r->types[i], OSSL_STORE_INFO_CERT);
+		assert_int_equal(X509_cmp(r->certs[i], want[i]), 0);
+	}
+}
+
+/*
+ * OSSL_STORE_SEARCH_by_name, which X509_LOOKUP_store's by-subject lookup
+ * uses: the certificates with that subject, never a key (none is
+ * decrypted), whatever the password.
+ */
+static void test_provider__search_by_name(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	ui_data none = { NULL, 0, "" };
+	X509 *two_ca[2] = { ca_cert, ca_cert };
+	X509_NAME *nobody = X509_NAME_new();
+	result r;
+
+	(void)state;
+	/* "root" and the CA of "server"'s chain; "ec" (a key entry sorted
+	 * before them) gives nothing. */
+	load_criterion = OSSL_STORE_SEARCH_by_name(
+		X509_get_subject_name(ca_cert));
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_string_equal(r.errors, "");
+	assert_certs(&r, two_ca, 2);
+	result_free(&r);
+	load(&r, uri_of(path, NULL), 0, NULL, &none);
+	assert_certs(&r, two_ca, 2);
+	result_free(&r);
+	load(&r, uri_of(path, "alias=server"), 0, NULL, &u);
+	assert_certs(&r, two_ca, 1);
+	result_free(&r);
+	load(&r, uri_of(path, NULL), OSSL_STORE_INFO_PKEY, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+
+	/* A leaf by its subject. */
+	load_criterion = OSSL_STORE_SEARCH_by_name(
+		X509_get_subject_name(leaf_cert));
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_certs(&r, &leaf_cert, 1);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+
+	/* No such subject: nothing, and no error. */
+	assert_non_null(nobody);
+	X509_NAME_add_entry_by_txt(nobody, "CN", MBSTRING_ASC,
+				   (const unsigned char *)"nobody", -1, -1, 0);
+	load_criterion = OSSL_STORE_SEARCH_by_name(nobody);
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_string_equal(r.errors, "");
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+	load_criterion = NULL;
+	X509_NAME_free(nobody);
+}
+
+/* OSSL_STORE_SEARCH_by_issuer_serial: one certificate, by its issuer
+ * and serial number. */
+static void test_provider__search_by_issuer_serial(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	X509 *two_ca[2] = { ca_cert, ca_cert };
+	ASN1_INTEGER *other = ASN1_INTEGER_new();
+	result r;
+
+	(void)state;
+	load_criterion = OSSL_STORE_SEARCH_by_issuer_serial(
+		X509_get_issuer_name(leaf_cert), X509_get_serialNumber(leaf_cert));
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_string_equal(r.errors, "");
+	assert_certs(&r, &leaf_cert, 1);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+
+	load_criterion = OSSL_STORE_SEARCH_by_issuer_serial(
+		X509_get_issuer_name(ca_cert), X509_get_serialNumber(ca_cert));
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_certs(&r, two_ca, 2);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+
+	/* The right issuer with another serial number: nothing. */
+	assert_non_null(other);
+	ASN1_INTEGER_set(other, 999999);
+	load_criterion = OSSL_STORE_SEARCH_by_issuer_serial(
+		X509_get_issuer_name(leaf_cert), other);
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+	load_criterion = NULL;
+	ASN1_INTEGER_free(other);
+}
+
+/*
+ * Verification through X509_LOOKUP_store, as openssl verify -CAstore and
+ * SSL_CTX_load_verify_store() use it: the chain of leaf_cert must find
+ * "Test Root" although the key entry "ec" comes first in the file, with
+ * the store password and without.  (OpenSSL 3.0's lookup stops at the
+ * first object that is not a certificate.)
+ */
+static int verify_with_store(const char *uri, X509 *cert)
+{
+	X509_STORE *xs = X509_STORE_new();
+	X509_STORE_CTX *vc = X509_STORE_CTX_new();
+	int ok;
+
+	assert_non_null(xs);
+	assert_non_null(vc);
+	assert_int_equal(X509_STORE_load_store(xs, uri), 1);
+	assert_int_equal(X509_STORE_CTX_init(vc, xs, cert, NULL), 1);
+	ok = X509_verify_cert(vc);
+	X509_STORE_CTX_free(vc);
+	X509_STORE_free(xs);
+	ERR_clear_error();
+	return ok;
+}
+
+static void test_provider__trust_lookup(void **state)
+{
+	X509_STORE *xs;
+	X509_LOOKUP *lu;
+	char uri[1024];
+
+	(void)state;
+	snprintf(uri, sizeof(uri), "wks:%s?storepass=pass:%s", path,
+		 "store%20pass");
+	assert_int_equal(verify_with_store(uri, leaf_cert), 1);
+	assert_int_equal(verify_with_store(uri_of(path, NULL), leaf_cert), 1);
+	snprintf(uri, sizeof(uri), "wks:%s?storepass=pass:wrong", path);
+	assert_int_equal(verify_with_store(uri, leaf_cert), 0);
+
+	/* A bulk load (X509_LOOKUP_load_store: no search, no expected type)
+	 * takes every certificate with only=certs. */
+	snprintf(uri, sizeof(uri), "wks:%s?storepass=pass:%s&only=certs",
+		 path, "store%20pass");
+	xs = X509_STORE_new();
+	assert_non_null(xs);
+	lu = X509_STORE_add_lookup(xs, X509_LOOKUP_store());
+	assert_non_null(lu);
+	assert_int_equal(X509_LOOKUP_load_store(lu, uri), 1);
+	/* ec_cert, ca_cert (twice), leaf_cert: three different */
+	assert_int_equal(sk_X509_OBJECT_num(X509_STORE_get0_objects(xs)), 3);
+	X509_STORE_free(xs);
+}
+
+/* only=issuers: a key entry's chain without its leaf; only=certs: every
+ * certificate and no key. */
+static void test_provider__only(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	ui_data none = { NULL, 0, "" };
+	X509 *all[4] = { ec_cert, ca_cert, leaf_cert, ca_cert };
+	result r;
+
+	(void)state;
+	load(&r, uri_of(path, "alias=server&only=issuers"), 0, NULL, &u);
+	assert_string_equal(r.errors, "");
+	assert_certs(&r, &ca_cert, 1);
+	result_free(&r);
+	/* No key is decrypted, so no password is needed. */
+	load(&r, uri_of(path, "alias=server&only=issuers"), 0, NULL, &none);
+	assert_string_equal(r.errors, "");
+	assert_certs(&r, &ca_cert, 1);
+	result_free(&r);
+	/* The whole file: "ec" is self-signed and "root" a trusted
+	 * certificate, so only "server"'s CA. */
+	load(&r, uri_of(path, "only=issuers"), 0, NULL, &u);
+	assert_certs(&r, &ca_cert, 1);
+	result_free(&r);
+	load(&r, uri_of(path, "alias=ec&only=issuers"), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	result_free(&r);
+	load(&r, uri_of(path, "alias=root&only=issuers"), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	result_free(&r);
+
+	load(&r, uri_of(path, "only=certs"), 0, NULL, &u);
+	assert_string_equal(r.errors, "");
+	assert_certs(&r, all, 4);
+	result_free(&r);
+	load(&r, uri_of(path, "only=certs"), OSSL_STORE_INFO_PKEY, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_string_equal(r.errors, "");
+	result_free(&r);
+}
+
 /* ---- the URI parser -------------------------------------------------------- */
 
 typedef struct {
@@ -1453,6 +1664,9 @@ static const uri_case uri_cases[] = {
 	{ "wks:s?keypass=file:/run/pw&alias=x&storepass=fd:3", "s", "x",
 	  WKSP_PW_FD, NULL, WKSP_PW_FILE, "/run/pw", NULL },
 	{ "wks:s?storepass=pass:a=b", "s", NULL, WKSP_PW_PASS, "a=b", 0, NULL, NULL },
+	{ "wks:s?alias=x&only=issuers", "s", "x", 0, NULL, 0, NULL, NULL },
+	{ "wks:s?only=certs&storepass=fd:3", "s", NULL, WKSP_PW_FD, NULL, 0,
+	  NULL, NULL },
 	/* errors */
 	{ "", NULL, NULL, 0, NULL, 0, NULL, "not a wks: URI" },
 	{ "file:/x", NULL, NULL, 0, NULL, 0, NULL, "not a wks: URI" },
@@ -1481,6 +1695,12 @@ static const uri_case uri_cases[] = {
 	{ "wks:a?keypass=fd:x", NULL, NULL, 0, NULL, 0, NULL, "descriptor" },
 	{ "wks:a?keypass=fd:99999999999999999999", NULL, NULL, 0, NULL, 0, NULL, "descriptor" },
 	{ "wks:a?storepass=pass:x%00y", NULL, NULL, 0, NULL, 0, NULL, "NUL" },
+	{ "wks:a?only=isuers", NULL, NULL, 0, NULL, 0, NULL, "expected certs or issuers" },
+	{ "wks:a?only=", NULL, NULL, 0, NULL, 0, NULL, "expected certs or issuers" },
+	{ "wks:a?only=Certs", NULL, NULL, 0, NULL, 0, NULL, "expected certs or issuers" },
+	{ "wks:a?only=certs&only=issuers", NULL, NULL, 0, NULL, 0, NULL, "twice" },
+	{ "wks:a?only=%zz", NULL, NULL, 0, NULL, 0, NULL, "percent escape" },
+	{ "wks:a?Only=certs", NULL, NULL, 0, NULL, 0, NULL, "unknown attribute" },
 };
 
 static void test_provider__uri_table(void **state)
@@ -1518,6 +1738,37 @@ static void test_provider__uri_table(void **state)
 	}
 }
 
+/* only=: what each value parses to (the good and bad URIs with only=
+ * are in the table above). */
+static void test_provider__uri_only(void **state)
+{
+	static const struct {
+		const char *uri;
+		int only;
+	} cases[] = {
+		{ "wks:s", WKSP_ONLY_ALL },
+		{ "wks:s?only=certs", WKSP_ONLY_CERTS },
+		{ "wks:s?only=%63erts", WKSP_ONLY_CERTS },
+		{ "wks:s?alias=x&only=issuers", WKSP_ONLY_ISSUERS },
+		{ "wks:s?only=issuers&alias=x&storepass=pass:y", WKSP_ONLY_ISSUERS },
+	};
+	char err[256];
+	wksp_uri u;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (wksp_uri_parse(&u, cases[i].uri, err, sizeof(err)) != 0)
+			fail_msg("\"%s\": %s", cases[i].uri, err);
+		assert_int_equal(u.only, cases[i].only);
+		wksp_uri_clear(&u);
+		assert_int_equal(u.only, WKSP_ONLY_ALL);
+	}
+	/* A failed parse clears it too. */
+	assert_int_equal(wksp_uri_parse(&u, "wks:s?only=certs&x=1", err,
+					sizeof(err)), -1);
+	assert_int_equal(u.only, WKSP_ONLY_ALL);
+}
+
 static void test_provider__uri_limits(void **state)
 {
 	size_t n = WKSP_URI_MAX + 2;
@@ -1542,6 +1793,7 @@ int main(void)
 {
 	const struct CMUnitTest uri_tests[] = {
 		cmocka_unit_test(test_provider__uri_table),
+		cmocka_unit_test(test_provider__uri_only),
 		cmocka_unit_test(test_provider__uri_limits),
 	};
 	const struct CMUnitTest tests[] = {
@@ -1555,6 +1807,10 @@ int main(void)
 		cmocka_unit_test(test_provider__no_password),
 		cmocka_unit_test(test_provider__uri_passwords),
 		cmocka_unit_test(test_provider__bad_uri),
+		cmocka_unit_test(test_provider__search_by_name),
+		cmocka_unit_test(test_provider__search_by_issuer_serial),
+		cmocka_unit_test(test_provider__trust_lookup),
+		cmocka_unit_test(test_provider__only),
 		cmocka_unit_test(test_provider__threads),
 	};
 	const struct CMUnitTest keep_tests[] = {
