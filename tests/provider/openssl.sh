@@ -403,18 +403,45 @@ ossl storeutl "wks:$T/chain.wks?alias=server&only=isuers"
 if [ $rc -ne 0 ] && grep -q "only=: expected certs or issuers" "$T/err"; then ok; else
 	bad "only=isuers accepted: exit $rc"; fi
 
-# TLS: the server sends leaf, intermediate, root; the client trusts the
-# root only and counts the certificates it was sent.
-port=$(free_port)
-if start_server "$port" -key "$C" -cert "$C" -cert_chain "$C&only=issuers"; then
+# chain_client PORT: s_client trusting the chain's root only, the
+# certificates it was sent in served.pem.
+chain_client() {
 	set +e
 	printf 'GET / HTTP/1.0\r\n\r\n' | setsid -w timeout 20 openssl s_client \
-		"${P[@]}" -connect "127.0.0.1:$port" -CAfile chroot.crt \
+		"${P[@]}" -connect "127.0.0.1:$1" -CAfile chroot.crt \
 		-verify_return_error -verify_hostname localhost -showcerts -ign_eof \
 		>"$T/out" 2>"$T/err"
 	rc=$?
 	set -e
 	sed -n '/^Certificate chain/,/^---$/p' "$T/out" >served.pem
+}
+
+# Why: -cert alone sends the leaf only (the client cannot verify it), and
+# -cert_chain with the same URI sends the leaf a second time.
+port=$(free_port)
+if start_server "$port" -key "$C" -cert "$C"; then
+	chain_client "$port"
+	if [ $rc -ne 0 ] && [ "$(der_of served.pem)" = "$(der_of chleaf.crt)" ]; then ok; else
+		bad "TLS with -cert only: client exit $rc, $(grep -c 'BEGIN CERT' served.pem) certificates"; fi
+else
+	bad "s_server with -cert from wks: (chain) did not start"
+fi
+stop_server
+port=$(free_port)
+if start_server "$port" -key "$C" -cert "$C" -cert_chain "$C"; then
+	chain_client "$port"
+	if [ "$(der_of served.pem)" = "$(der_of chleaf.crt chleaf.crt chint.crt chroot.crt)" ]; then ok; else
+		bad "TLS with -cert_chain alias=server: not the leaf twice ($(grep -c 'BEGIN CERT' served.pem) certificates)"; fi
+else
+	bad "s_server with -cert_chain alias=server did not start"
+fi
+stop_server
+
+# TLS: the server sends leaf, intermediate, root; the client trusts the
+# root only and compares the certificates it was sent.
+port=$(free_port)
+if start_server "$port" -key "$C" -cert "$C" -cert_chain "$C&only=issuers"; then
+	chain_client "$port"
 	if [ $rc -eq 0 ] && grep -q "Verify return code: 0 (ok)" "$T/out" &&
 	   [ "$(der_of served.pem)" = "$(der_of chleaf.crt chint.crt chroot.crt)" ]; then ok; else
 		bad "TLS chain from wks: -cert_chain only=issuers (client exit $rc, $(grep -c 'BEGIN CERT' served.pem) certificates sent)"
@@ -427,8 +454,13 @@ fi
 stop_server
 
 # cms -sign with the intermediate and root from -certfile: the signed data
-# then verifies against the root alone.
+# then verifies against the root alone.  (With the whole entry, the leaf
+# is there twice: refused.)
 printf 'signed through wks:\n' >msg.txt
+ossl cms -sign -binary -nodetach -in msg.txt -signer "$C" -inkey "$C" \
+	-certfile "$C" -outform PEM -out msg.p7s
+if [ $rc -ne 0 ] && grep -q "certificate already present" "$T/err"; then ok; else
+	bad "cms -sign -certfile alias=server: exit $rc"; fi
 ossl cms -sign -binary -nodetach -in msg.txt -signer "$C" -inkey "$C" -certfile "$C&only=issuers" \
 	-outform PEM -out msg.p7s
 if [ $rc -eq 0 ]; then
