@@ -366,8 +366,8 @@ typedef struct {
  * Find them: Certificate = SEQUENCE { TBSCertificate = SEQUENCE {
  * [0] version OPTIONAL, serialNumber INTEGER, signature SEQUENCE,
  * issuer Name, validity SEQUENCE, subject Name, ... }, ... }.  A walk
- * over the DER, without building an X509: parsing one would fetch a
- * digest from OpenSSL's default library context.
+ * over the DER: no X509 object is built (and nothing of a library
+ * context used), only the names and the serial number are decoded.
  */
 static int cert_fields_get(cert_fields *f, const unsigned char *der,
 			   size_t len)
