@@ -459,9 +459,9 @@ static void key_text(char *out, size_t out_len, X509 *x)
 			 EVP_PKEY_is_a(pk, "DSA") ? "DSA" :
 			 EVP_PKEY_is_a(pk, "RSA") ? "RSA" : "RSASSA-PSS");
 	} else if (pk && EVP_PKEY_is_a(pk, "ED25519")) {
-		snprintf(out, out_len, "Ed25519 key");
+		snprintf(out, out_len, "255-bit Ed25519 key");
 	} else if (pk && EVP_PKEY_is_a(pk, "ED448")) {
-		snprintf(out, out_len, "Ed448 key");
+		snprintf(out, out_len, "448-bit Ed448 key");
 	} else {
 		char desc[96];
 
@@ -531,6 +531,59 @@ static void jb_name_escaped(jbuf *b, const X509_NAME *name)
 	free(t.p);
 }
 
+/* InetAddress.getHostAddress(): IPv6 as eight groups, no "::"; an
+ * IPv4-mapped IPv6 address as IPv4. */
+static void jb_ip1(jbuf *b, const unsigned char *a, size_t n)
+{
+	static const unsigned char mapped[12] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF
+	};
+	char t[48];
+
+	if (n == 16 && !memcmp(a, mapped, 12)) {
+		a += 12;
+		n = 4;
+	}
+	if (n == 4) {
+		snprintf(t, sizeof(t), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+		jb_puts(b, t);
+		return;
+	}
+	for (size_t i = 0; i < 16; i += 2) {
+		snprintf(t, sizeof(t), "%s%x", i ? ":" : "",
+			 (unsigned)(a[i] << 8 | a[i + 1]));
+		jb_puts(b, t);
+	}
+}
+
+/* IPAddressName.toString(): an address, an IPv4 address and mask
+ * ("a/m"), an IPv6 address and prefix length ("a/n"). */
+static void jb_ip(jbuf *b, const ASN1_OCTET_STRING *o)
+{
+	const unsigned char *a = ASN1_STRING_get0_data(o);
+	size_t n = (size_t)ASN1_STRING_length(o);
+	char t[8];
+
+	if (n == 4 || n == 16) {
+		jb_ip1(b, a, n);
+	} else if (n == 8) {
+		jb_ip1(b, a, 4);
+		jb_putc(b, '/');
+		jb_ip1(b, a + 4, 4);
+	} else if (n == 32) {
+		int bits = 0;
+
+		jb_ip1(b, a, 16);
+		while (bits < 128 && (a[16 + bits / 8] & (0x80 >> bits % 8)))
+			bits++;
+		snprintf(t, sizeof(t), "/%d", bits);
+		jb_puts(b, t);
+	} else {
+		jb_putc(b, '\n');
+		jb_hexdump(b, a, n);
+	}
+}
+
 /* GeneralName.toString(). */
 static void jb_gname(jbuf *b, const GENERAL_NAME *g)
 {
@@ -547,18 +600,15 @@ static void jb_gname(jbuf *b, const GENERAL_NAME *g)
 		jb_puts(b, "URIName: ");
 		jb_string_escaped(b, g->d.uniformResourceIdentifier);
 		break;
-	case GEN_IPADD: {
-		const ASN1_OCTET_STRING *a = g->d.iPAddress;
-		char ip[INET6_ADDRSTRLEN] = "?";
-
-		if (ASN1_STRING_length(a) == 4 || ASN1_STRING_length(a) == 16)
-			inet_ntop(ASN1_STRING_length(a) == 4 ? AF_INET :
-				  AF_INET6, ASN1_STRING_get0_data(a), ip,
-				  sizeof(ip));
+	case GEN_IPADD:
 		jb_puts(b, "IPAddress: ");
-		jb_puts(b, ip);
+		jb_ip(b, g->d.iPAddress);
 		break;
-	}
+	case GEN_OTHERNAME:
+		/* Java knows no type of other name. */
+		jb_puts(b, "Other-Name: Unrecognized ObjectIdentifier: ");
+		jb_oid(b, g->d.otherName->type_id);
+		break;
 	case GEN_DIRNAME:
 		/* X500Name.toString(), no label. */
 		jb_name_escaped(b, g->d.directoryName);
@@ -627,18 +677,36 @@ static void jb_ku(jbuf *b, const ASN1_BIT_STRING *ku)
 	jb_puts(b, "]\n");
 }
 
+/* ExtendedKeyUsageExtension.toString(): the names of KnownOIDs. */
 static void jb_eku(jbuf *b, const EXTENDED_KEY_USAGE *eku)
 {
+	static const struct { const char *oid, *name; } names[] = {
+		{ "2.5.29.37.0", "anyExtendedKeyUsage" },
+		{ "1.3.6.1.5.5.7.3.1", "serverAuth" },
+		{ "1.3.6.1.5.5.7.3.2", "clientAuth" },
+		{ "1.3.6.1.5.5.7.3.3", "codeSigning" },
+		{ "1.3.6.1.5.5.7.3.4", "emailProtection" },
+		{ "1.3.6.1.5.5.7.3.5", "ipsecEndSystem" },
+		{ "1.3.6.1.5.5.7.3.6", "ipsecTunnel" },
+		{ "1.3.6.1.5.5.7.3.7", "ipsecUser" },
+		{ "1.3.6.1.5.5.7.3.8", "timeStamping" },
+		{ "1.3.6.1.5.5.7.3.9", "OCSPSigning" },
+		{ "2.16.840.1.113730.4.1", "NETSCAPE_ExportApproved" },
+		{ "1.3.6.1.4.1.311.10.3.3", "MICROSOFT_ExportApproved" },
+	};
+
 	jb_puts(b, "ExtendedKeyUsages [\n");
 	for (int i = 0; i < sk_ASN1_OBJECT_num(eku); i++) {
 		ASN1_OBJECT *o = sk_ASN1_OBJECT_value(eku, i);
-		int nid = OBJ_obj2nid(o);
+		const char *name = NULL;
+		char oid[128] = "";
 
+		OBJ_obj2txt(oid, sizeof(oid), o, 1);
+		for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++)
+			if (!strcmp(names[k].oid, oid))
+				name = names[k].name;
 		jb_puts(b, "  ");
-		if (nid != NID_undef && OBJ_nid2sn(nid))
-			jb_puts(b, OBJ_nid2sn(nid));
-		else
-			jb_oid(b, o);
+		jb_puts(b, name ? name : oid);
 		jb_putc(b, '\n');
 	}
 	jb_puts(b, "]\n");
@@ -879,6 +947,91 @@ static void jb_pkup(jbuf *b, const PKEY_USAGE_PERIOD *pk)
 	jb_puts(b, "]\n");
 }
 
+/* GeneralSubtrees.toString(), a Java list of GeneralSubtree.toString(). */
+static void jb_subtrees(jbuf *b, const STACK_OF(GENERAL_SUBTREE) *trees)
+{
+	jb_puts(b, "   GeneralSubtrees:\n[");
+	for (int i = 0; i < sk_GENERAL_SUBTREE_num(trees); i++) {
+		const GENERAL_SUBTREE *t = sk_GENERAL_SUBTREE_value(trees, i);
+		char n[32];
+
+		if (i)
+			jb_puts(b, ", ");
+		jb_puts(b, "\n   GeneralSubtree: [\n    GeneralName: ");
+		if (t->base)
+			jb_gname(b, t->base);
+		snprintf(n, sizeof(n), "\n    Minimum: %ld",
+			 t->minimum ? ASN1_INTEGER_get(t->minimum) : 0L);
+		jb_puts(b, n);
+		jb_puts(b, "\n    Maximum: ");
+		if (t->maximum) {
+			snprintf(n, sizeof(n), "%ld",
+				 ASN1_INTEGER_get(t->maximum));
+			jb_puts(b, n);
+		} else {
+			jb_puts(b, "undefined");
+		}
+		jb_puts(b, "    ]\n");
+	}
+	jb_puts(b, "]\n");
+}
+
+/* NameConstraintsExtension.toString(). */
+static void jb_nc(jbuf *b, const NAME_CONSTRAINTS *nc)
+{
+	jb_puts(b, "NameConstraints: [");
+	if (nc->permittedSubtrees) {
+		jb_puts(b, "\n    Permitted:");
+		jb_subtrees(b, nc->permittedSubtrees);
+	}
+	if (nc->excludedSubtrees) {
+		jb_puts(b, "\n    Excluded:");
+		jb_subtrees(b, nc->excludedSubtrees);
+	}
+	jb_puts(b, "   ]\n");
+}
+
+/* PolicyConstraintsExtension.toString(). */
+static void jb_pc(jbuf *b, const POLICY_CONSTRAINTS *pc)
+{
+	char t[96];
+
+	jb_puts(b, "PolicyConstraints: [  Require: ");
+	if (pc->requireExplicitPolicy)
+		snprintf(t, sizeof(t), "%ld;",
+			 ASN1_INTEGER_get(pc->requireExplicitPolicy));
+	else
+		snprintf(t, sizeof(t), "unspecified;");
+	jb_puts(b, t);
+	jb_puts(b, "\tInhibit: ");
+	if (pc->inhibitPolicyMapping)
+		snprintf(t, sizeof(t), "%ld",
+			 ASN1_INTEGER_get(pc->inhibitPolicyMapping));
+	else
+		snprintf(t, sizeof(t), "unspecified");
+	jb_puts(b, t);
+	jb_puts(b, " ]\n");
+}
+
+/* PolicyMappingsExtension.toString(), CertificatePolicyMap.toString(). */
+static void jb_pm(jbuf *b, const POLICY_MAPPINGS *pm)
+{
+	jb_puts(b, "PolicyMappings [\n[");
+	for (int i = 0; i < sk_POLICY_MAPPING_num(pm); i++) {
+		const POLICY_MAPPING *m = sk_POLICY_MAPPING_value(pm, i);
+
+		if (i)
+			jb_puts(b, ", ");
+		jb_puts(b, "CertificatePolicyMap: [\n"
+			   "IssuerDomain:CertificatePolicyId: [");
+		jb_oid(b, m->issuerDomainPolicy);
+		jb_puts(b, "]\nSubjectDomain:CertificatePolicyId: [");
+		jb_oid(b, m->subjectDomainPolicy);
+		jb_puts(b, "]\n]\n");
+	}
+	jb_puts(b, "]]\n");
+}
+
 /* Whether Java has a class for the extension (OIDMap): the others it
  * prints as a hex dump of their value. */
 static int java_knows(int nid)
@@ -955,6 +1108,30 @@ static void put_extension(FILE *f, X509_EXTENSION *ext, int no)
 		jb_nscerttype(&b, v);
 	} else if (v && nid == NID_private_key_usage_period) {
 		jb_pkup(&b, v);
+	} else if (v && nid == NID_name_constraints) {
+		jb_nc(&b, v);
+	} else if (v && nid == NID_policy_constraints) {
+		jb_pc(&b, v);
+	} else if (v && nid == NID_policy_mappings) {
+		jb_pm(&b, v);
+	} else if (v && nid == NID_inhibit_any_policy && crit) {
+		char t[48];
+
+		snprintf(t, sizeof(t), "InhibitAnyPolicy: %ld\n",
+			 ASN1_INTEGER_get(v));
+		jb_puts(&b, t);
+	} else if (nid == NID_inhibit_any_policy) {
+		/* Java refuses it (RFC 5280 says it MUST be critical) and
+		 * lists it after the others (java_unparseable()). */
+		const ASN1_OCTET_STRING *d = X509_EXTENSION_get_data(ext);
+
+		jb_puts(&b, "Unparseable InhibitAnyPolicy extension due to\n"
+			"java.io.IOException: Criticality cannot be false "
+			"for InhibitAnyPolicy\n\n");
+		jb_hexdump(&b, ASN1_STRING_get0_data(d),
+			   (size_t)ASN1_STRING_length(d));
+	} else if (v && nid == NID_id_pkix_OCSP_noCheck) {
+		/* OCSPNoCheckExtension.toString(): nothing more. */
 	} else {
 		/* Not (yet) in Java's words: OpenSSL's text, marked by its
 		 * long name. */
@@ -984,6 +1161,13 @@ static void put_extension(FILE *f, X509_EXTENSION *ext, int no)
 	ERR_clear_error();
 }
 
+/* An extension that Java refuses (and OpenSSL reads). */
+static int java_unparseable(X509_EXTENSION *ext)
+{
+	return OBJ_obj2nid(X509_EXTENSION_get_object(ext)) ==
+	       NID_inhibit_any_policy && !X509_EXTENSION_get_critical(ext);
+}
+
 /* keytool lists extensions sorted by their Java name (a TreeMap); the
  * ones Java has no class for by their OID. */
 static const char *java_ext_name(X509_EXTENSION *ext, char *oid, size_t len)
@@ -1001,6 +1185,7 @@ static const char *java_ext_name(X509_EXTENSION *ext, char *oid, size_t len)
 		{ NID_key_usage, "KeyUsage" },
 		{ NID_name_constraints, "NameConstraints" },
 		{ NID_netscape_cert_type, "NetscapeCertType" },
+		{ NID_id_pkix_OCSP_noCheck, "OCSPNoCheck" },
 		{ NID_policy_constraints, "PolicyConstraints" },
 		{ NID_policy_mappings, "PolicyMappings" },
 		{ NID_private_key_usage_period, "PrivateKeyUsage" },
@@ -1020,7 +1205,7 @@ static const char *java_ext_name(X509_EXTENSION *ext, char *oid, size_t len)
 static void put_extensions(FILE *f, const STACK_OF(X509_EXTENSION) *exts)
 {
 	int n = sk_X509_EXTENSION_num(exts), *order;
-	char (*keys)[80];
+	char (*keys)[96];
 
 	order = malloc((size_t)n * sizeof(*order));
 	keys = malloc((size_t)n * sizeof(*keys));
@@ -1033,9 +1218,12 @@ static void put_extensions(FILE *f, const STACK_OF(X509_EXTENSION) *exts)
 	for (int i = 0; i < n; i++) {
 		char oid[80];
 
-		snprintf(keys[i], sizeof(keys[i]), "%s",
-			 java_ext_name(sk_X509_EXTENSION_value(exts, i), oid,
-				       sizeof(oid)));
+		X509_EXTENSION *e = sk_X509_EXTENSION_value(exts, i);
+
+		/* Extensions Java cannot parse come after the others. */
+		snprintf(keys[i], sizeof(keys[i]), "%s%s",
+			 java_unparseable(e) ? "\x7f" : "",
+			 java_ext_name(e, oid, sizeof(oid)));
 		order[i] = i;
 	}
 	/* Insertion sort (stable): extensions are few. */
@@ -1144,8 +1332,9 @@ static void print_one(FILE *f, X509 *x, jbuf *warn, int no, int total)
 }
 
 /* As keytool -printcert: the certificates on `f`, then its warnings
- * about weak algorithms and keys on standard error. */
-void cli_print_certs(FILE *f, STACK_OF(X509) *certs)
+ * about weak algorithms and keys on `warn` (keytool: standard error;
+ * NULL: none). */
+void cli_print_certs(FILE *f, STACK_OF(X509) *certs, FILE *warn_to)
 {
 	int n = sk_X509_num(certs);
 	jbuf warn = { 0 };
@@ -1156,8 +1345,8 @@ void cli_print_certs(FILE *f, STACK_OF(X509) *certs)
 		print_one(f, sk_X509_value(certs, i), &warn, i + 1, n);
 	}
 	fflush(f);
-	if (warn.p)
-		fprintf(stderr, "\nWarning:\n%s", warn.p);
+	if (warn.p && warn_to)
+		fprintf(warn_to, "\nWarning:\n%s", warn.p);
 	free(warn.p);
 }
 
@@ -1172,7 +1361,7 @@ int cmd_printcert(cli_ctx *c)
 		return CLI_EXIT_FAIL;
 	}
 	if ((rc = cli_load_certs_p7(certs, file)) == 0)
-		cli_print_certs(stdout, certs);
+		cli_print_certs(stdout, certs, stderr);
 	sk_X509_pop_free(certs, X509_free);
 	return rc;
 }
