@@ -1,12 +1,14 @@
 /*
  * wks printcert: certificates from a file (PEM, DER, PKCS#7; several) as
- * keytool -printcert shows them: owner, issuer, serial number, validity,
- * SHA-1 and SHA-256 fingerprints, signature algorithm, public key,
- * version, and the extensions sorted by name as keytool sorts them
- * (SubjectAlternativeName, KeyUsage,
- * ExtendedKeyUsage, BasicConstraints, Subject/AuthorityKeyIdentifier in
- * keytool's words; others as OpenSSL prints them).  Every text taken from
- * the file is escaped before it is printed.
+ * keytool -printcert of OpenJDK 17 shows them, byte for byte: owner and
+ * issuer as Java's X500Name, serial number, validity, SHA-1 and SHA-256
+ * fingerprints, signature algorithm and key with Java's "(weak)" and
+ * "(disabled)", version, and the extensions sorted by their Java name,
+ * each in the words of its sun.security.x509 class (a hex dump for those
+ * Java has no class for); then keytool's warnings, on standard error.
+ * tests/cli/printcert.sh compares both over the system CA bundle; the
+ * differences meant are in docs/CLI.md.  Every text taken from the file
+ * is escaped before it is printed.
  */
 #include <arpa/inet.h>
 #include <stdio.h>

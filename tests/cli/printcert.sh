@@ -18,7 +18,7 @@
 #
 # usage: printcert.sh WKS_BINARY SHARED_DIR
 #
-# Without keytool 17 it prints SKIP and passes.  Three JVM starts in all.
+# Without keytool 17 it prints SKIP and passes.  Four JVM starts in all.
 # Prints "N passed, M failed" last; exits 1 on a failure.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
