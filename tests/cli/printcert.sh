@@ -7,7 +7,8 @@
 #     of each tool over the whole file;
 #   - certificates made here with openssl for what the bundle lacks: names
 #     with every keyword Java knows, OID.n.n attributes, multi-valued RDNs,
-#     values Java quotes, BMP/T61/IA5/UTF-8 strings; every extension Java
+#     values Java quotes, BMP/T61/IA5/UTF-8/Universal strings, values that
+#     are no string (a subject built here in DER); every extension Java
 #     has a class for (with all their options), extensions it has none for,
 #     empty ones, a non-critical InhibitAnyPolicy (Java: "Unparseable");
 #     weak and disabled signature algorithms and keys (SHA1, MD5, RSA 512
@@ -188,11 +189,72 @@ ossl req -new -key rsa2048.key -subj '/CN=No extensions' -out v1.csr
 ossl x509 -req -in v1.csr -signkey rsa2048.key -days 30 -out v1.pem
 check "made v1.pem" test -s v1.pem
 
+# A subject openssl cannot make: values that are no string Java reads
+# (NumericString, a SEQUENCE: "#" and the DER in hex), UniversalString,
+# T61String, a PrintableString already in quotes, leading spaces.  (keytool
+# does not check the signature.)
+python3 - v1.pem >crafted.pem <<'EOF'
+import base64, re, sys
+def tlv(tag, body):
+    n = len(body)
+    if n < 128:
+        return bytes([tag, n]) + body
+    b = n.to_bytes((n.bit_length() + 7) // 8, 'big')
+    return bytes([tag, 0x80 | len(b)]) + b + body
+def items(body):
+    out, i = [], 0
+    while i < len(body):
+        n, j = body[i + 1], i + 2
+        if n & 0x80:
+            k = n & 0x7f
+            n, j = int.from_bytes(body[j:j + k], 'big'), j + k
+        out.append(body[i:j + n])
+        i = j + n
+    return out
+def content(der):
+    n, j = der[1], 2
+    if n & 0x80:
+        j = 2 + (n & 0x7f)
+    return der[j:]
+def oid(s):
+    a = [int(x) for x in s.split('.')]
+    out = bytes([a[0] * 40 + a[1]])
+    for v in a[2:]:
+        enc = [v & 0x7f]
+        v >>= 7
+        while v:
+            enc.append(0x80 | (v & 0x7f))
+            v >>= 7
+        out += bytes(reversed(enc))
+    return tlv(6, out)
+def ava(o, value):
+    return tlv(0x31, tlv(0x30, oid(o) + value))
+pem = open(sys.argv[1]).read()
+b64 = re.search(r'-----BEGIN CERTIFICATE-----(.*?)-----END', pem, re.S).group(1)
+tbs, alg, sig = items(content(base64.b64decode(''.join(b64.split()))))
+fields = items(content(tbs))
+# The subject: the 6th field with a version, the 5th without (v1).
+fields[5 if fields[0][0] == 0xa0 else 4] = tlv(0x30,
+    ava('2.5.4.3', tlv(0x0c, b'plain')) +
+    ava('2.5.4.5', tlv(0x12, b'12 34')) +
+    ava('1.2.3.5', tlv(0x30, tlv(0x0c, b'in a sequence'))) +
+    ava('2.5.4.11', tlv(0x13, b'  two leading')) +
+    ava('2.5.4.7', tlv(0x1c, 'Ünï'.encode('utf-32-be'))) +
+    ava('2.5.4.8', tlv(0x14, b'T61 \xe9t\xe9')) +
+    ava('2.5.4.10', tlv(0x13, b'"already quoted"')))
+der = tlv(0x30, tlv(0x30, b''.join(fields)) + alg + sig)
+print('-----BEGIN CERTIFICATE-----')
+print(base64.encodebytes(der).decode(), end='')
+print('-----END CERTIFICATE-----')
+EOF
+check "made crafted.pem" test -s crafted.pem
+
 cat ext.pem ext2.pem names.pem sha1rsa1024.pem md5rsa512.pem dsa.pem \
-	ecsha1.pem pss.pem ed25519.pem ed448.pem v1.pem >several.pem
+	ecsha1.pem pss.pem ed25519.pem ed448.pem v1.pem crafted.pem >several.pem
 same several.pem "made certificates, several in one file"
 check "several: (disabled) key" grep -q '^Subject Public Key Algorithm: 512-bit RSA key (disabled)$' several.pem.wks
 check "several: Unparseable InhibitAnyPolicy" grep -q '^Unparseable InhibitAnyPolicy extension due to$' several.pem.wks
+check "several: a value that is no string" grep -q 'OID.1.2.3.5=#300f0c0d696e20612073657175656e6365' several.pem.wks
 # One certificate alone: "The certificate uses ...", no "#1 of 1".
 same md5rsa512.pem "one certificate with weak algorithms"
 check "one: warning label" grep -q '^The certificate uses the MD5withRSA signature algorithm' md5rsa512.pem.wkse
