@@ -600,7 +600,8 @@ int cli_push_cert_der(STACK_OF(X509) *certs, const unsigned char *der,
 /* 1 if data holds a PEM "-----BEGIN " line anywhere. */
 int cli_has_pem(const uint8_t *data, size_t len);
 
-/* Print `certs` as keytool -printcert does (cmd_printcert.c). */
-void cli_print_certs(FILE *f, STACK_OF(X509) *certs);
+/* Print `certs` as keytool -printcert does (cmd_printcert.c), and its
+ * warnings about weak algorithms and keys on `warn` (NULL: none). */
+void cli_print_certs(FILE *f, STACK_OF(X509) *certs, FILE *warn);
 
 #endif

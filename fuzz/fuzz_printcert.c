@@ -53,7 +53,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 		FUZZ_CHECK(sk_X509_num(certs) > 0, "success without certificates");
 		out = open_memstream(&text, &text_len);
 		FUZZ_CHECK(out != NULL, "open_memstream");
-		cli_print_certs(out, certs);
+		cli_print_certs(out, certs, out);
 		FUZZ_CHECK(fclose(out) == 0, "fclose");
 		for (size_t i = 0; i < text_len; i++) {
 			unsigned char ch = (unsigned char)text[i];
