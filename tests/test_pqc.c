@@ -19,7 +19,9 @@
  *
  *   version 1:  SEQUENCE { INTEGER 1, the same AlgorithmIdentifier, the
  *               same privateKey, [1] IMPLICIT BIT STRING { 00, pk } }
- *               (81 82 05 21 00 pk: pk = the certificate's 1312 bytes);
+ *               (81 82 05 21 00 pk: pk = the certificate's 1312 bytes),
+ *               and the same as wolfSSL's SetAsymKeyDer() writes it,
+ *               without the unused-bits octet (81 82 05 20 pk);
  *   certificates: Certificate { tbs { [0] v3, serial 1, AlgorithmIdentifier,
  *               Name CN=pqc, Validity 2025-2035, Name CN=pqc,
  *               SubjectPublicKeyInfo { AlgorithmIdentifier { OID
@@ -155,16 +157,18 @@ static void make_cert(wks_buf *out, const uint8_t *oid, size_t oid_len,
 
 /* ---- the ML-DSA-44 vector ---------------------------------------------- */
 
-static uint8_t *g_v0, *g_v1, *g_cert, *g_pk;
-static size_t g_v0_len, g_v1_len, g_cert_len, g_pk_len;
+static uint8_t *g_v0, *g_v1, *g_v1w, *g_cert, *g_pk;
+static size_t g_v0_len, g_v1_len, g_v1w_len, g_cert_len, g_pk_len;
 static uint8_t g_alg_tlv[64], g_priv_tlv[4096];
 static size_t g_alg_tlv_len, g_priv_tlv_len;
 
 /* version 1 of a key: INTEGER 1, `alg`, `priv` (whole TLVs), and the
- * public key as [1] IMPLICIT BIT STRING { 00, pk }. */
-static void make_v1(wks_buf *out, const uint8_t *alg, size_t alg_len,
-                    const uint8_t *priv, size_t priv_len, const uint8_t *pk,
-                    size_t pk_len)
+ * public key as [1] IMPLICIT BIT STRING { 00, pk } (RFC 5958), or, with
+ * `raw`, as wolfSSL's SetAsymKeyDer() writes it: 81 len pk, without the
+ * unused-bits octet. */
+static void make_v1_as(wks_buf *out, const uint8_t *alg, size_t alg_len,
+                       const uint8_t *priv, size_t priv_len,
+                       const uint8_t *pk, size_t pk_len, int raw)
 {
 	static const uint8_t one[] = { 0x02, 0x01, 0x01 };
 	wks_buf seq = WKS_BUF_INIT, bits = WKS_BUF_INIT;
@@ -172,10 +176,18 @@ static void make_v1(wks_buf *out, const uint8_t *alg, size_t alg_len,
 	put(&seq, one, sizeof(one));
 	put(&seq, alg, alg_len);
 	put(&seq, priv, priv_len);
-	put(&bits, "", 1);
+	if (!raw)
+		put(&bits, "", 1);
 	put(&bits, pk, pk_len);
 	wrap(&seq, 0x81, &bits);
 	wrap(out, 0x30, &seq);
+}
+
+static void make_v1(wks_buf *out, const uint8_t *alg, size_t alg_len,
+                    const uint8_t *priv, size_t priv_len, const uint8_t *pk,
+                    size_t pk_len)
+{
+	make_v1_as(out, alg, alg_len, priv, priv_len, pk, pk_len, 0);
 }
 
 static int setup(void **state)
@@ -187,7 +199,7 @@ static int setup(void **state)
 	const uint8_t *d;
 	X509 *x = NULL;
 	const ASN1_BIT_STRING *bs;
-	wks_buf v1 = WKS_BUF_INIT;
+	wks_buf v1 = WKS_BUF_INIT, v1w = WKS_BUF_INIT;
 
 	(void)state;
 	file = tu_read_file(tu_shared("vectors/wolfjce/client-mldsa44.wks"),
@@ -234,6 +246,11 @@ static int setup(void **state)
 	g_v1 = v1.ptr;
 	g_v1_len = v1.len;
 	assert_int_equal(g_v1_len, g_v0_len + 1317); /* 81 82 05 21 00 pk */
+	make_v1_as(&v1w, g_alg_tlv, g_alg_tlv_len, g_priv_tlv, g_priv_tlv_len,
+	           g_pk, g_pk_len, 1);
+	g_v1w = v1w.ptr;
+	g_v1w_len = v1w.len;
+	assert_int_equal(g_v1w_len, g_v0_len + 1316); /* 81 82 05 20 pk */
 	return 0;
 }
 
@@ -242,6 +259,7 @@ static int teardown(void **state)
 	(void)state;
 	free(g_v0);
 	free(g_v1);
+	free(g_v1w);
 	wks_free(g_cert);
 	free(g_pk);
 	return 0;
@@ -317,8 +335,10 @@ static void test_pqc__mldsa_v0_v1_round_trip(void **state)
 	(void)state;
 	TU_OK(set_one(st, "v0", g_v0, g_v0_len, g_cert, g_cert_len));
 	TU_OK(set_one(st, "v1", g_v1, g_v1_len, g_cert, g_cert_len));
+	TU_OK(set_one(st, "v1w", g_v1w, g_v1w_len, g_cert, g_cert_len));
 	check_round_trip(st, "v0", g_v0, g_v0_len, "ML-DSA-44");
 	check_round_trip(st, "v1", g_v1, g_v1_len, "ML-DSA-44");
+	check_round_trip(st, "v1w", g_v1w, g_v1w_len, "ML-DSA-44");
 	if (!openssl_has("ML-DSA-44")) {
 		/* OpenSSL 3.0: no EVP_PKEY; "unsupported", not "malformed". */
 		TU_EXPECT(WKS_ERR_UNSUPPORTED,
@@ -353,6 +373,8 @@ static void test_pqc__mldsa_match_rules(void **state)
 	                NULL_PARAM, sizeof(NULL_PARAM), g_pk, g_pk_len));
 	TU_OK(set_built(st, g_v1, g_v1_len, OID_MLDSA44, sizeof(OID_MLDSA44),
 	                NULL_PARAM, sizeof(NULL_PARAM), g_pk, g_pk_len));
+	TU_OK(set_built(st, g_v1w, g_v1w_len, OID_MLDSA44, sizeof(OID_MLDSA44),
+	                NULL_PARAM, sizeof(NULL_PARAM), g_pk, g_pk_len));
 	/* Other parameters are not. */
 	TU_EXPECT(WKS_ERR_INVALID,
 	          set_built(st, g_v0, g_v0_len, OID_MLDSA44, sizeof(OID_MLDSA44),
@@ -374,6 +396,9 @@ static void test_pqc__mldsa_match_rules(void **state)
 	TU_EXPECT(WKS_ERR_INVALID,
 	          set_built(st, g_v1, g_v1_len, OID_MLDSA44, sizeof(OID_MLDSA44),
 	                    NULL, 0, pk2, g_pk_len));
+	TU_EXPECT(WKS_ERR_INVALID,
+	          set_built(st, g_v1w, g_v1w_len, OID_MLDSA44,
+	                    sizeof(OID_MLDSA44), NULL, 0, pk2, g_pk_len));
 	/* A version 1 key whose attached public key is not the certificate's
 	 * (nor its own: the expanded key names the real one). */
 	make_v1(&v1bad, g_alg_tlv, g_alg_tlv_len, g_priv_tlv, g_priv_tlv_len,
@@ -572,8 +597,7 @@ static void check_dumped(cJSON *file, const char *alias, const uint8_t *der,
 
 static void test_pqc__wksdump_both_ways(void **state)
 {
-	char *dir = tu_tmpdir(), path[4096], v0p[4096], v1p[4096], cp[4096],
-	     out[4096];
+	char *dir = tu_tmpdir(), path[4096], v0p[4096], cp[4096], out[4096];
 	wks_store *st = tu_store_fast();
 	uint8_t *file = NULL;
 	size_t file_len = 0, len;
@@ -587,6 +611,7 @@ static void test_pqc__wksdump_both_ways(void **state)
 	/* libwks writes, wksdump reads (MACs, decryption, key vs leaf). */
 	TU_OK(set_one(st, "v0", g_v0, g_v0_len, g_cert, g_cert_len));
 	TU_OK(set_one(st, "v1", g_v1, g_v1_len, g_cert, g_cert_len));
+	TU_OK(set_one(st, "v1w", g_v1w, g_v1w_len, g_cert, g_cert_len));
 	TU_OK(wks_store_save_buffer(st, &file, &file_len, PW, strlen(PW)));
 	snprintf(path, sizeof(path), "%s/libwks.wks", dir);
 	tu_write_file(path, file, file_len);
@@ -602,40 +627,46 @@ static void test_pqc__wksdump_both_ways(void **state)
 		assert_non_null(f);
 		check_dumped(f, "v0", g_v0, g_v0_len, 0);
 		check_dumped(f, "v1", g_v1, g_v1_len, 1);
+		check_dumped(f, "v1w", g_v1w, g_v1w_len, 1);
 	}
 	cJSON_Delete(j);
 	wks_free(file);
 	wks_store_free(st);
 
 	/* wksdump writes (its own key/leaf check on), libwks reads. */
-	snprintf(v0p, sizeof(v0p), "%s/v0.der", dir);
-	snprintf(v1p, sizeof(v1p), "%s/v1.der", dir);
-	snprintf(cp, sizeof(cp), "%s/cert.der", dir);
-	tu_write_file(v0p, g_v0, g_v0_len);
-	tu_write_file(v1p, g_v1, g_v1_len);
-	tu_write_file(cp, g_cert, g_cert_len);
-	snprintf(path, sizeof(path), "%s/wksdump.wks", dir);
-	assert_int_equal(tu_system("python3 %s/tools/wksdump.py write %s "
-	                           "--password %s --key-password %s --iterations "
-	                           "10000 --key v0 %s %s --key v1 %s %s > %s",
-	                           WKS_SHARED_DIR, path, PW, KP, v0p, cp, v1p, cp,
-	                           out), 0);
-	TU_OK(wks_store_new(&st));
-	TU_OK(wks_store_load_file(st, path, PW, strlen(PW)));
-	TU_OK(wks_store_get_key(&k, st, "v0", KP, strlen(KP)));
-	d = wks_key_data(k, &len);
-	assert_string_equal(wks_key_algorithm(k), "ML-DSA-44");
-	assert_int_equal(len, g_v0_len);
-	assert_memory_equal(d, g_v0, len);
-	wks_key_free(k);
-	k = NULL;
-	TU_OK(wks_store_get_key(&k, st, "v1", KP, strlen(KP)));
-	d = wks_key_data(k, &len);
-	assert_string_equal(wks_key_algorithm(k), "ML-DSA-44");
-	assert_int_equal(len, g_v1_len);
-	assert_memory_equal(d, g_v1, len);
-	wks_key_free(k);
-	wks_store_free(st);
+	{
+		static const char *const names[3] = { "v0", "v1", "v1w" };
+		const uint8_t *keys[3] = { g_v0, g_v1, g_v1w };
+		size_t lens[3] = { g_v0_len, g_v1_len, g_v1w_len }, i;
+		char args[3][8300];
+
+		snprintf(cp, sizeof(cp), "%s/cert.der", dir);
+		tu_write_file(cp, g_cert, g_cert_len);
+		for (i = 0; i < 3; i++) {
+			snprintf(v0p, sizeof(v0p), "%s/%s.der", dir, names[i]);
+			tu_write_file(v0p, keys[i], lens[i]);
+			snprintf(args[i], sizeof(args[i]), "--key %s %s %s", names[i],
+			         v0p, cp);
+		}
+		snprintf(path, sizeof(path), "%s/wksdump.wks", dir);
+		assert_int_equal(tu_system("python3 %s/tools/wksdump.py write %s "
+		                           "--password %s --key-password %s "
+		                           "--iterations 10000 %s %s %s > %s",
+		                           WKS_SHARED_DIR, path, PW, KP, args[0],
+		                           args[1], args[2], out), 0);
+		TU_OK(wks_store_new(&st));
+		TU_OK(wks_store_load_file(st, path, PW, strlen(PW)));
+		for (i = 0; i < 3; i++) {
+			TU_OK(wks_store_get_key(&k, st, names[i], KP, strlen(KP)));
+			d = wks_key_data(k, &len);
+			assert_string_equal(wks_key_algorithm(k), "ML-DSA-44");
+			assert_int_equal(len, lens[i]);
+			assert_memory_equal(d, keys[i], len);
+			wks_key_free(k);
+			k = NULL;
+		}
+		wks_store_free(st);
+	}
 	tu_rmtree(dir);
 	free(dir);
 }

@@ -428,8 +428,8 @@ typedef struct wks_key wks_key;
  *
  * The entry's HMAC is verified before anything is decrypted.  For a
  * private key the result holds the exact PKCS#8 DER that was stored and
- * the key algorithm ("RSA", "EC", "ED25519", "ML-DSA-44", or the dotted
- * OID if unknown); for a secret key its bytes and stored algorithm name.
+ * the key algorithm ("RSA", "EC", "ED25519", "ML-DSA-44", "SLH-DSA", or
+ * the dotted OID if unknown; both PKCS#8 versions); for a secret key its bytes and stored algorithm name.
  * With the KEK cache enabled, the derived key may come from the cache.
  *
  * Errors: WKS_ERR_NOTFOUND (absent alias), WKS_ERR_WRONG_TYPE (certificate
@@ -479,8 +479,23 @@ WKS_API void wks_key_free(wks_key *key);
  * the private key matches the leaf's public key.  Validity dates are not
  * checked.  On failure the previous entry is unchanged.
  *
+ * The key is stored exactly as given, PKCS#8 version 0 (PrivateKeyInfo)
+ * or version 1 (OneAsymmetricKey, with the public key attached, as newer
+ * wolfSSL writes ML-DSA keys), and get_key returns the same bytes.
+ * ML-DSA and SLH-DSA keys, which OpenSSL 3.0 cannot parse, are matched
+ * as wolfJCE matches them, at the DER level: the leaf's
+ * SubjectPublicKeyInfo, with an explicit NULL AlgorithmIdentifier
+ * parameter removed, must be SEQUENCE { SEQUENCE { the key's OID },
+ * BIT STRING { public key } } with the key's public key (SLH-DSA: the
+ * second half of the private key; ML-DSA: the attached one, and the one
+ * the expanded private key was made from, by its rho and tr).  Another
+ * OID, other parameters or another public key is WKS_ERR_INVALID; an
+ * ML-DSA key holding only its seed, without the public key, cannot be
+ * checked without ML-DSA in OpenSSL: WKS_ERR_UNSUPPORTED.
+ *
  * Errors: WKS_ERR_INVALID (empty password, mismatched key, broken chain),
- * WKS_ERR_FORMAT (unparsable key or certificate), WKS_ERR_LIMIT (chain
+ * WKS_ERR_FORMAT (unparsable key or certificate), WKS_ERR_UNSUPPORTED
+ * (a key whose match cannot be checked), WKS_ERR_LIMIT (chain
  * longer than wolfjce.wks.maxCertChainLength, or an entry larger than
  * wolfjce.wks.maxEntrySize, which no reader would load), WKS_ERR_NOMEM,
  * WKS_ERR_CRYPTO.
