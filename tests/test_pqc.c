@@ -560,6 +560,47 @@ static void test_pqc__slhdsa(void **state)
 	wks_store_free(st);
 }
 
+/* Every truncation of a version 1 key, and of a certificate built for
+ * SLH-DSA, is malformed input (never accepted, never a crash); every
+ * length under valgrind would take minutes, so it samples then. */
+static void test_pqc__truncated(void **state)
+{
+	wks_store *st = tu_store_fast();
+	wks_buf cert = WKS_BUF_INIT, slh = WKS_BUF_INIT;
+	uint8_t sk[64];
+	size_t n, step = getenv("WKS_UNDER_VALGRIND") ? 53 : 1;
+	int rc;
+
+	(void)state;
+	for (n = 0; n < sizeof(sk); n++)
+		sk[n] = (uint8_t)(0xa5 ^ n);
+	for (n = 1; n < g_v1w_len; n += step) {
+		rc = set_one(st, "k", g_v1w, n, g_cert, g_cert_len);
+		if (rc != WKS_ERR_FORMAT)
+			fail_msg("key truncated to %zu bytes: %d (%s)", n, rc,
+			         wks_error_detail());
+	}
+	make_slh(&slh, OID_SLH128S, sizeof(OID_SLH128S), sk, 64, sk + 32, 32);
+	make_cert(&cert, OID_SLH128S, sizeof(OID_SLH128S), NULL, 0, sk + 32, 32);
+	for (n = 1; n < cert.len; n++) {
+		rc = set_one(st, "k", slh.ptr, slh.len, cert.ptr, n);
+		if (rc != WKS_ERR_FORMAT)
+			fail_msg("certificate truncated to %zu bytes: %d (%s)", n, rc,
+			         wks_error_detail());
+	}
+	for (n = 1; n < slh.len; n++) {
+		rc = set_one(st, "k", slh.ptr, n, cert.ptr, cert.len);
+		if (rc != WKS_ERR_FORMAT)
+			fail_msg("SLH-DSA key truncated to %zu bytes: %d (%s)", n, rc,
+			         wks_error_detail());
+	}
+	assert_int_equal(wks_store_size(st), 0);
+	TU_OK(set_one(st, "k", slh.ptr, slh.len, cert.ptr, cert.len));
+	wks_buf_dispose(&cert);
+	wks_buf_dispose(&slh);
+	wks_store_free(st);
+}
+
 /* ---- wksdump.py, both directions -------------------------------------- */
 
 static cJSON *entry_of(cJSON *file, const char *alias)
@@ -677,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_pqc__mldsa_v0_v1_round_trip),
 		cmocka_unit_test(test_pqc__mldsa_match_rules),
 		cmocka_unit_test(test_pqc__slhdsa),
+		cmocka_unit_test(test_pqc__truncated),
 		cmocka_unit_test(test_pqc__wksdump_both_ways),
 	};
 
