@@ -110,6 +110,10 @@ int main(int argc, char **argv)
 	                                                          : "DIFFERENT from");
 	if (len != sizeof(aes) || memcmp(bytes, aes, len) != 0)
 		goto out;
+	/* Free a key before its variable is passed again: get_key writes a
+	 * new pointer into it and never frees the one it held. */
+	wks_key_free(k);
+	k = NULL;
 
 	/* 5. A wrong password is refused (and can't be told from tampering). */
 	if (wks_store_get_key(&k, st2, "db-key", "wrong", 5) ==

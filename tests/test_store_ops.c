@@ -187,6 +187,101 @@ static void test_store_ops__errors(void **state)
 	wks_store_free(st);
 }
 
+/*
+ * Out-parameters are written, never read or freed (include/wks/wks.h,
+ * "Out-parameters"): each *out starts as a pointer the library did not
+ * make (a static object; a free() of it would crash, under valgrind or
+ * ASan be reported) and a failing call must leave NULL / 0 there, a
+ * succeeding one its new result.  A caller who reuses a variable that
+ * still holds a result leaks it; the library cannot tell an old result
+ * from an uninitialised pointer, so it never touches one.
+ */
+static char not_ours[64];
+#define NOT_OURS ((void *)not_ours)
+
+static void test_store_ops__out_params_overwritten(void **state)
+{
+	wks_store *st = tu_store_fast();
+	wks_key *k = NOT_OURS;
+	EVP_PKEY *pk = NOT_OURS;
+	X509 *x = NOT_OURS;
+	wks_lock *lk = NOT_OURS;
+	uint8_t *b = NOT_OURS;
+	char *s = NOT_OURS, **al = NOT_OURS;
+	size_t n = 12345, blen = 12345;
+	int64_t ms = 12345;
+	wks_cache_stats cs;
+	char buf[16];
+
+	(void)state;
+	TU_OK(wks_store_set_secret_key(st, "sec", "AES", secret, sizeof(secret),
+	                               KP, strlen(KP)));
+	add_private(st, "priv");
+
+	/* Failures: NULL / 0 left behind, nothing freed. */
+	TU_EXPECT(WKS_ERR_NOTFOUND, wks_store_get_key(&k, st, "absent", KP,
+	                                              strlen(KP)));
+	assert_null(k);
+	k = NOT_OURS;
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_get_key(&k, st, "sec", "wrong", 5));
+	assert_null(k);
+	k = NOT_OURS;
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_get_key(&k, NULL, "sec", KP,
+	                                             strlen(KP)));
+	assert_null(k);
+	TU_EXPECT(WKS_ERR_WRONG_TYPE, wks_store_get_pkey(&pk, st, "sec", KP,
+	                                                 strlen(KP)));
+	assert_null(pk);
+	TU_EXPECT(WKS_ERR_NOTFOUND, wks_store_get_cert(&x, st, "absent", 0));
+	assert_null(x);
+	TU_EXPECT(WKS_ERR_NOTFOUND, wks_store_get_cert_der(&b, &blen, st, "priv",
+	                                                   99));
+	assert_null(b);
+	assert_int_equal(blen, 0);
+	TU_EXPECT(WKS_ERR_WRONG_TYPE, wks_store_secret_algorithm(&s, st, "priv"));
+	assert_null(s);
+	s = NOT_OURS;
+	TU_EXPECT(WKS_ERR_NOTFOUND, wks_store_find_cert_alias(&s, st, secret,
+	                                                      sizeof(secret)));
+	assert_null(s);
+	TU_EXPECT(WKS_ERR_WRONG_TYPE, wks_store_cert_count(&n, st, "sec"));
+	assert_int_equal(n, 0);
+	TU_EXPECT(WKS_ERR_NOTFOUND, wks_store_creation_time(&ms, st, "absent"));
+	assert_true(ms == 0);
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_save_buffer(st, &b, &blen, "", 0));
+	assert_null(b);
+	assert_int_equal(blen, 0);
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_aliases(&al, &n, NULL));
+	assert_null(al);
+	assert_int_equal(n, 0);
+	TU_EXPECT(WKS_ERR_NOTFOUND, wks_lock_acquire(&lk, "/nonexistent/x.wks",
+	                                             WKS_LOCK_SHARED));
+	assert_null(lk);
+	memset(&cs, 0x5a, sizeof(cs));
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_cache_stats(&cs, NULL));
+	assert_true(cs.hits == 0 && cs.misses == 0 && cs.size == 0 &&
+	            cs.derivations == 0);
+	memset(buf, 'x', sizeof(buf));
+	TU_EXPECT(WKS_ERR_INVALID, wks_get_property(buf, sizeof(buf), st, NULL));
+	assert_string_equal(buf, "");
+
+	/* Success: the new result replaces what was there. */
+	k = NOT_OURS;
+	TU_OK(wks_store_get_key(&k, st, "sec", KP, strlen(KP)));
+	assert_true(k != NOT_OURS);
+	assert_int_equal(wks_key_type(k), WKS_ENTRY_SECRET_KEY);
+	wks_key_free(k);
+	s = NOT_OURS;
+	TU_OK(wks_store_secret_algorithm(&s, st, "sec"));
+	assert_string_equal(s, "AES");
+	wks_free(s);
+	al = NOT_OURS;
+	TU_OK(wks_store_aliases(&al, NULL, st));
+	assert_string_equal(al[0], "priv");
+	wks_aliases_free(al);
+	wks_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_store_ops__change_key_password),
 		cmocka_unit_test(test_store_ops__per_store_properties),
 		cmocka_unit_test(test_store_ops__errors),
+		cmocka_unit_test(test_store_ops__out_params_overwritten),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,21 @@
  * Return values.  Functions returning `int` return WKS_OK (0) on success or
  * a negative wks_err code.  On failure a human-readable detail is available
  * from wks_error_detail() in the failing thread; it never contains a
- * password or key material.  Out-parameters are set to NULL / 0 on failure.
+ * password or key material.
+ *
+ * Out-parameters (`out`, `*_len`, `count`, `out_ms`) are written, never
+ * read: whatever *out holds on entry is overwritten without being looked
+ * at or freed, so it may be uninitialised.  On success it holds the new
+ * result; on failure NULL / 0 (a struct: all zero; a text buffer: "").
+ * Because an earlier result in the same variable is not freed, free it
+ * before the variable is passed again:
+ *
+ *     wks_store_get_key(&k, st, "a", pw, pw_len);  ...use k...
+ *     wks_key_free(k);                             (else k leaks)
+ *     wks_store_get_key(&k, st, "b", pw, pw_len);
+ *
+ * (The library cannot tell an old result from an uninitialised pointer,
+ * so it never frees one and never refuses one.)
  *
  * Passwords are byte strings (`const char *pw, size_t pw_len`), normally
  * UTF-8 text; they are used exactly as given (wolfJCE converts its char[]
@@ -159,7 +173,9 @@ typedef enum {
 
 /*
  * Create an empty keystore.  Its properties start as the process-wide ones
- * (see "Properties" below).  Returns WKS_OK or WKS_ERR_NOMEM.
+ * (see "Properties" below).  *out is overwritten (see "Out-parameters"
+ * above); free the store with wks_store_free().  Returns WKS_OK or
+ * WKS_ERR_NOMEM.
  */
 WKS_API int wks_store_new(wks_store **out);
 
@@ -182,7 +198,8 @@ WKS_API int wks_store_new(wks_store **out);
  * outlive the store and the X509 and EVP_PKEY objects the store returns
  * (they are made in it).  NULL libctx and NULL propq is exactly
  * wks_store_new(); NULL libctx with a propq is OpenSSL's default context
- * with that query.  Returns WKS_OK or WKS_ERR_NOMEM.
+ * with that query.  *out is overwritten, as by wks_store_new().  Returns
+ * WKS_OK or WKS_ERR_NOMEM.
  */
 WKS_API int wks_store_new_ex(wks_store **out, OSSL_LIB_CTX *libctx,
                              const char *propq);
@@ -255,7 +272,9 @@ WKS_API int wks_store_load_buffer(wks_store *st, const uint8_t *data, size_t len
  * processes may edit too, hold wks_lock_acquire(WKS_LOCK_EXCLUSIVE) on it
  * from before the load until after the save (see "File locks" below).
  *
- * wks_store_save_buffer() returns the bytes in *out (free with wks_free()).
+ * wks_store_save_buffer() returns the bytes in *out and their number in
+ * *out_len (free with wks_free()); both are overwritten, NULL / 0 on
+ * failure.
  *
  * Errors: WKS_ERR_INVALID (empty password, alias too long to encode),
  * WKS_ERR_IO, WKS_ERR_NOMEM, WKS_ERR_CRYPTO.
@@ -315,7 +334,7 @@ typedef struct wks_lock wks_lock;
  * one of WKS_LOCK_EXCLUSIVE and WKS_LOCK_SHARED, optionally
  * | WKS_LOCK_NOWAIT.  Waits (uninterruptibly by signals, which are
  * retried) until the lock is granted.  The file must be readable.  *out
- * is released with wks_lock_release().
+ * is overwritten (NULL on failure) and released with wks_lock_release().
  *
  * A store that does not exist yet cannot be locked (WKS_ERR_NOTFOUND):
  * create it exclusively instead (for example write it to a temporary
@@ -349,25 +368,27 @@ WKS_API wks_entry_type wks_store_entry_type(wks_store *st, const char *alias);
 /*
  * All aliases, sorted by byte order, as a NULL-terminated array in *out
  * with the count in *count (may be NULL).  Free with wks_aliases_free().
+ * Both are overwritten; NULL / 0 on failure.
  */
 WKS_API int wks_store_aliases(char ***out, size_t *count, wks_store *st);
 WKS_API void wks_aliases_free(char **aliases);
 
-/* Creation time of an entry in milliseconds since 1970-01-01 UTC.
- * WKS_ERR_NOTFOUND if absent. */
+/* Creation time of an entry in milliseconds since 1970-01-01 UTC, in
+ * *out_ms (0 on failure).  WKS_ERR_NOTFOUND if absent. */
 WKS_API int wks_store_creation_time(int64_t *out_ms, wks_store *st, const char *alias);
 
 /*
  * Number of certificates of an entry: the chain length of a private key
- * entry, 1 for a certificate entry.  WKS_ERR_WRONG_TYPE for a secret key,
- * WKS_ERR_NOTFOUND if absent.
+ * entry, 1 for a certificate entry, in *out (0 on failure).
+ * WKS_ERR_WRONG_TYPE for a secret key, WKS_ERR_NOTFOUND if absent.
  */
 WKS_API int wks_store_cert_count(size_t *out, wks_store *st, const char *alias);
 
 /*
  * Certificate `index` of an entry (0 = the leaf of a private key entry, or
  * the certificate of a certificate entry) as DER in *out (free with
- * wks_free()) or as an X509 (free with X509_free()).
+ * wks_free()) or as an X509 (free with X509_free()).  *out (and *out_len)
+ * are overwritten; NULL / 0 on failure.
  * Errors: WKS_ERR_NOTFOUND (absent alias or index out of range),
  * WKS_ERR_WRONG_TYPE (secret key entry).
  */
@@ -378,8 +399,8 @@ WKS_API int wks_store_get_cert(X509 **out, wks_store *st, const char *alias,
 
 /*
  * The algorithm name of a secret key entry ("AES", "HmacSHA256", ...),
- * which the format stores in clear: no password is needed.  *out is freed
- * with wks_free().  WKS_ERR_NOTFOUND if absent, WKS_ERR_WRONG_TYPE if the
+ * which the format stores in clear: no password is needed.  *out is
+ * overwritten (NULL on failure) and freed with wks_free().  WKS_ERR_NOTFOUND if absent, WKS_ERR_WRONG_TYPE if the
  * entry is not a secret key.
  */
 WKS_API int wks_store_secret_algorithm(char **out, wks_store *st,
@@ -388,7 +409,8 @@ WKS_API int wks_store_secret_algorithm(char **out, wks_store *st,
 /*
  * The alias of the first entry, in alias byte order, whose certificate (a
  * certificate entry) or leaf certificate (a private key entry) has exactly
- * the DER bytes given.  *out is freed with wks_free().
+ * the DER bytes given.  *out is overwritten (NULL on failure) and freed
+ * with wks_free().
  * WKS_ERR_NOTFOUND if none.
  */
 WKS_API int wks_store_find_cert_alias(char **out, wks_store *st,
@@ -406,8 +428,8 @@ typedef struct wks_key wks_key;
  *
  * The entry's HMAC is verified before anything is decrypted.  For a
  * private key the result holds the exact PKCS#8 DER that was stored and
- * the key algorithm ("RSA", "EC", "ED25519", "ML-DSA-44", or the dotted
- * OID if unknown); for a secret key its bytes and stored algorithm name.
+ * the key algorithm ("RSA", "EC", "ED25519", "ML-DSA-44", "SLH-DSA", or
+ * the dotted OID if unknown; both PKCS#8 versions); for a secret key its bytes and stored algorithm name.
  * With the KEK cache enabled, the derived key may come from the cache.
  *
  * Errors: WKS_ERR_NOTFOUND (absent alias), WKS_ERR_WRONG_TYPE (certificate
@@ -415,19 +437,25 @@ typedef struct wks_key wks_key;
  * password or modified entry), WKS_ERR_LIMIT (iterations above
  * libwks.wks.maxIterationCount).
  *
- * Free the result with wks_key_free(), which wipes it.
+ * *out is overwritten, never freed (see "Out-parameters" at the top): on
+ * success it holds the new key, on failure NULL.  Free the result with
+ * wks_key_free(), which wipes it, before passing the same variable again;
+ * a key still held in it would be lost.
  */
 WKS_API int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
                       const char *pw, size_t pw_len);
 
 /* As wks_store_get_key() for a private key entry, returned as an OpenSSL
- * key.  WKS_ERR_UNSUPPORTED if OpenSSL cannot parse the algorithm. */
+ * key (free with EVP_PKEY_free(); *out is overwritten as by
+ * wks_store_get_key()).  WKS_ERR_UNSUPPORTED if OpenSSL cannot parse the
+ * algorithm. */
 WKS_API int wks_store_get_pkey(EVP_PKEY **out, wks_store *st, const char *alias,
                        const char *pw, size_t pw_len);
 
 /* WKS_ENTRY_PRIVATE_KEY or WKS_ENTRY_SECRET_KEY. */
 WKS_API wks_entry_type wks_key_type(const wks_key *key);
-/* The key bytes (PKCS#8 DER or raw secret); borrowed from `key`. */
+/* The key bytes (PKCS#8 DER or raw secret); borrowed from `key`.  Their
+ * number goes to *len (may be NULL; 0 for a NULL key). */
 WKS_API const uint8_t *wks_key_data(const wks_key *key, size_t *len);
 /* The algorithm name; borrowed from `key`. */
 WKS_API const char *wks_key_algorithm(const wks_key *key);
@@ -451,8 +479,23 @@ WKS_API void wks_key_free(wks_key *key);
  * the private key matches the leaf's public key.  Validity dates are not
  * checked.  On failure the previous entry is unchanged.
  *
+ * The key is stored exactly as given, PKCS#8 version 0 (PrivateKeyInfo)
+ * or version 1 (OneAsymmetricKey, with the public key attached, as newer
+ * wolfSSL writes ML-DSA keys), and get_key returns the same bytes.
+ * ML-DSA and SLH-DSA keys, which OpenSSL 3.0 cannot parse, are matched
+ * as wolfJCE matches them, at the DER level: the leaf's
+ * SubjectPublicKeyInfo, with an explicit NULL AlgorithmIdentifier
+ * parameter removed, must be SEQUENCE { SEQUENCE { the key's OID },
+ * BIT STRING { public key } } with the key's public key (SLH-DSA: the
+ * second half of the private key; ML-DSA: the attached one, and the one
+ * the expanded private key was made from, by its rho and tr).  Another
+ * OID, other parameters or another public key is WKS_ERR_INVALID; an
+ * ML-DSA key holding only its seed, without the public key, cannot be
+ * checked without ML-DSA in OpenSSL: WKS_ERR_UNSUPPORTED.
+ *
  * Errors: WKS_ERR_INVALID (empty password, mismatched key, broken chain),
- * WKS_ERR_FORMAT (unparsable key or certificate), WKS_ERR_LIMIT (chain
+ * WKS_ERR_FORMAT (unparsable key or certificate), WKS_ERR_UNSUPPORTED
+ * (a key whose match cannot be checked), WKS_ERR_LIMIT (chain
  * longer than wolfjce.wks.maxCertChainLength, or an entry larger than
  * wolfjce.wks.maxEntrySize, which no reader would load), WKS_ERR_NOMEM,
  * WKS_ERR_CRYPTO.
@@ -570,7 +613,7 @@ WKS_API int wks_load_properties_file(const char *path);
 
 /*
  * The value a store would use for a property (after fallbacks), as text,
- * written to buf (NUL-terminated, truncated to buf_len).  `st` may be NULL
+ * written to buf (NUL-terminated, truncated to buf_len; "" on failure).  `st` may be NULL
  * for the process-wide value.  A name libwks does not know is returned as
  * the (trimmed) text some level holds for it; WKS_ERR_NOTFOUND if none
  * does.
@@ -624,6 +667,7 @@ typedef struct {
 	size_t size;            /* keys cached now */
 } wks_cache_stats;         /* (all zero again in a fork()ed child) */
 
+/* The counters of the KEK cache of `st` in *out (all zero on failure). */
 WKS_API int wks_store_cache_stats(wks_cache_stats *out, wks_store *st);
 
 /*

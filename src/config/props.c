@@ -429,9 +429,10 @@ int wks__property_text(char *buf, size_t buf_len, wks_props *store_props,
 	size_t l;
 	long i;
 
+	if (buf && buf_len)
+		buf[0] = '\0';
 	if (!buf || !buf_len || !name)
 		return wks__err(WKS_ERR_INVALID, "NULL buffer or name, or size 0");
-	buf[0] = '\0';
 	ensure_env();
 	if ((id = wks__prop_find(name)) >= 0) {
 		resolve(v, store_props);

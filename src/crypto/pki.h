@@ -39,7 +39,7 @@ int wks__pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key);
  * stricter"): the key parses, every certificate parses, each certificate
  * is signed by the next one (leaf included; dates not checked), and the
  * key matches the leaf's public key.  ML-DSA / SLH-DSA keys that OpenSSL
- * cannot parse are matched by the rho/tr rule (ML-DSA) or refused.
+ * cannot parse or match are compared at the DER level (pqc.h).
  * WKS_ERR_INVALID / WKS_ERR_FORMAT / WKS_ERR_UNSUPPORTED with a detail.
  */
 int wks__check_key_and_chain(const uint8_t *pkcs8, size_t pkcs8_len,

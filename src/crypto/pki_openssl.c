@@ -1,6 +1,7 @@
 /* X.509 / PKCS#8 work on OpenSSL: parsing, key algorithm names, the key
  * and chain checks of setKeyEntry. */
 #include "crypto/pki.h"
+#include "crypto/pqc.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -94,27 +95,6 @@ static int pkcs8_parse(PKCS8_PRIV_KEY_INFO **out, const uint8_t *der,
 	return WKS_OK;
 }
 
-/* The AlgorithmIdentifier OID of a PKCS#8 key, dotted. */
-static int pkcs8_oid(char *oid, size_t oid_len, const uint8_t **pk,
-                     int *pk_len, PKCS8_PRIV_KEY_INFO **p8_out,
-                     const uint8_t *der, size_t len)
-{
-	PKCS8_PRIV_KEY_INFO *p8;
-	const ASN1_OBJECT *obj = NULL;
-	int err;
-
-	*p8_out = NULL;
-	if ((err = pkcs8_parse(&p8, der, len)) < 0)
-		return err;
-	if (PKCS8_pkey_get0(&obj, pk, pk_len, NULL, p8) != 1 || !obj ||
-	    OBJ_obj2txt(oid, (int)oid_len, obj, 1) <= 0) {
-		PKCS8_PRIV_KEY_INFO_free(p8);
-		return wks__err(WKS_ERR_FORMAT, "PKCS#8 key without an algorithm");
-	}
-	*p8_out = p8;
-	return WKS_OK;
-}
-
 static const struct {
 	const char *oid, *name;
 } key_algs[] = {
@@ -131,14 +111,6 @@ static const struct {
 	{ "2.16.840.1.101.3.4.3.19", "ML-DSA-87" },
 };
 
-static int is_slh_dsa(const char *oid)
-{
-	int n;
-
-	return sscanf(oid, "2.16.840.1.101.3.4.3.%d", &n) == 1 && n >= 20 &&
-	       n <= 31;
-}
-
 /* The DER contents of the known OIDs, made once (OBJ_txt2obj). */
 #define N_ALGS (sizeof(key_algs) / sizeof(key_algs[0]))
 static pthread_once_t oids_once = PTHREAD_ONCE_INIT;
@@ -153,62 +125,43 @@ static void make_oids(void)
 }
 
 /*
- * The AlgorithmIdentifier OID contents of a PKCS#8 key, found by walking
- * the DER headers with ASN1_get_object(): no allocation and no parse of
- * the key itself, because get_key's cache-hit path names the algorithm of
- * every key it returns.
+ * The name of a PKCS#8 key's algorithm from its AlgorithmIdentifier,
+ * read at the DER level (pqc.h) without parsing the key: get_key's
+ * cache-hit path names the algorithm of every key it returns, and
+ * OpenSSL 3.0 cannot parse every shape that is stored (ML-DSA as
+ * wolfCrypt writes it, version 1 with the public key attached).
  */
-static int pkcs8_oid_bytes(const uint8_t **oid, long *oid_len,
-                           const uint8_t *der, size_t len)
-{
-	const unsigned char *p = der, *end;
-	long n;
-	int tag, cls, r;
-
-	if (len == 0 || len > INT32_MAX)
-		return 0;
-	end = der + len;
-	r = ASN1_get_object(&p, &n, &tag, &cls, (long)len);
-	if ((r & 0x80) || tag != V_ASN1_SEQUENCE || !(r & V_ASN1_CONSTRUCTED))
-		return 0;
-	r = ASN1_get_object(&p, &n, &tag, &cls, end - p);
-	if ((r & 0x80) || tag != V_ASN1_INTEGER)
-		return 0;
-	p += n;
-	r = ASN1_get_object(&p, &n, &tag, &cls, end - p);
-	if ((r & 0x80) || tag != V_ASN1_SEQUENCE || !(r & V_ASN1_CONSTRUCTED))
-		return 0;
-	r = ASN1_get_object(&p, &n, &tag, &cls, end - p);
-	if ((r & 0x80) || tag != V_ASN1_OBJECT)
-		return 0;
-	*oid = p;
-	*oid_len = n;
-	return 1;
-}
-
 static int pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
                            size_t len)
 {
-	PKCS8_PRIV_KEY_INFO *p8 = NULL;
-	const uint8_t *pk, *ob;
+	const unsigned char *p;
+	ASN1_OBJECT *obj;
+	wks_p8 f;
 	char oid[128];
-	long ob_len;
 	size_t i;
-	int pk_len, err;
 
+	if (!wks__p8_walk(&f, der, len))
+		return wks__err(WKS_ERR_FORMAT, "not a PKCS#8 private key");
 	pthread_once(&oids_once, make_oids);
-	if (pkcs8_oid_bytes(&ob, &ob_len, der, len))
-		for (i = 0; i < N_ALGS; i++)
-			if (alg_objs[i] && OBJ_length(alg_objs[i]) == (size_t)ob_len &&
-			    memcmp(OBJ_get0_data(alg_objs[i]), ob, (size_t)ob_len) == 0) {
-				snprintf(out, out_len, "%s", key_algs[i].name);
-				return WKS_OK;
-			}
-	/* Unknown or odd: the full parse, and the OID in dotted form. */
-	if ((err = pkcs8_oid(oid, sizeof(oid), &pk, &pk_len, &p8, der, len)) < 0)
-		return err;
-	PKCS8_PRIV_KEY_INFO_free(p8);
-	snprintf(out, out_len, "%s", is_slh_dsa(oid) ? "SLH-DSA" : oid);
+	for (i = 0; i < N_ALGS; i++)
+		if (alg_objs[i] && OBJ_length(alg_objs[i]) == f.oid.len &&
+		    memcmp(OBJ_get0_data(alg_objs[i]), f.oid.p, f.oid.len) == 0) {
+			snprintf(out, out_len, "%s", key_algs[i].name);
+			return WKS_OK;
+		}
+	if (wks__pqc_kind(&f) == WKS_PQC_SLHDSA) {
+		snprintf(out, out_len, "SLH-DSA");
+		return WKS_OK;
+	}
+	/* Unknown: the OID in dotted form. */
+	p = f.oid_tlv.p;
+	obj = d2i_ASN1_OBJECT(NULL, &p, (long)f.oid_tlv.len);
+	if (!obj || OBJ_obj2txt(oid, (int)sizeof(oid), obj, 1) <= 0) {
+		ASN1_OBJECT_free(obj);
+		return wks__err(WKS_ERR_FORMAT, "PKCS#8 key without an algorithm");
+	}
+	ASN1_OBJECT_free(obj);
+	snprintf(out, out_len, "%s", oid);
 	return WKS_OK;
 }
 
@@ -220,8 +173,15 @@ static int pkey_from_pkcs8(const wks_crypto_ctx *cc, EVP_PKEY **out,
 	int err;
 
 	*out = NULL;
-	if ((err = pkcs8_parse(&p8, der, len)) < 0)
+	if ((err = pkcs8_parse(&p8, der, len)) < 0) {
+		/* Well-formed, but a shape OpenSSL cannot read (a version 1
+		 * key with its public key attached): not a broken key. */
+		if (wks__p8_walk(&(wks_p8){ 0 }, der, len))
+			err = wks__err(WKS_ERR_UNSUPPORTED, "OpenSSL cannot read "
+			               "this PKCS#8 key (version 1 with a public "
+			               "key, or its algorithm)");
 		return err;
+	}
 	k = EVP_PKCS82PKEY_ex(p8, libctx_of(cc), propq_of(cc));
 	PKCS8_PRIV_KEY_INFO_free(p8);
 	if (!k)
@@ -248,51 +208,6 @@ static int pkcs8_from_pkey(wks_buf *out, EVP_PKEY *key)
 	return err;
 }
 
-/*
- * ML-DSA key <-> certificate without ML-DSA support in OpenSSL 3.0: the
- * PKCS#8 key holds SEQUENCE { seed(32), expandedKey }; with pk the
- * certificate's public key, expandedKey[0..32) = pk[0..32) (rho) and
- * expandedKey[64..128) = SHAKE256(pk, 64) (tr).
- */
-static int mldsa_matches(const wks_crypto_ctx *cc, const uint8_t *pk8,
-                         int pk8_len, X509 *leaf)
-{
-	const unsigned char *p = pk8;
-	STACK_OF(ASN1_TYPE) *seq = d2i_ASN1_SEQUENCE_ANY(NULL, &p, pk8_len);
-	ASN1_BIT_STRING *pub = X509_get0_pubkey_bitstr(leaf);
-	ASN1_TYPE *ex;
-	const uint8_t *exp, *pkb;
-	uint8_t tr[64];
-	int ok = 0, exp_len, pkb_len;
-
-	if (!seq || sk_ASN1_TYPE_num(seq) != 2 || !pub)
-		goto done;
-	ex = sk_ASN1_TYPE_value(seq, 1);
-	if (ex->type != V_ASN1_OCTET_STRING)
-		goto done;
-	exp = ASN1_STRING_get0_data(ex->value.octet_string);
-	exp_len = ASN1_STRING_length(ex->value.octet_string);
-	pkb = ASN1_STRING_get0_data(pub);
-	pkb_len = ASN1_STRING_length(pub);
-	if (exp_len < 128 || pkb_len < 32)
-		goto done;
-	{
-		EVP_MD_CTX *c = EVP_MD_CTX_new();
-		EVP_MD *md = EVP_MD_fetch(libctx_of(cc), "SHAKE256",
-		                          propq_of(cc));
-
-		ok = c && md && EVP_DigestInit_ex2(c, md, NULL) == 1 &&
-		     EVP_DigestUpdate(c, pkb, (size_t)pkb_len) == 1 &&
-		     EVP_DigestFinalXOF(c, tr, sizeof(tr)) == 1;
-		EVP_MD_CTX_free(c);
-		EVP_MD_free(md);
-	}
-	ok = ok && memcmp(exp, pkb, 32) == 0 && memcmp(exp + 64, tr, 64) == 0;
-done:
-	sk_ASN1_TYPE_pop_free(seq, ASN1_TYPE_free);
-	return ok;
-}
-
 static int check_key_and_chain(const wks_crypto_ctx *cc,
                                const uint8_t *pkcs8, size_t pkcs8_len,
                                const uint8_t *const *certs,
@@ -301,17 +216,32 @@ static int check_key_and_chain(const wks_crypto_ctx *cc,
 	X509 **x = NULL;
 	EVP_PKEY *key = NULL;
 	PKCS8_PRIV_KEY_INFO *p8 = NULL;
-	const uint8_t *pk;
-	char oid[128];
+	wks_p8 f;
+	int pqc, err;
 	size_t i;
-	int err, pk_len;
 
 	if (n == 0)
 		return wks__err(WKS_ERR_INVALID,
 		                "a private key needs a certificate chain");
-	if ((err = pkcs8_oid(oid, sizeof(oid), &pk, &pk_len, &p8, pkcs8,
-	                     pkcs8_len)) < 0)
-		return err;
+	/* ML-DSA and SLH-DSA keys are checked at the DER level (pqc.c) in
+	 * every shape wolfCrypt writes, version 1 with the public key
+	 * included, which OpenSSL 3.0 cannot parse; other keys must be
+	 * PKCS#8 that OpenSSL reads. */
+	if (!wks__p8_walk(&f, pkcs8, pkcs8_len))
+		return wks__err(WKS_ERR_FORMAT, "not a PKCS#8 private key");
+	if (!(pqc = wks__pqc_kind(&f))) {
+		if ((err = pkcs8_parse(&p8, pkcs8, pkcs8_len)) < 0)
+			return err;
+	} else if (pkcs8_len <= INT32_MAX) {
+		const unsigned char *q = pkcs8;
+
+		/* Only a newer OpenSSL (3.5) reads these; quietly. */
+		p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &q, (long)pkcs8_len);
+		if (p8 && (size_t)(q - pkcs8) != pkcs8_len) {
+			PKCS8_PRIV_KEY_INFO_free(p8);
+			p8 = NULL;
+		}
+	}
 	if (!(x = calloc(n, sizeof(*x)))) {
 		err = wks__err(WKS_ERR_NOMEM, "out of memory");
 		goto done;
@@ -338,28 +268,21 @@ static int check_key_and_chain(const wks_crypto_ctx *cc,
 			goto done;
 		}
 	}
-	key = EVP_PKCS82PKEY_ex(p8, libctx_of(cc), propq_of(cc));
-	if (key) {
-		if (X509_check_private_key(x[0], key) != 1) {
-			err = wks__err(WKS_ERR_INVALID,
-			               "the private key does not match the leaf "
-			               "certificate");
-			goto done;
-		}
-	} else if (strncmp(oid, "2.16.840.1.101.3.4.3.1", 22) == 0 &&
-	           strlen(oid) == 23 && oid[22] >= '7' && oid[22] <= '9') {
-		if (!mldsa_matches(cc, pk, pk_len, x[0])) {
-			err = wks__err(WKS_ERR_INVALID,
-			               "the ML-DSA private key does not match the "
-			               "leaf certificate");
-			goto done;
-		}
-	} else {
-		err = wks__err(WKS_ERR_UNSUPPORTED,
-		               "cannot check a private key of algorithm %s", oid);
-		goto done;
-	}
-	err = WKS_OK;
+	/* As wolfJCE: the key matches if the library's own check says so;
+	 * for ML-DSA and SLH-DSA a no there (or no support at all) is
+	 * followed by the comparison of SubjectPublicKeyInfos. */
+	if (p8)
+		key = EVP_PKCS82PKEY_ex(p8, libctx_of(cc), propq_of(cc));
+	if (key && X509_check_private_key(x[0], key) == 1)
+		err = WKS_OK;
+	else if (pqc)
+		err = wks__pqc_match(cc, &f, certs[0], lens[0]);
+	else if (key)
+		err = wks__err(WKS_ERR_INVALID, "the private key does not match "
+		               "the leaf certificate");
+	else
+		err = wks__err(WKS_ERR_UNSUPPORTED, "cannot check a private key "
+		               "of this algorithm");
 done:
 	EVP_PKEY_free(key);
 	PKCS8_PRIV_KEY_INFO_free(p8);

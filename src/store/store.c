@@ -356,6 +356,8 @@ int wks_store_cache_sweep(wks_store *st)
 int wks_store_cache_stats(wks_cache_stats *out, wks_store *st)
 {
 	wks__err_clear();
+	if (out)
+		memset(out, 0, sizeof(*out));
 	if (!out || !st)
 		return wks__err(WKS_ERR_INVALID, "store or out is NULL");
 	wks__cache_stats(st->cache, out);

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Run each example program given (examples/*.c, built) under valgrind's
+# memcheck, in a fresh folder of its own, with no arguments:
+#
+#   sh tests/examples/valgrind.sh PROGRAM...
+#
+# A program fails if it exits non-zero, or if memcheck reports an error or
+# a definite or indirect leak (--error-exitcode=99).  The examples keep
+# wolfJCE's default PBKDF2 iteration count; here a properties file lowers
+# it to the minimum, 10000 (WKS_PROPERTIES, docs/PROPERTIES.md), so that a
+# run takes seconds rather than a minute under memcheck.  Exit 77 (CTest:
+# skipped) when valgrind is not installed.
+set -u
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "valgrind not found: skipped"
+	exit 77
+fi
+[ $# -gt 0 ] || { echo "usage: $0 PROGRAM..." >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/wks-examples.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+printf 'wolfjce.wks.iterationCount=10000\n' >"$tmp/fast.properties"
+fails=0
+for prog in "$@"; do
+	name=$(basename "$prog")
+	mkdir "$tmp/$name"
+	if (cd "$tmp/$name" &&
+	    WKS_PROPERTIES="$tmp/fast.properties" valgrind -q \
+		--error-exitcode=99 --leak-check=full \
+		--show-leak-kinds=definite,indirect \
+		--errors-for-leak-kinds=definite,indirect \
+		--log-file="$tmp/$name.vg" "$prog" >"$tmp/$name.out" 2>&1); then
+		echo "ok:   $name"
+	else
+		rc=$?
+		echo "FAIL: $name (exit $rc)"
+		sed 's/^/  | /' "$tmp/$name.out"
+		sed 's/^/  vg| /' "$tmp/$name.vg"
+		fails=$((fails + 1))
+	fi
+done
+echo "$(($# - fails)) passed, $fails failed"
+[ "$fails" -eq 0 ]
