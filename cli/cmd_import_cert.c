@@ -29,7 +29,7 @@ int cmd_import_cert(cli_ctx *c)
 	}
 	if ((rc = cli_load_certs_p7(certs, c->cert)) != 0)
 		goto done;
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	if ((rc = cli_store_edit_begin_or_create(&e, c)) != 0)
 		goto done;
 	st = e.st;
 	if (wks_store_entry_type(st, c->alias) == WKS_ENTRY_PRIVATE_KEY) {

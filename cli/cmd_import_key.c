@@ -49,7 +49,7 @@ int cmd_import_key(cli_ctx *c)
 		goto done;
 	for (int i = 0; i < sk_X509_num(chain); i++)
 		cli_warn_validity(NULL, c->alias, sk_X509_value(chain, i));
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	if ((rc = cli_store_edit_begin_or_create(&e, c)) != 0)
 		goto done;
 	if ((rc = cli_check_alias_free(e.st, c, c->alias)) != 0)
 		goto done;
