@@ -326,6 +326,11 @@ void cli_store_edit_end(cli_edit *e);
 int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
 		     const cli_pw *pw);
 
+/* After a key or certificate file failed to parse: if `path` (a regular
+ * file) is a keystore, a note naming the command that imports it
+ * (import-keystore for JKS, JCEKS and WKS; import-p12 for PKCS#12). */
+void cli_keystore_note(const cli_ctx *c, const char *path);
+
 /* Apply --iterations to `st`.  Returns 0 or an exit status. */
 int cli_store_iterations(wks_store *st, cli_ctx *c);
 

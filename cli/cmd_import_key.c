@@ -31,8 +31,11 @@ int cmd_import_key(cli_ctx *c)
 		if ((rc = cli_load_certs(pool, c->chain[i])) != 0)
 			goto done;
 	if ((rc = cli_load_key(&pkey, &pkcs8, &pkcs8_len, pool, c->key,
-			       &c->inpass)) != 0)
+			       &c->inpass)) != 0) {
+		if (rc == CLI_EXIT_MALFORMED)
+			cli_keystore_note(c, c->key);
 		goto done;
+	}
 	if (sk_X509_num(pool) == 0) {
 		cli_err(c->key, "no certificate: give the chain with --chain "
 			"FILE");

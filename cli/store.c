@@ -6,6 +6,7 @@
  * none is lost; new stores are made by cli_store_create().
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 
 #include "cli.h"
@@ -339,4 +342,38 @@ void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 			file);
 	else
 		cli_err(file, "not a WKS keystore (bad magic number)");
+}
+
+void cli_keystore_note(const cli_ctx *c, const char *path)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	cli_ks_type t;
+	PKCS12 *p12 = NULL;
+	const unsigned char *p;
+
+	struct stat sb;
+
+	/* Only a regular file is read again (standard input, a pipe or a
+	 * FIFO could not be, or would wait). */
+	if (!path || !strcmp(path, "-") || stat(path, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode) || cli_read_file(&data, &len, path) != 0)
+		return;
+	t = cli_ks_detect(data, len);
+	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS || t == CLI_KS_WKS) {
+		cli_note(path, "this is a %s keystore; import its entries with: "
+			 "wks import-keystore --srckeystore %s -k %s "
+			 "[--srcalias ALIAS]", cli_ks_type_name(t), path,
+			 c->keystore ? c->keystore : "STORE");
+	} else if (t == CLI_KS_PKCS12 && len <= LONG_MAX) {
+		p = data;
+		p12 = d2i_PKCS12(NULL, &p, (long)len);
+		if (p12 && p == data + len)
+			cli_note(path, "this is a PKCS#12 file; import it with: "
+				 "wks import-p12 --in %s -k %s [-a ALIAS]", path,
+				 c->keystore ? c->keystore : "STORE");
+		PKCS12_free(p12);
+	}
+	ERR_clear_error();
+	cli_free_secret(data, len);
 }
