@@ -163,7 +163,8 @@ static const cli_cmd commands[] = {
 	  "Certificates come from the --chain files (PEM bundles, PKCS#7 or\n"
 	  "DER, repeatable) and from a PEM key file itself; they are put in\n"
 	  "order, leaf first, whatever order they are given in.  The leaf must\n"
-	  "match the key and each certificate must be signed by the next.\n\n"
+	  "match the key and each certificate must be signed by the next.\n"
+	  "A missing store is created (its password asked twice if prompted).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "  -a, --alias NAME        the entry to create\n"
 	  "      --key FILE          the private key\n"
@@ -184,7 +185,8 @@ static const cli_cmd commands[] = {
 	  "reply's chain, completed from the store's trusted certificate\n"
 	  "entries up to a self-signed root, replaces the entry's chain.  The\n"
 	  "key is kept (encrypted again under the key password).  Otherwise\n"
-	  "the store is left unchanged (exit 8).\n\n"
+	  "the store is left unchanged (exit 8).  A missing store is created\n"
+	  "(its password asked twice if prompted).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "  -a, --alias NAME        the entry to create (or the key entry)\n"
 	  "      --cert FILE         the certificate, or the reply\n"
@@ -201,7 +203,8 @@ static const cli_cmd commands[] = {
 	  "\nStore a secret key: hex text (--hex takes HEX, or a source as for\n"
 	  "passwords: pass:HEX, env:VAR, file:PATH, fd:N, stdin), the raw bytes\n"
 	  "of a file, or fresh random bytes.  The JCA algorithm name defaults\n"
-	  "to \"AES\" (16, 24 or 32 bytes) or \"HmacSHA256\" (hmac-sha256).\n\n"
+	  "to \"AES\" (16, 24 or 32 bytes) or \"HmacSHA256\" (hmac-sha256).\n"
+	  "A missing store is created (its password asked twice if prompted).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "  -a, --alias NAME        the entry to create\n"
 	  "      --hex SRC           the key as hex\n"
@@ -222,7 +225,10 @@ static const cli_cmd commands[] = {
 	  "names (entries without one are named 1, 2, ...); anything else is\n"
 	  "skipped with a note naming it.  With -a only the entry of that\n"
 	  "name; a file with a single entry is imported under ALIAS whatever\n"
-	  "its name.  A file without a MAC is refused unless --no-mac-ok.\n\n"
+	  "its name.  A file without a MAC is refused unless --no-mac-ok.  A\n"
+	  "certificate of a key's chain is no entry of its own unless it has\n"
+	  "Java's trusted-certificate attribute.  A missing store is created\n"
+	  "(its password asked twice if prompted).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "      --in FILE           the PKCS#12 file\n"
 	  "      --inpass SRC        its password\n"
