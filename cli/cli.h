@@ -331,6 +331,10 @@ int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
  * (import-keystore for JKS, JCEKS and WKS; import-p12 for PKCS#12). */
 void cli_keystore_note(const cli_ctx *c, const char *path);
 
+/* Warn when a new `what` ("store", "key") password is shorter than the 6
+ * characters keytool requires (the store still works). */
+void cli_warn_short_pw(const char *file, const cli_pw *pw, const char *what);
+
 /* Apply --iterations to `st`.  Returns 0 or an exit status. */
 int cli_store_iterations(wks_store *st, cli_ctx *c);
 

@@ -173,16 +173,21 @@ fail:
 /* keytool refuses a new store password shorter than 6 characters (Java
  * chars; code points here): such a store works, but a Java user cannot
  * give it that password again with keytool -storepasswd. */
-static void warn_short_pw(const char *file, const cli_pw *pw)
+void cli_warn_short_pw(const char *file, const cli_pw *pw, const char *what)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < pw->len; i++)
 		n += ((unsigned char)pw->p[i] & 0xC0) != 0x80;
 	if (n < 6)
-		cli_err(file, "warning: the store password has only %zu "
-			"character%s; keytool requires at least 6", n,
+		cli_err(file, "warning: the %s password has only %zu "
+			"character%s; keytool requires at least 6", what, n,
 			n == 1 ? "" : "s");
+}
+
+static void warn_short_pw(const char *file, const cli_pw *pw)
+{
+	cli_warn_short_pw(file, pw, "store");
 }
 
 int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw)

@@ -335,6 +335,9 @@ expect_err 0 'warning: the store password has only 5 characters' \
 	"passwd to a 5-character password"
 wks passwd -k short.wks --storepass pass:abcde --new-storepass 'pass:ééééé€' "${I[@]}"
 grep -q 'warning' err && bad "a 6-character (non-ASCII) password warned" || ok
+wks keypasswd -k n2.wks -a k --storepass pass:new-store-pw --new-keypass pass:kp "${I[@]}"
+expect_err 0 'n2.wks: warning: the key password has only 2 characters; keytool requires at least 6' \
+	"keypasswd to a 2-character password"
 wks import-cert -k short2.wks -a c --cert new.pem --storepass pass:abc "${I[@]}"
 expect_err 0 'warning: the store password has only 3 characters' \
 	"a store created by import-cert with a short password"
