@@ -387,6 +387,7 @@ static const cli_cmd commands[] = {
 	  "usage: wks import-keystore --srckeystore FILE -k DEST.wks\n"
 	  "                           [--srcstoretype jks|jceks|pkcs12|wks]\n"
 	  "                           [--srcstorepass SRC] [--srckeypass SRC]\n"
+	  "                           [--keypass-for A=SRC]...\n"
 	  "                           [--srcalias A [--destalias B]] [--force]\n"
 	  "\nAs keytool -importkeystore, without a JVM: copy the private keys\n"
 	  "(with their chains), trusted certificates and secret keys of a JKS,\n"
