@@ -14,14 +14,16 @@
 #   - import-cert, import-key, import-secret and import-p12 create a
 #     store that does not exist (mode 0600, readable with the password);
 #   - messages: --hex that is not hex, an encrypted key without a
-#     terminal, import-p12 of a Java keystore, short store passwords;
+#     terminal, import-p12 of a Java keystore, import-key and import-cert
+#     of a keystore, short store and key passwords;
 #   - list: columns aligned after non-ASCII aliases (by display width),
 #     DESede key sizes as keytool gives them (168 bits).
 #
 # usage: javainterop.sh WKS_BINARY SHARED_DIR
 #
 # Without keytool it prints SKIP and passes.  EC keys only and 10000
-# iterations: about 20 seconds, mostly keytool's JVM starts.  Works in a
+# iterations: about 30 seconds on an idle machine, mostly the 30 starts
+# of keytool's JVM.  Works in a
 # mktemp -d folder that it removes.  Prints "N passed, M failed" last.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
