@@ -296,11 +296,23 @@ typedef struct {
 	wks_store *st;
 	cli_pw pw;
 	wks_lock *lock;
+	int created; /* a new store (cli_store_edit_begin_or_create) */
 } cli_edit;
 
-#define CLI_EDIT_INIT { NULL, CLI_PW_INIT, NULL }
+#define CLI_EDIT_INIT { NULL, CLI_PW_INIT, NULL, 0 }
 
 int cli_store_edit_begin(cli_edit *e, cli_ctx *c);
+/*
+ * The same for the import commands, which create a store that does not
+ * exist (as keytool -importcert does, and genkeypair, import-certs and
+ * import-keystore): its password comes from --storepass or is asked
+ * twice (never empty); e.st is then a new empty store (--iterations
+ * applied) and commit creates the file exclusively, mode 0600, as
+ * cli_store_create() does (--force does not replace a file that
+ * appeared meanwhile).  commit warns when a new store password (a
+ * created store, passwd) is shorter than keytool allows.
+ */
+int cli_store_edit_begin_or_create(cli_edit *e, cli_ctx *c);
 int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw);
 void cli_store_edit_end(cli_edit *e);
 
@@ -313,6 +325,15 @@ void cli_store_edit_end(cli_edit *e);
  */
 int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
 		     const cli_pw *pw);
+
+/* After a key or certificate file failed to parse: if `path` (a regular
+ * file) is a keystore, a note naming the command that imports it
+ * (import-keystore for JKS, JCEKS and WKS; import-p12 for PKCS#12). */
+void cli_keystore_note(const cli_ctx *c, const char *path);
+
+/* Warn when a new `what` ("store", "key") password is shorter than the 6
+ * characters keytool requires (the store still works). */
+void cli_warn_short_pw(const char *file, const cli_pw *pw, const char *what);
 
 /* Apply --iterations to `st`.  Returns 0 or an exit status. */
 int cli_store_iterations(wks_store *st, cli_ctx *c);
@@ -540,6 +561,12 @@ int cli_keypass_for_add(cli_ctx *c, char *arg);
 void cli_keypass_for_clear(cli_ctx *c);
 /* 1 if --keypass-for names `alias`. */
 int cli_keypass_for_has(const cli_ctx *c, const char *alias);
+/* The --keypass-for password of `alias` (read from its source the first
+ * time; *pw is borrowed): 1, 0 when none was given, or a negated exit
+ * status when reading it failed (message printed). */
+int cli_keypass_for_get(const cli_pw **pw, const char *alias);
+/* The alias of the i-th --keypass-for, or NULL past the last. */
+const char *cli_keypass_for_alias(const cli_ctx *c, size_t i);
 
 #define CLI_KEY_QUIET 1    /* print nothing on failure (verify) */
 #define CLI_KEY_NOPROMPT 2 /* never ask on the terminal */

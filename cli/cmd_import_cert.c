@@ -27,9 +27,12 @@ int cmd_import_cert(cli_ctx *c)
 		cli_err(NULL, "out of memory");
 		return CLI_EXIT_FAIL;
 	}
-	if ((rc = cli_load_certs_p7(certs, c->cert)) != 0)
+	if ((rc = cli_load_certs_p7(certs, c->cert)) != 0) {
+		if (rc == CLI_EXIT_MALFORMED)
+			cli_keystore_note(c, c->cert);
 		goto done;
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	}
+	if ((rc = cli_store_edit_begin_or_create(&e, c)) != 0)
 		goto done;
 	st = e.st;
 	if (wks_store_entry_type(st, c->alias) == WKS_ENTRY_PRIVATE_KEY) {

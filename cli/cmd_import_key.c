@@ -31,8 +31,11 @@ int cmd_import_key(cli_ctx *c)
 		if ((rc = cli_load_certs(pool, c->chain[i])) != 0)
 			goto done;
 	if ((rc = cli_load_key(&pkey, &pkcs8, &pkcs8_len, pool, c->key,
-			       &c->inpass)) != 0)
+			       &c->inpass)) != 0) {
+		if (rc == CLI_EXIT_MALFORMED)
+			cli_keystore_note(c, c->key);
 		goto done;
+	}
 	if (sk_X509_num(pool) == 0) {
 		cli_err(c->key, "no certificate: give the chain with --chain "
 			"FILE");
@@ -49,7 +52,7 @@ int cmd_import_key(cli_ctx *c)
 		goto done;
 	for (int i = 0; i < sk_X509_num(chain); i++)
 		cli_warn_validity(NULL, c->alias, sk_X509_value(chain, i));
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	if ((rc = cli_store_edit_begin_or_create(&e, c)) != 0)
 		goto done;
 	if ((rc = cli_check_alias_free(e.st, c, c->alias)) != 0)
 		goto done;

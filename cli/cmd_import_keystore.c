@@ -49,6 +49,7 @@ typedef struct {
 	cli_pw pw;                 /* source store password */
 	cli_pw keypw;              /* --srckeypass, if given */
 	int have_keypw;
+	int convert;               /* wks convert (else import-keystore) */
 	ks_item *it;
 	size_t n, cap;
 } ks_src;
@@ -134,23 +135,29 @@ static int oom(const char *file)
 }
 
 /*
- * Open one key of the source: with --srckeypass if given, then with the
- * source store password (keytool's default); when neither opens it, ask
- * on the terminal for this alias's password (no terminal: the entry is
- * skipped).  `open` returns a wks_err; WKS_ERR_INTEGRITY means "wrong
- * password".
+ * Open one key of the source: with its --keypass-for password if one was
+ * given (only that, as for the keys of a WKS store), else with
+ * --srckeypass if given, then with the source store password (keytool's
+ * default); when none opens it, ask on the terminal for this alias's
+ * password (no terminal: the entry is skipped).  `open` returns a
+ * wks_err; WKS_ERR_INTEGRITY means "wrong password".
  */
 typedef int (*key_open_fn)(void *arg, const char *pw, size_t pw_len);
 
 static int open_key(ks_src *s, const char *alias, key_open_fn open, void *arg)
 {
 	const cli_pw *first = s->have_keypw ? &s->keypw : &s->pw;
+	const cli_pw *given = NULL;
 	cli_pwsrc none = { CLI_PWSRC_NONE, "--srckeypass", NULL, -1 };
 	cli_pw asked = CLI_PW_INIT;
 	char prompt[600];
 	char *da;
-	int err = open(arg, first->p, first->len);
+	int err;
 
+	/* Read (and checked) by read_source() already: cannot fail. */
+	if (cli_keypass_for_get(&given, alias) == 1)
+		return open(arg, given->p, given->len);
+	err = open(arg, first->p, first->len);
 	if (err == WKS_ERR_INTEGRITY && s->have_keypw)
 		err = open(arg, s->pw.p, s->pw.len);
 	if (err != WKS_ERR_INTEGRITY || !cli_have_tty())
@@ -203,14 +210,25 @@ static int jks_key_open(void *arg, const char *pw, size_t pw_len)
 				  &a->t->algorithm, a->e, pw, pw_len, a->lim);
 }
 
-static const char *skip_reason(int err, char *buf, size_t n)
+/* Why an entry is skipped; the hint names options the command takes. */
+static const char *skip_reason(const ks_src *s, const char *alias, int err,
+			       char *buf, size_t n)
 {
 	const char *d = wks_error_detail();
 
-	if (err == WKS_ERR_INTEGRITY)
+	if (err == WKS_ERR_INTEGRITY && alias &&
+	    cli_keypass_for_has(s->c, alias))
+		snprintf(buf, n, "key password incorrect (the one given with "
+			 "--keypass-for)");
+	else if (err == WKS_ERR_INTEGRITY && alias) {
+		char *da = cli_display(alias);
+
 		snprintf(buf, n, "key password incorrect (give it with "
-			 "--srcalias and --srckeypass)");
-	else
+			 "--keypass-for '%s=SRC'%s)", da ? da : "",
+			 s->convert ? ", or --srckeypass SRC for all keys" :
+				      ", or --srcalias and --srckeypass");
+		free(da);
+	} else
 		snprintf(buf, n, "%s", d && *d ? d : wks_strerror(err));
 	return buf;
 }
@@ -255,8 +273,8 @@ static int read_jks(ks_src *s, const uint8_t *data, size_t len)
 		}
 		a.t = t;
 		err = open_key(s, e->alias, jks_key_open, &a);
-		if (err < 0 && item_skip(t, skip_reason(err, why,
-							sizeof(why))) < 0)
+		if (err < 0 && item_skip(t, skip_reason(s, e->alias, err,
+							why, sizeof(why))) < 0)
 			goto nomem;
 	}
 	jks_file_free(&f);
@@ -390,7 +408,8 @@ static int read_wks(ks_src *s, const uint8_t *data, size_t len)
 			continue;
 		err = open_key(s, aliases[i], wks_key_open, &a);
 		if (err < 0) {
-			if (item_skip(t, skip_reason(err, why, sizeof(why))) < 0)
+			if (item_skip(t, skip_reason(s, aliases[i], err, why,
+						      sizeof(why))) < 0)
 				goto nomem;
 			continue;
 		}
@@ -517,9 +536,20 @@ static int put_item(wks_store *st, cli_ctx *c, const char *destfile,
 	}
 	if (err == WKS_ERR_NOMEM)
 		return oom(destfile);
-	if (err < 0 && item_skip(t, skip_reason(err, why, sizeof(why))) < 0)
+	if (err < 0 && item_skip(t, skip_reason(NULL, NULL, err, why,
+						      sizeof(why))) < 0)
 		return oom(destfile);
 	return 0;
+}
+
+/* The size of a secret key as Java states it: DES and DESede keys carry
+ * a parity bit in every byte (keytool: "168-bit DESede"). */
+static size_t key_bits(const char *alg, size_t len)
+{
+	if (!strcasecmp(alg, "DES") || !strcasecmp(alg, "DESede") ||
+	    !strcasecmp(alg, "TripleDES"))
+		return len * 7;
+	return len * 8;
 }
 
 static void print_items(const ks_src *s, const cli_ctx *c, size_t *imported,
@@ -543,7 +573,7 @@ static void print_items(const ks_src *s, const cli_ctx *c, size_t *imported,
 		if (t->type == WKS_ENTRY_SECRET_KEY && t->algorithm &&
 		    !t->skip)
 			printf(", %s %zu bits", t->algorithm,
-			       t->secret_len * 8);
+			       key_bits(t->algorithm, t->secret_len));
 		printf(")%s%s\n", dw ? ": " : "", dw ? dw : "");
 		if (t->skip)
 			(*skipped)++;
@@ -607,6 +637,15 @@ static int read_source(ks_src *s, const uint8_t *data, size_t len,
 		}
 		s->have_keypw = 1;
 	}
+	/* Every --keypass-for password now: a source that cannot be read
+	 * fails the command before anything is decrypted. */
+	for (size_t i = 0; cli_keypass_for_alias(s->c, i); i++) {
+		const cli_pw *kp;
+
+		if ((rc = cli_keypass_for_get(&kp,
+					      cli_keypass_for_alias(s->c, i))) < 0)
+			return -rc;
+	}
 	switch (s->type) {
 	case CLI_KS_JKS:
 	case CLI_KS_JCEKS:
@@ -621,6 +660,22 @@ static int read_source(ks_src *s, const uint8_t *data, size_t len,
 	}
 	if (rc)
 		return rc;
+	/* A --keypass-for that names no key entry: a typo, say so. */
+	for (size_t i = 0; cli_keypass_for_alias(s->c, i); i++) {
+		const char *a = cli_keypass_for_alias(s->c, i);
+		int found = 0;
+
+		for (size_t j = 0; j < s->n && !found; j++)
+			found = !strcmp(s->it[j].alias, a) &&
+				s->it[j].type != WKS_ENTRY_CERTIFICATE;
+		if (!found && (!s->c->srcalias || !strcmp(s->c->srcalias, a))) {
+			char *da = cli_display(a);
+
+			cli_note(s->file, "--keypass-for \"%s\": no key entry of "
+				 "that name", da ? da : "");
+			free(da);
+		}
+	}
 	if (s->c->srcalias && s->n == 0) {
 		char *da = cli_display(s->c->srcalias);
 
@@ -803,6 +858,7 @@ int cli_convert_java(cli_ctx *c, const uint8_t *data, size_t len)
 	s.file = c->in;
 	s.storepass = &c->inpass;
 	s.storepass_opt = "--inpass";
+	s.convert = 1;
 	if ((rc = read_source(&s, data, len, NULL)) == 0)
 		rc = import_new(c, &s, c->out, &c->outpass, "--outpass");
 	src_free(&s);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "jks.h"
 
 int cmd_import_p12(cli_ctx *c)
 {
@@ -13,6 +14,7 @@ int cmd_import_p12(cli_ctx *c)
 	size_t count = 0, len = 0;
 	uint8_t *data = NULL;
 	char prompt[512];
+	cli_ks_type t;
 	int rc;
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
@@ -20,6 +22,15 @@ int cmd_import_p12(cli_ctx *c)
 		return rc;
 	if ((rc = cli_read_file(&data, &len, c->in)) != 0)
 		return rc;
+	t = cli_ks_detect(data, len);
+	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS || t == CLI_KS_WKS) {
+		/* Before any password: name the command that reads it. */
+		cli_err(c->in, "this is a %s keystore, not PKCS#12; import it "
+			"with: wks import-keystore --srckeystore %s -k %s",
+			cli_ks_type_name(t), c->in, c->keystore);
+		rc = CLI_EXIT_MALFORMED;
+		goto done;
+	}
 	snprintf(prompt, sizeof(prompt), "Password of %s: ", c->in);
 	if ((rc = cli_pw_get(&inpw, &c->inpass, prompt, "--inpass",
 			     CLI_PW_EMPTY_OK)) != 0)
@@ -27,7 +38,7 @@ int cmd_import_p12(cli_ctx *c)
 	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw,
 			       c->no_mac_ok)) != 0)
 		goto done;
-	if ((rc = cli_store_edit_begin(&ed, c)) != 0)
+	if ((rc = cli_store_edit_begin_or_create(&ed, c)) != 0)
 		goto done;
 	if ((rc = cli_keypass(&kp, c, &ed.pw, NULL)) != 0)
 		goto done;

@@ -1,6 +1,7 @@
 /*
  * wks import-secret: a secret key from hex, from a file, or generated.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,33 @@ static const struct {
 	{ "hmac-sha384", "HmacSHA384", 48 },
 	{ "hmac-sha512", "HmacSHA512", 64 },
 };
+
+/* Why --hex was refused: the first character that is no hex digit (by
+ * position: the text is a secret key, never echoed), an odd number of
+ * digits, or none at all (cli_unhex ignores blanks and ':'). */
+static void hex_error(const cli_pw *hex)
+{
+	size_t digits = 0;
+
+	for (size_t i = 0; i < hex->len; i++) {
+		unsigned char ch = (unsigned char)hex->p[i];
+
+		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' ||
+		    ch == ':')
+			continue;
+		if (!isxdigit(ch)) {
+			cli_err(NULL, "--hex: not hex: character %zu is not a "
+				"hex digit (0-9, a-f)", i + 1);
+			return;
+		}
+		digits++;
+	}
+	if (digits == 0)
+		cli_err(NULL, "--hex: no hex digits");
+	else
+		cli_err(NULL, "--hex: an odd number of hex digits (%zu): "
+			"two make a byte", digits);
+}
 
 int cmd_import_secret(cli_ctx *c)
 {
@@ -78,8 +106,8 @@ int cmd_import_secret(cli_ctx *c)
 				     CLI_PW_EMPTY_OK)) != 0)
 			goto done;
 		if (cli_unhex(&key, &key_len, hex.p, hex.len) < 0) {
-			cli_err(NULL, "--hex: not an even number of hex digits");
 			rc = CLI_EXIT_USAGE;
+			hex_error(&hex);
 			goto done;
 		}
 	}
@@ -93,7 +121,7 @@ int cmd_import_secret(cli_ctx *c)
 			goto done;
 		}
 	}
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	if ((rc = cli_store_edit_begin_or_create(&e, c)) != 0)
 		goto done;
 	if ((rc = cli_check_alias_free(e.st, c, c->alias)) != 0)
 		goto done;

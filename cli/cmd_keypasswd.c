@@ -47,7 +47,8 @@ int cmd_keypasswd(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, c->alias, err, NULL);
 		goto done;
 	}
-	rc = cli_store_edit_commit(&e, c, NULL);
+	if ((rc = cli_store_edit_commit(&e, c, NULL)) == 0)
+		cli_warn_short_pw(c->keystore, &nkp, "key");
 done:
 	free(d);
 	cli_store_edit_end(&e);

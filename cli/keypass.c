@@ -133,6 +133,21 @@ static int keypass_for(const cli_pw **pw, const char *alias, int *rc)
 	return 0;
 }
 
+int cli_keypass_for_get(const cli_pw **pw, const char *alias)
+{
+	int rc;
+
+	*pw = NULL;
+	if (keypass_for(pw, alias, &rc))
+		return 1;
+	return rc ? -rc : 0;
+}
+
+const char *cli_keypass_for_alias(const cli_ctx *c, size_t i)
+{
+	return i < c->keypass_for_count ? c->keypass_for[i].alias : NULL;
+}
+
 static int same_pw(const cli_pw *a, const cli_pw *b)
 {
 	return a && b && a->p && b->p && a->len == b->len &&

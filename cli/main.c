@@ -163,7 +163,8 @@ static const cli_cmd commands[] = {
 	  "Certificates come from the --chain files (PEM bundles, PKCS#7 or\n"
 	  "DER, repeatable) and from a PEM key file itself; they are put in\n"
 	  "order, leaf first, whatever order they are given in.  The leaf must\n"
-	  "match the key and each certificate must be signed by the next.\n\n"
+	  "match the key and each certificate must be signed by the next.\n"
+	  "A missing store is created (its password asked twice if prompted).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "  -a, --alias NAME        the entry to create\n"
 	  "      --key FILE          the private key\n"
@@ -184,7 +185,8 @@ static const cli_cmd commands[] = {
 	  "reply's chain, completed from the store's trusted certificate\n"
 	  "entries up to a self-signed root, replaces the entry's chain.  The\n"
 	  "key is kept (encrypted again under the key password).  Otherwise\n"
-	  "the store is left unchanged (exit 8).\n\n"
+	  "the store is left unchanged (exit 8).  A missing store is created\n"
+	  "(its password asked twice if prompted).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "  -a, --alias NAME        the entry to create (or the key entry)\n"
 	  "      --cert FILE         the certificate, or the reply\n"
@@ -201,7 +203,8 @@ static const cli_cmd commands[] = {
 	  "\nStore a secret key: hex text (--hex takes HEX, or a source as for\n"
 	  "passwords: pass:HEX, env:VAR, file:PATH, fd:N, stdin), the raw bytes\n"
 	  "of a file, or fresh random bytes.  The JCA algorithm name defaults\n"
-	  "to \"AES\" (16, 24 or 32 bytes) or \"HmacSHA256\" (hmac-sha256).\n\n"
+	  "to \"AES\" (16, 24 or 32 bytes) or \"HmacSHA256\" (hmac-sha256).\n"
+	  "A missing store is created (its password asked twice if prompted).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "  -a, --alias NAME        the entry to create\n"
 	  "      --hex SRC           the key as hex\n"
@@ -222,7 +225,10 @@ static const cli_cmd commands[] = {
 	  "names (entries without one are named 1, 2, ...); anything else is\n"
 	  "skipped with a note naming it.  With -a only the entry of that\n"
 	  "name; a file with a single entry is imported under ALIAS whatever\n"
-	  "its name.  A file without a MAC is refused unless --no-mac-ok.\n\n"
+	  "its name.  A file without a MAC is refused unless --no-mac-ok.  A\n"
+	  "certificate of a key's chain is no entry of its own unless it has\n"
+	  "Java's trusted-certificate attribute.  A missing store is created\n"
+	  "(its password asked twice if prompted).\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "      --in FILE           the PKCS#12 file\n"
 	  "      --inpass SRC        its password\n"
@@ -357,10 +363,13 @@ static const cli_cmd commands[] = {
 	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
 	  "becomes a PKCS#12 file; a JKS or JCEKS input (also by its magic\n"
 	  "number) becomes a WKS store as with wks import-keystore (key\n"
-	  "passwords: --srckeypass, else --inpass, else asked per key); anything\n"
-	  "else is read as PKCS#12 and becomes a WKS store.  --inpass is the password of the input, --outpass that\n"
-	  "of the output (asked twice if prompted).  WKS key passwords are\n"
-	  "--keypass, by default the WKS store password.\n\n"
+	  "passwords: --keypass-for ALIAS=SRC for that key, else --srckeypass,\n"
+	  "else --inpass, else asked per key); anything else is read as\n"
+	  "PKCS#12 and becomes a WKS store.  --inpass is the password of the\n"
+	  "input, --outpass that of the output (asked twice if prompted).  The\n"
+	  "key passwords of a WKS input are --keypass-for, else --keypass,\n"
+	  "else its store password; those of a new WKS store are --keypass,\n"
+	  "by default its store password.\n\n"
 	  "      --in FILE           the input\n"
 	  "  -o, --out FILE          the output (kept unless --force)\n"
 	  "      --inpass SRC        password of the input\n"
@@ -373,19 +382,21 @@ static const cli_cmd commands[] = {
 		  B(O_SRCKEYSTORE) | B(O_SRCSTORETYPE) | B(O_SRCSTOREPASS) |
 		  B(O_SRCKEYPASS) | B(O_SRCALIAS) | B(O_DESTALIAS) |
 		  B(O_NO_MAC_OK) | B(O_ITERATIONS) | B(O_FORCE) |
-		  B(O_STRICT_JAVA),
+		  B(O_STRICT_JAVA) | B(O_KEYPASS_FOR),
 	  "import the entries of a JKS, JCEKS, PKCS#12 or WKS keystore",
 	  "usage: wks import-keystore --srckeystore FILE -k DEST.wks\n"
 	  "                           [--srcstoretype jks|jceks|pkcs12|wks]\n"
 	  "                           [--srcstorepass SRC] [--srckeypass SRC]\n"
+	  "                           [--keypass-for A=SRC]...\n"
 	  "                           [--srcalias A [--destalias B]] [--force]\n"
 	  "\nAs keytool -importkeystore, without a JVM: copy the private keys\n"
 	  "(with their chains), trusted certificates and secret keys of a JKS,\n"
 	  "JCEKS, PKCS#12 or WKS keystore into the WKS store DEST, which is\n"
 	  "created if missing.  The source type is detected from its first\n"
 	  "bytes.  Its integrity is checked with --srcstorepass first; each key\n"
-	  "is opened with --srckeypass if given, else with the source store\n"
-	  "password, else (on a terminal) with a password asked for it.  An\n"
+	  "is opened with its --keypass-for password if given (only that), else\n"
+	  "with --srckeypass if given, else with the source store password,\n"
+	  "else (on a terminal) with a password asked for it.  An\n"
 	  "entry that cannot be read is skipped and named, the others are\n"
 	  "imported (exit status 1).  An alias that DEST holds already refuses\n"
 	  "the whole import (nothing changes) unless --force replaces it.  Keys\n"
@@ -395,6 +406,7 @@ static const cli_cmd commands[] = {
 	  "      --srcstoretype T    jks, jceks, pkcs12 or wks (checked)\n"
 	  "      --srcstorepass SRC  its store password\n"
 	  "      --srckeypass SRC    the password of its keys\n"
+	  "      --keypass-for A=SRC the password of its key A (repeatable)\n"
 	  "      --srcalias A        import only this entry\n"
 	  "      --destalias B       ... under this alias\n"
 	  "  -k, --keystore FILE     the WKS store (also --destkeystore)\n"
@@ -490,7 +502,10 @@ static const cli_cmd commands[] = {
 	{ NULL, NULL, 0, NULL, NULL }
 };
 
-static const char general_help[] =
+/* The general part of the help, in three pieces: the middle one names
+ * --keypass-for, and a command's --help shows it only if the command
+ * takes that option. */
+static const char general_help_pw[] =
 	"\n"
 	"PASSWORDS\n"
 	"  A password option takes a source: pass:TEXT (visible to other\n"
@@ -498,8 +513,12 @@ static const char general_help[] =
 	"  line), or stdin.  Without one the password is asked on the terminal\n"
 	"  without echo (twice for a new password); without a terminal the\n"
 	"  command fails instead of waiting.  A key password defaults to the\n"
-	"  store password; --keypass-for ALIAS=SRC gives one key its own.  An\n"
-	"  empty password (pass:, an empty variable or file) is an error.\n"
+	"  store password.\n";
+static const char general_help_kpf[] =
+	"  --keypass-for ALIAS=SRC gives one key its own (export-key,\n"
+	"  export-p12, verify, convert, import-keystore).\n";
+static const char general_help[] =
+	"  An empty password (pass:, an empty variable or file) is an error.\n"
 	"  Passwords are never printed or logged.\n"
 	"\n"
 	"ENVIRONMENT\n"
@@ -523,7 +542,19 @@ static void print_main_help(FILE *f)
 		   "COMMANDS\n");
 	for (const cli_cmd *cmd = commands; cmd->name; cmd++)
 		fprintf(f, "  %-14s %s\n", cmd->name, cmd->summary);
+	fputs(general_help_pw, f);
+	fputs(general_help_kpf, f);
 	fputs(general_help, f);
+}
+
+/* `wks CMD --help`. */
+static void print_cmd_help(const cli_cmd *cmd)
+{
+	fputs(cmd->usage, stdout);
+	fputs(general_help_pw, stdout);
+	if (cmd->options & B(O_KEYPASS_FOR))
+		fputs(general_help_kpf, stdout);
+	fputs(general_help, stdout);
 }
 
 static int add_chain(cli_ctx *c, const char *path)
@@ -710,8 +741,7 @@ static int parse_options(cli_ctx *c, int argc, char **argv)
 		case O_SRCALIAS: c->srcalias = optarg; break;
 		case O_DESTALIAS: c->destalias = optarg; break;
 		case O_HELP:
-			fputs(cmd->usage, stdout);
-			fputs(general_help, stdout);
+			print_cmd_help(cmd);
 			return -1;
 		default: break;
 		}
@@ -784,8 +814,7 @@ int main(int argc, char **argv)
 		if (argc > 2 && strcmp(argv[1], "help") == 0) {
 			for (const cli_cmd *cmd = commands; cmd->name; cmd++)
 				if (!strcmp(cmd->name, argv[2])) {
-					fputs(cmd->usage, stdout);
-					fputs(general_help, stdout);
+					print_cmd_help(cmd);
 					return CLI_EXIT_OK;
 				}
 		}

@@ -33,6 +33,20 @@
 
 /* ---- reading -------------------------------------------------------------- */
 
+/* The NID of JAVA_TRUSTED_OID (registered once; NID_undef if that
+ * fails, which then matches no attribute). */
+static int java_trusted_nid(void)
+{
+	int nid = OBJ_txt2nid(JAVA_TRUSTED_OID);
+
+	if (nid == NID_undef) {
+		nid = OBJ_create(JAVA_TRUSTED_OID, "javaTrustedKeyUsage",
+				 "Java trusted key usage");
+		ERR_clear_error();
+	}
+	return nid;
+}
+
 typedef struct {
 	char *name;          /* friendlyName (UTF-8) or NULL */
 	uint8_t *id;         /* localKeyID or NULL */
@@ -43,6 +57,7 @@ typedef struct {
 	char *secret_alg;    /* secret keys (Java's secret bags) */
 	uint8_t *secret;
 	size_t secret_len;
+	int trusted;         /* Java's trusted-key-usage attribute */
 } bag_item;
 
 typedef struct {
@@ -94,6 +109,12 @@ static bag_item *item_add(bag_list *l, PKCS12_SAFEBAG *bag)
 		}
 		memcpy(it->id, id->value.octet_string->data, it->id_len);
 	}
+	/* Java writes a trusted certificate entry with this attribute and
+	 * the certificates of a key's chain without it (but with a
+	 * friendlyName, the subject DN): only the attribute makes an entry
+	 * of a certificate that is part of a chain. */
+	it->trusted = PKCS12_get_attr_gen(PKCS12_SAFEBAG_get0_attrs(bag),
+					  java_trusted_nid()) != NULL;
 	return it;
 }
 
@@ -319,16 +340,21 @@ static int build_entries(cli_p12_entry **out, size_t *count, bag_list *l)
 		e[ne].pkcs8_len = k->pkcs8_len;
 		k->pkcs8 = NULL;
 		k->pkcs8_len = 0;
-		/* The leaf belongs to the key; the rest is used unless named. */
+		/* The chain belongs to the key: its certificates are no
+		 * entries of their own, unless a bag of the same certificate
+		 * is a trusted certificate entry (Java's attribute) and not
+		 * the key's own (its localKeyID). */
 		for (size_t j = 0; j < l->n; j++) {
 			bag_item *c = &l->v[j];
 
 			if (!c->cert)
 				continue;
-			for (int m = 0; m < sk_X509_num(e[ne].chain); m++)
+			if (same_id(k, c))
+				used[j] = 1; /* the key's own certificate */
+			for (int m = 0; m < sk_X509_num(e[ne].chain) &&
+					!c->trusted; m++)
 				if (!X509_cmp(c->cert,
-					      sk_X509_value(e[ne].chain, m)) &&
-				    (m == 0 || !c->name))
+					      sk_X509_value(e[ne].chain, m)))
 					used[j] = 1;
 		}
 		ne++;
@@ -349,7 +375,7 @@ static int build_entries(cli_p12_entry **out, size_t *count, bag_list *l)
 		k->secret_len = 0;
 		ne++;
 	}
-	/* Certificates of no chain, and named ones that are no leaf. */
+	/* Certificates of no chain, and trusted ones that are no leaf. */
 	for (size_t j = 0; j < l->n; j++) {
 		bag_item *c = &l->v[j];
 

@@ -100,6 +100,15 @@ static int pass_cb(char *pass, size_t pass_size, size_t *pass_len,
 	(void)params;
 	ps->asked = 1;
 	if (!ps->pw.p) {
+		if ((!ps->src || ps->src->kind == CLI_PWSRC_NONE) &&
+		    !cli_have_tty()) {
+			/* Name the file: the key is what needs it. */
+			cli_err(ps->path, "the key is encrypted: no passphrase "
+				"given and no terminal to ask for it (use "
+				"--inpass pass:|env:|file:|fd:)");
+			ps->rc = CLI_EXIT_USAGE;
+			return 0;
+		}
 		snprintf(prompt, sizeof(prompt), "Passphrase for %s: ",
 			 ps->path);
 		ps->rc = cli_pw_get(&ps->pw, ps->src, prompt, "--inpass", 0);

@@ -6,6 +6,7 @@
  * none is lost; new stores are made by cli_store_create().
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 
 #include "cli.h"
@@ -133,13 +136,81 @@ int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
 	return rc;
 }
 
+int cli_store_edit_begin_or_create(cli_edit *e, cli_ctx *c)
+{
+	cli_ctx oc = *c;
+	char prompt[512];
+	struct stat sb;
+	int rc, err;
+
+	*e = (cli_edit)CLI_EDIT_INIT;
+	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
+		return rc;
+	if (lstat(c->keystore, &sb) == 0 || errno != ENOENT)
+		return cli_store_edit_begin(e, c);
+	/* --force replaces entries, never a store that appears meanwhile. */
+	oc.force = 0;
+	if ((rc = cli_output_check(&oc, c->keystore)) != 0)
+		return rc;
+	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
+		 c->keystore);
+	if ((rc = cli_pw_get(&e->pw, &c->storepass, prompt, "--storepass",
+			     CLI_PW_NEW)) != 0)
+		goto fail;
+	if ((err = wks_store_new(&e->st)) < 0) {
+		rc = cli_lib_err(c->keystore, NULL, err, NULL);
+		goto fail;
+	}
+	if ((rc = cli_store_iterations(e->st, c)) != 0)
+		goto fail;
+	e->created = 1;
+	return 0;
+fail:
+	cli_store_edit_end(e);
+	return rc;
+}
+
+/* keytool refuses a new store password shorter than 6 characters (Java
+ * chars; code points here): such a store works, but a Java user cannot
+ * give it that password again with keytool -storepasswd. */
+void cli_warn_short_pw(const char *file, const cli_pw *pw, const char *what)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pw->len; i++)
+		n += ((unsigned char)pw->p[i] & 0xC0) != 0x80;
+	if (n < 6)
+		cli_err(file, "warning: the %s password has only %zu "
+			"character%s; keytool requires at least 6", what, n,
+			n == 1 ? "" : "s");
+}
+
+static void warn_short_pw(const char *file, const cli_pw *pw)
+{
+	cli_warn_short_pw(file, pw, "store");
+}
+
 int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw)
 {
 	const cli_pw *pw = new_pw ? new_pw : &e->pw;
-	int err = wks_store_save_file(e->st, c->keystore, pw->p, pw->len);
+	int err;
 
+	if (e->created) {
+		/* A store made by cli_store_edit_begin_or_create(): created
+		 * exclusively, never over a file that appeared meanwhile. */
+		cli_ctx oc = *c;
+		int rc;
+
+		oc.force = 0;
+		if ((rc = cli_store_create(e->st, &oc, c->keystore, pw)) == 0)
+			cli_note(c->keystore, "a new keystore was created");
+		return rc;
+	}
+	err = wks_store_save_file(e->st, c->keystore, pw->p, pw->len);
 	if (err < 0)
 		return cli_lib_err(c->keystore, NULL, err, "cannot save");
+	if (new_pw)
+		warn_short_pw(c->keystore, new_pw);
 	return 0;
 }
 
@@ -162,6 +233,7 @@ int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
 
 	if ((rc = cli_output_check(c, path)) != 0)
 		return rc;
+	warn_short_pw(path, pw);
 	if (c->force && stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		/* Replacing a store: as an edit would (under its lock; owner,
 		 * group and mode kept). */
@@ -275,4 +347,38 @@ void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 			file);
 	else
 		cli_err(file, "not a WKS keystore (bad magic number)");
+}
+
+void cli_keystore_note(const cli_ctx *c, const char *path)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	cli_ks_type t;
+	PKCS12 *p12 = NULL;
+	const unsigned char *p;
+
+	struct stat sb;
+
+	/* Only a regular file is read again (standard input, a pipe or a
+	 * FIFO could not be, or would wait). */
+	if (!path || !strcmp(path, "-") || stat(path, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode) || cli_read_file(&data, &len, path) != 0)
+		return;
+	t = cli_ks_detect(data, len);
+	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS || t == CLI_KS_WKS) {
+		cli_note(path, "this is a %s keystore; import its entries with: "
+			 "wks import-keystore --srckeystore %s -k %s "
+			 "[--srcalias ALIAS]", cli_ks_type_name(t), path,
+			 c->keystore ? c->keystore : "STORE");
+	} else if (t == CLI_KS_PKCS12 && len <= LONG_MAX) {
+		p = data;
+		p12 = d2i_PKCS12(NULL, &p, (long)len);
+		if (p12 && p == data + len)
+			cli_note(path, "this is a PKCS#12 file; import it with: "
+				 "wks import-p12 --in %s -k %s [-a ALIAS]", path,
+				 c->keystore ? c->keystore : "STORE");
+		PKCS12_free(p12);
+	}
+	ERR_clear_error();
+	cli_free_secret(data, len);
 }

@@ -118,8 +118,23 @@ int wks__format_decode(wks_entry ***out, size_t *out_n, wks_record_pos **pos,
 		goto fail;
 	}
 	if (magic != WKS_MAGIC) {
-		err = wks__err(WKS_ERR_FORMAT, "bad magic number %d: not a WKS "
-		               "keystore", magic);
+		/* Name the keystores people mistake for WKS; the number in
+		 * hex, as formats write their magic. */
+		uint32_t m = (uint32_t)magic;
+
+		if (m == 0xFEEDFEEDu)
+			err = wks__err(WKS_ERR_FORMAT, "magic number 0xFEEDFEED: a "
+			               "JKS keystore, not WKS");
+		else if (m == 0xCECECECEu)
+			err = wks__err(WKS_ERR_FORMAT, "magic number 0xCECECECE: a "
+			               "JCEKS keystore, not WKS");
+		else if ((m >> 24) == 0x30u)
+			err = wks__err(WKS_ERR_FORMAT, "bad magic number 0x%08X: "
+			               "not a WKS keystore (a DER SEQUENCE: "
+			               "PKCS#12?)", (unsigned)m);
+		else
+			err = wks__err(WKS_ERR_FORMAT, "bad magic number 0x%08X: "
+			               "not a WKS keystore", (unsigned)m);
 		goto fail;
 	}
 	if (version != WKS_FORMAT_VERSION) {
