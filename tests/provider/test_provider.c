@@ -614,6 +614,15 @@ static void test_provider__bad_uri(void **state)
 	end = strchr(line, '\n');
 	assert_non_null(end);
 	assert_null(memmem(line, (size_t)(end - line), "secret-text", 11));
+	/* An unencoded '&' in a password: its tail is not repeated. */
+	load(&r, uri_of(path, "storepass=pass:correct&3-horse"), 0, NULL, &u);
+	assert_false(r.opened);
+	line = strstr(r.errors, "bad wks: URI");
+	assert_non_null(line);
+	end = strchr(line, '\n');
+	assert_non_null(end);
+	assert_non_null(memmem(line, (size_t)(end - line), "attribute 2", 11));
+	assert_null(memmem(line, (size_t)(end - line), "horse", 5));
 	load(&r, "wks:/nonexistent/dir/x.wks", 0, NULL, &u);
 	assert_false(r.opened);
 	assert_non_null(strstr(r.errors, "No such file"));
@@ -1538,11 +1547,47 @@ static void test_provider__uri_limits(void **state)
 	assert_int_equal(wksp_uri_parse(&u, NULL, err, sizeof(err)), -1);
 }
 
+/* A '&' left unencoded in a password makes the password's tail look like
+ * further attributes: the error must name them by position, never repeat
+ * their text (issue: "attribute \"3-horse\" has no '=VALUE'"). */
+static void test_provider__uri_no_echo(void **state)
+{
+	static const struct {
+		const char *uri, *secret, *want;
+	} cases[] = {
+		{ "wks:a?storepass=pass:correct&3-horse", "3-horse",
+		  "attribute 2 of the query has no '=VALUE'" },
+		{ "wks:a?storepass=pass:correct&horse=battery", "horse",
+		  "attribute 2 of the query is unknown" },
+		{ "wks:a?storepass=pass:correct&horse=battery", "battery",
+		  "%26" },
+		{ "wks:a?alias=x&keypass=pass:k1&k2&storepass=pass:p", "k2",
+		  "attribute 3 of the query has no" },
+		{ "wks:a?keypass=env:KP&storepass=pass:p&zz&r", "zz",
+		  "attribute 3" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[256];
+		wksp_uri u;
+
+		assert_int_equal(wksp_uri_parse(&u, cases[i].uri, err,
+						sizeof(err)), -1);
+		if (strstr(err, cases[i].secret) ||
+		    !strstr(err, cases[i].want))
+			fail_msg("\"%s\": error \"%s\" (must not hold \"%s\", "
+				 "must hold \"%s\")", cases[i].uri, err,
+				 cases[i].secret, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest uri_tests[] = {
 		cmocka_unit_test(test_provider__uri_table),
 		cmocka_unit_test(test_provider__uri_limits),
+		cmocka_unit_test(test_provider__uri_no_echo),
 	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_provider__all_entries),
