@@ -14,7 +14,8 @@
  *    password never uses a kept store, and a different (wrong) password
  *    loads afresh, so it fails exactly as on a first open;
  *  - a kept store is tied to the file's identity (device, inode, size,
- *    modification time, taken before and after the load).  Every open
+ *    modification and change times, taken before and after the load;
+ *    see wksp_fileid).  Every open
  *    through the provider, of any path, first sweeps the list
  *    (wksp_keep_sweep): each kept store whose file is gone or has another
  *    identity now is dropped, and so is each one that no open has used for
@@ -43,6 +44,46 @@
 
 #define KEEP_MAX 64
 
+/*
+ * A file's identity: device, inode, size, modification time and change
+ * time.  The change time matters: a file replaced by one of the same size
+ * that reuses the inode number (tar -x of a reproducible archive on ext4,
+ * which unlinks the file and creates it anew with the archive's mtime) or
+ * rewritten in place with its mtime put back (cp -p, touch -r, utime())
+ * keeps the other four, but no unprivileged program can set st_ctim: the
+ * kernel sets it to the current time at every write, truncate, chmod,
+ * rename or utime on the inode.  What still escapes: a change inside the
+ * file system's timestamp granularity of the first stat (ctime is taken
+ * from a coarse clock, a few ms on Linux, and only to the second on some
+ * file systems), a clock set back to the same instant, or root rewriting
+ * the raw device.
+ */
+typedef struct {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+} wksp_fileid;
+
+static void fileid_of(wksp_fileid *id, const struct stat *sb)
+{
+	memset(id, 0, sizeof(*id));
+	id->dev = sb->st_dev;
+	id->ino = sb->st_ino;
+	id->size = sb->st_size;
+	id->mtime = sb->st_mtim;
+	id->ctime = sb->st_ctim;
+}
+
+static int fileid_eq(const wksp_fileid *a, const wksp_fileid *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec &&
+	       a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
 struct wksp_kept {
 	wksp_kept *next;
 	int refs;      /* the list's reference, one per open using it, one
@@ -52,10 +93,7 @@ struct wksp_kept {
 	uint64_t last_used; /* ms (monotonic) when an open last released it */
 	uint64_t ttl;       /* ms: dropped when idle for longer */
 	char *path;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	wksp_fileid id;
 	unsigned char pw_mac[32];
 	wks_store *st;
 };
@@ -157,10 +195,10 @@ void wksp_keep_release(wksp_provctx *pc, wksp_kept *k)
 
 static int same_file(const wksp_kept *k, const struct stat *sb)
 {
-	return k->dev == sb->st_dev && k->ino == sb->st_ino &&
-	       k->size == sb->st_size &&
-	       k->mtime.tv_sec == sb->st_mtim.tv_sec &&
-	       k->mtime.tv_nsec == sb->st_mtim.tv_nsec;
+	wksp_fileid now;
+
+	fileid_of(&now, sb);
+	return fileid_eq(&k->id, &now);
 }
 
 /* Whether stores opened now use the KEK cache (and so are kept). */
@@ -290,6 +328,7 @@ int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 	wksp_kept *k = NULL, *drop[KEEP_MAX + 2];
 	unsigned char mac[32];
 	struct stat before, after;
+	wksp_fileid id_before, id_after;
 	size_t ndrop = 0, n;
 	int err, keep, have_mac = 0;
 
@@ -344,18 +383,20 @@ int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 	/* A fresh load, with no lock held. */
 	if ((err = wks_store_load_file(k->st, path, pw, pw_len)) < 0)
 		goto fail;
-	if (keep && have_mac && stat(path, &after) == 0 &&
-	    before.st_dev == after.st_dev && before.st_ino == after.st_ino &&
-	    before.st_size == after.st_size &&
-	    before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
-	    before.st_mtim.tv_nsec == after.st_mtim.tv_nsec &&
-	    (k->path = strdup(path)) != NULL) {
+	if (keep && have_mac) {
+		/* Changed (or gone) during the load: not kept. */
+		if (stat(path, &after) != 0) {
+			keep = 0;
+		} else {
+			fileid_of(&id_before, &before);
+			fileid_of(&id_after, &after);
+			keep = fileid_eq(&id_before, &id_after);
+		}
+	}
+	if (keep && have_mac && (k->path = strdup(path)) != NULL) {
 		wksp_kept **pp;
 
-		k->dev = after.st_dev;
-		k->ino = after.st_ino;
-		k->size = after.st_size;
-		k->mtime = after.st_mtim;
+		k->id = id_after;
 		k->ttl = ttl_of(k->st);
 		k->last_used = now_ms();
 		memcpy(k->pw_mac, mac, sizeof(mac));
