@@ -41,6 +41,7 @@
 #include <openssl/evp.h>
 
 #include "prov.h"
+#include "util/fork.h" /* libwks's fork() hooks (linked in statically) */
 
 #define KEEP_MAX 64
 
@@ -98,8 +99,34 @@ struct wksp_kept {
 	wks_store *st;
 };
 
+static void keep_fork_prepare(void *ctx)
+{
+	wksp_provctx *pc = ctx;
+
+	pthread_mutex_lock(&pc->keep_lock);
+}
+
+static void keep_fork_parent(void *ctx)
+{
+	wksp_provctx *pc = ctx;
+
+	pthread_mutex_unlock(&pc->keep_lock);
+}
+
+/* The parent's thread took it: a new one.  The kept stores stay (their
+ * own locks and caches are reset by libwks's hooks); the reference counts
+ * of opens running in the parent's other threads are never released in
+ * the child, which only keeps those stores alive. */
+static void keep_fork_child(void *ctx)
+{
+	wksp_provctx *pc = ctx;
+
+	pthread_mutex_init(&pc->keep_lock, NULL);
+}
+
 int wksp_keep_init(wksp_provctx *pc)
 {
+	wks_fork_hook *hook;
 	/* Not RAND_bytes: while the provider is being activated, the
 	 * application's library context may have no random generator yet
 	 * (`-provider wks -provider default` loads wks first). */
@@ -115,9 +142,22 @@ int wksp_keep_init(wksp_provctx *pc)
 			return 0;
 		got += (size_t)r;
 	}
-	if (pthread_mutex_init(&pc->keep_lock, NULL) != 0)
+	if (!(hook = calloc(1, sizeof(*hook))))
 		return 0;
+	if (pthread_mutex_init(&pc->keep_lock, NULL) != 0) {
+		free(hook);
+		return 0;
+	}
 	pc->keep_lock_ok = 1;
+	/* keep_lock is held across fork(), before any of libwks's locks
+	 * (wksp_keep_count() reads the caches' statistics with it held). */
+	hook->rank = WKS_FORK_RANK_PROVIDER;
+	hook->prepare = keep_fork_prepare;
+	hook->parent = keep_fork_parent;
+	hook->child = keep_fork_child;
+	hook->ctx = pc;
+	pc->keep_fork = hook;
+	wks__fork_hook_add(hook);
 	return 1;
 }
 
@@ -137,6 +177,11 @@ void wksp_keep_free_all(wksp_provctx *pc)
 
 	if (!pc->keep_lock_ok)
 		return;
+	if (pc->keep_fork) {
+		wks__fork_hook_remove(pc->keep_fork);
+		free(pc->keep_fork);
+		pc->keep_fork = NULL;
+	}
 	for (k = pc->kept; k; k = next) {
 		next = k->next;
 		kept_free(k); /* teardown: no open is using any of them */

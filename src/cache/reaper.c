@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "util/error.h"
+#include "util/fork.h"
 
 typedef struct reg {
 	wks_cache *c;
@@ -26,7 +27,7 @@ typedef struct reg {
 	struct reg *next;
 } reg;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static wks_once_t once = WKS_ONCE_INIT;
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER; /* start/stop */
 static pthread_cond_t reg_cv; /* CLOCK_MONOTONIC; wakes the thread */
@@ -63,20 +64,22 @@ static void cv_init(void)
 	pthread_condattr_destroy(&a);
 }
 
-static void atfork_prepare(void)
+static void atfork_prepare(void *ctx)
 {
 	reg *r;
 
+	(void)ctx;
 	pthread_mutex_lock(&ctl_mu);
 	pthread_mutex_lock(&reg_mu);
 	for (r = regs; r; r = r->next)
 		wks__cache_atfork_lock(r->c);
 }
 
-static void atfork_parent(void)
+static void atfork_parent(void *ctx)
 {
 	reg *r;
 
+	(void)ctx;
 	for (r = regs; r; r = r->next)
 		wks__cache_atfork_unlock(r->c);
 	pthread_mutex_unlock(&reg_mu);
@@ -85,10 +88,11 @@ static void atfork_parent(void)
 
 /* The child has no reaper thread (fork copies only the caller): it is
  * restarted at the child's first cache miss (wks__cache_reaper_resume). */
-static void atfork_child(void)
+static void atfork_child(void *ctx)
 {
 	reg *r;
 
+	(void)ctx;
 	atomic_fetch_add(&forks, 1);
 	atomic_store(&resume_ms, running && !stopping ? interval_ms : 0);
 	running = 0;
@@ -99,19 +103,33 @@ static void atfork_child(void)
 	cv_init();
 	for (r = regs; r; r = r->next)
 		wks__cache_atfork_child(r->c);
-	pthread_mutex_unlock(&reg_mu);
-	pthread_mutex_unlock(&ctl_mu);
+	/* Taken by the parent's thread: new ones. */
+	pthread_mutex_init(&reg_mu, NULL);
+	pthread_mutex_init(&ctl_mu, NULL);
 }
 
 static void init_once(void)
 {
 	cv_init();
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* The registry and every registered cache, held across fork() (rank
+ * CACHE: after the stores' locks, which a thread may hold while it
+ * enters a cache, and before the property locks, which the reaper takes
+ * under reg_mu through the settings functions). */
+static wks_fork_hook fork_hook = {
+	WKS_FORK_RANK_CACHE, atfork_prepare, atfork_parent, atfork_child,
+	NULL, NULL, NULL, 0
+};
+
+__attribute__((constructor)) static void reaper_fork_init(void)
+{
+	wks__fork_hook_add(&fork_hook);
 }
 
 unsigned wks__cache_forks(void)
 {
-	pthread_once(&once, init_once);
+	wks__once(&once, init_once);
 	return atomic_load_explicit(&forks, memory_order_acquire);
 }
 
@@ -119,7 +137,7 @@ void wks__cache_register(wks_cache *c, wks_settings_fn fn, void *ctx)
 {
 	reg *r = malloc(sizeof(*r)), *p;
 
-	pthread_once(&once, init_once);
+	wks__once(&once, init_once);
 	pthread_mutex_lock(&reg_mu);
 	for (p = regs; p; p = p->next)
 		if (p->c == c)
@@ -145,7 +163,7 @@ void wks__cache_unregister(wks_cache *c)
 {
 	reg **link, *r = NULL;
 
-	pthread_once(&once, init_once);
+	wks__once(&once, init_once);
 	pthread_mutex_lock(&reg_mu); /* waits for a sweep in progress */
 	for (link = &regs; *link; link = &(*link)->next)
 		if ((*link)->c == c) {
@@ -226,7 +244,7 @@ static int reaper_control(unsigned interval)
 {
 	int err = WKS_OK;
 
-	pthread_once(&once, init_once);
+	wks__once(&once, init_once);
 	pthread_mutex_lock(&ctl_mu);
 	pthread_mutex_lock(&reg_mu);
 	if (interval > 0) {
@@ -283,7 +301,7 @@ int wks__cache_test_find_all(const uint8_t *needle, size_t len)
 	reg *r;
 	int found = 0;
 
-	pthread_once(&once, init_once);
+	wks__once(&once, init_once);
 	pthread_mutex_lock(&reg_mu);
 	for (r = regs; r && !found; r = r->next)
 		found = wks__cache_test_find(r->c, needle, len);
@@ -296,7 +314,7 @@ size_t wks__cache_test_count_all(void)
 	size_t n = 0;
 	reg *r;
 
-	pthread_once(&once, init_once);
+	wks__once(&once, init_once);
 	pthread_mutex_lock(&reg_mu);
 	for (r = regs; r; r = r->next)
 		n += wks__cache_test_count(r->c);

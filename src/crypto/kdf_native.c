@@ -23,6 +23,7 @@
 
 #include "crypto/crypto.h"
 #include "util/error.h"
+#include "util/fork.h"
 #include "util/wipe.h"
 
 #define BLOCK_LEN 128 /* SHA-512 message block */
@@ -419,7 +420,42 @@ static struct {
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
 	   PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, { 0 } };
 
-static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static wks_once_t pool_once = WKS_ONCE_INIT;
+
+/* pool.mu is held across fork() (util/fork.h, rank KDF); the child makes
+ * it and the condition variables anew (the parent's workers may have been
+ * waiting on them) and forgets the queue, whose jobs belong to the
+ * parent's threads. */
+static void pool_fork_prepare(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&pool.mu);
+}
+
+static void pool_fork_parent(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_unlock(&pool.mu);
+}
+
+static void pool_fork_child(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_init(&pool.mu, NULL);
+	pthread_cond_init(&pool.work, NULL);
+	pthread_cond_init(&pool.done, NULL);
+	pool.head = pool.tail = NULL;
+}
+
+static wks_fork_hook pool_fork_hook = {
+	WKS_FORK_RANK_KDF, pool_fork_prepare, pool_fork_parent,
+	pool_fork_child, NULL, NULL, NULL, 0
+};
+
+__attribute__((constructor)) static void pool_fork_init(void)
+{
+	wks__fork_hook_add(&pool_fork_hook);
+}
 
 static void *worker_main(void *arg)
 {
@@ -499,7 +535,7 @@ static int pool_usable(void)
 {
 	int n;
 
-	pthread_once(&pool_once, pool_start);
+	wks__once(&pool_once, pool_start);
 	if (pool.pid != getpid())
 		return 0;
 	pthread_mutex_lock(&pool.mu);

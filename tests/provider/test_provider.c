@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1412,6 +1415,143 @@ static void test_provider__keep_sweep_threads(void **state)
 	assert_int_equal(unlink(b), 0);
 }
 
+/* ---- fork() while other threads open kept stores ---------------------- */
+
+static atomic_int fork_stop;
+
+typedef struct {
+	wksp_provctx *pc;
+	const char *file;
+	int counter;
+	long ok;
+} fork_arg;
+
+/* Opens and releases kept stores (the kept-store lock, each store's and
+ * its KEK cache's locks), sweeps and counts them, until told to stop. */
+static void *fork_opener(void *varg)
+{
+	fork_arg *a = varg;
+
+	while (!atomic_load(&fork_stop)) {
+		wks_store *st;
+		wksp_kept *h;
+		wks_key *key = NULL;
+
+		if (a->counter) {
+			/* the kept-store lock, held while each store's KEK
+			 * cache statistics are read */
+			a->ok += wksp_keep_count(a->pc) == 1;
+			continue;
+		}
+		wksp_keep_sweep(a->pc);
+		if (wksp_keep_open(a->pc, &st, &h, a->file, STOREPASS,
+				   strlen(STOREPASS)) != WKS_OK)
+			continue;
+		if (wks_store_get_key(&key, st, "server", STOREPASS,
+				      strlen(STOREPASS)) == WKS_OK &&
+		    wksp_keep_count(a->pc) == 1)
+			a->ok++;
+		wks_key_free(key);
+		wksp_keep_release(a->pc, h);
+	}
+	return NULL;
+}
+
+static int tsan_build(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	return 1;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+	return 1;
+#else
+	return 0;
+#endif
+#else
+	return 0;
+#endif
+}
+
+/*
+ * keep.c (compiled into this program): its lock is held across fork()
+ * with libwks's, so a child forked while other threads open, sweep and
+ * count kept stores can sweep and count them itself and use the kept
+ * store it holds; one that does not exit within 10 s is killed and fails
+ * the test.  (The child does not open a URI: OpenSSL holds none of its
+ * own locks across fork(), so a child of a multi-threaded process can
+ * hang inside OpenSSL, e.g. in EVP_Q_mac()'s fetch or a BIO; see
+ * docs/PROVIDER.md, "fork()".)
+ */
+static void test_provider__keep_fork(void **state)
+{
+	char x[600];
+	wksp_provctx pc;
+	wks_store *held;
+	wksp_kept *hheld;
+	pthread_t t[2];
+	fork_arg args[2];
+	int i, n, hung = 0, failed = 0;
+
+	(void)state;
+	if (tsan_build() || getenv("WKS_UNDER_VALGRIND"))
+		skip();
+	copy_store(x, sizeof(x), "fork-x.wks");
+	memset(&pc, 0, sizeof(pc));
+	pc.kek_cache = 1;
+	strcpy(pc.kek_ttl, "600");
+	assert_int_equal(wksp_keep_init(&pc), 1);
+	TU_OK(wksp_keep_open(&pc, &held, &hheld, x, STOREPASS,
+			     strlen(STOREPASS)));
+	atomic_store(&fork_stop, 0);
+	for (i = 0; i < 2; i++) {
+		args[i].pc = &pc;
+		args[i].file = x;
+		args[i].counter = i == 1;
+		args[i].ok = 0;
+		assert_int_equal(pthread_create(&t[i], NULL, fork_opener,
+						&args[i]), 0);
+	}
+	for (n = 0; n < 30 && !hung; n++) {
+		pid_t pid = fork(), r;
+		int status = 0, waited = 0;
+		struct timespec ms1 = { 0, 1000000 };
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			wks_key *key = NULL;
+			int ok;
+
+			wksp_keep_sweep(&pc);
+			ok = wksp_keep_count(&pc) == 1 &&
+			     wks_store_get_key(&key, held, "server", STOREPASS,
+					       strlen(STOREPASS)) == WKS_OK;
+			wks_key_free(key);
+			_exit(ok ? 0 : 1);
+		}
+		while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
+		       waited++ < 10000)
+			nanosleep(&ms1, NULL);
+		if (r != pid) {
+			hung++;
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			failed++;
+		}
+	}
+	atomic_store(&fork_stop, 1);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	print_message("fork: %d children, %d hung, %d failed; opens %ld %ld\n",
+		      n, hung, failed, args[0].ok, args[1].ok);
+	wksp_keep_release(&pc, hheld);
+	wksp_keep_free_all(&pc);
+	assert_int_equal(unlink(x), 0);
+	assert_int_equal(hung, 0);
+	assert_int_equal(failed, 0);
+	assert_true(args[0].ok > 0 && args[1].ok > 0);
+}
+
 static void test_provider__bad_config(void **state)
 {
 	static const char *const bad[] = {
@@ -1658,6 +1798,7 @@ int main(void)
 		cmocka_unit_test(test_provider__keep_sweep_idle),
 		cmocka_unit_test(test_provider__keep_in_use),
 		cmocka_unit_test(test_provider__keep_sweep_threads),
+		cmocka_unit_test(test_provider__keep_fork),
 		cmocka_unit_test(test_provider__bad_config),
 	};
 	/* Before anything loads wks.so into the default library context,
