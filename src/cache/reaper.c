@@ -27,7 +27,7 @@ typedef struct reg {
 	struct reg *next;
 } reg;
 
-static wks_once_t once = WKS_ONCE_INIT;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER; /* start/stop */
 static pthread_cond_t reg_cv; /* CLOCK_MONOTONIC; wakes the thread */
@@ -129,7 +129,7 @@ __attribute__((constructor)) static void reaper_fork_init(void)
 
 unsigned wks__cache_forks(void)
 {
-	wks__once(&once, init_once);
+	pthread_once(&once, init_once);
 	return atomic_load_explicit(&forks, memory_order_acquire);
 }
 
@@ -137,7 +137,7 @@ void wks__cache_register(wks_cache *c, wks_settings_fn fn, void *ctx)
 {
 	reg *r = malloc(sizeof(*r)), *p;
 
-	wks__once(&once, init_once);
+	pthread_once(&once, init_once);
 	pthread_mutex_lock(&reg_mu);
 	for (p = regs; p; p = p->next)
 		if (p->c == c)
@@ -163,7 +163,7 @@ void wks__cache_unregister(wks_cache *c)
 {
 	reg **link, *r = NULL;
 
-	wks__once(&once, init_once);
+	pthread_once(&once, init_once);
 	pthread_mutex_lock(&reg_mu); /* waits for a sweep in progress */
 	for (link = &regs; *link; link = &(*link)->next)
 		if ((*link)->c == c) {
@@ -244,7 +244,7 @@ static int reaper_control(unsigned interval)
 {
 	int err = WKS_OK;
 
-	wks__once(&once, init_once);
+	pthread_once(&once, init_once);
 	pthread_mutex_lock(&ctl_mu);
 	pthread_mutex_lock(&reg_mu);
 	if (interval > 0) {
@@ -301,7 +301,7 @@ int wks__cache_test_find_all(const uint8_t *needle, size_t len)
 	reg *r;
 	int found = 0;
 
-	wks__once(&once, init_once);
+	pthread_once(&once, init_once);
 	pthread_mutex_lock(&reg_mu);
 	for (r = regs; r && !found; r = r->next)
 		found = wks__cache_test_find(r->c, needle, len);
@@ -314,7 +314,7 @@ size_t wks__cache_test_count_all(void)
 	size_t n = 0;
 	reg *r;
 
-	wks__once(&once, init_once);
+	pthread_once(&once, init_once);
 	pthread_mutex_lock(&reg_mu);
 	for (r = regs; r; r = r->next)
 		n += wks__cache_test_count(r->c);

@@ -106,13 +106,13 @@ static wks_props g_api = PROPS_INIT;   /* wks_set_property() */
 static wks_props g_file = PROPS_INIT;  /* properties files */
 static snap_cache g_proc_cache = SNAP_CACHE_INIT; /* view without a store */
 
-static wks_once_t g_env_once = WKS_ONCE_INIT;
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 
 static void env_load(void);
 
 static void ensure_env(void)
 {
-	wks__once(&g_env_once, env_load);
+	pthread_once(&g_env_once, env_load);
 }
 
 /* ---- fork() ---------------------------------------------------------------

@@ -21,13 +21,12 @@
 
 #include "crypto/kdf.h"
 #include "util/error.h"
-#include "util/fork.h"
 #include "util/wipe.h"
 
 _Static_assert(sizeof(SHA512_CTX) <= sizeof(((wks_hmac_key *)0)->inner),
                "wks_hmac_key too small for SHA512_CTX");
 
-static wks_once_t fetch_once = WKS_ONCE_INIT;
+static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
 static EVP_CIPHER *aes256cbc;
 static EVP_MD *sha512_md;
 
@@ -41,7 +40,7 @@ static void fetch_algorithms(void)
 
 static int fetched(void)
 {
-	wks__once(&fetch_once, fetch_algorithms);
+	pthread_once(&fetch_once, fetch_algorithms);
 	if (!aes256cbc || !sha512_md)
 		return wks__err(WKS_ERR_CRYPTO, "OpenSSL lacks AES-256-CBC or SHA-512");
 	return WKS_OK;
@@ -163,7 +162,7 @@ int wks__mac_equal(const uint8_t *a, const uint8_t *b, size_t n)
  * (scrub()), so neither a key schedule nor a plaintext block outlives the
  * call.
  */
-static wks_once_t tls_once = WKS_ONCE_INIT;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 static pthread_key_t tls_ctx_key;
 static int tls_ok;
 
@@ -182,7 +181,7 @@ static EVP_CIPHER_CTX *thread_ctx(void)
 	static const uint8_t zero[WKS_AES_KEY_LEN + WKS_IV_LEN];
 	EVP_CIPHER_CTX *ctx;
 
-	wks__once(&tls_once, tls_init);
+	pthread_once(&tls_once, tls_init);
 	if (!tls_ok)
 		return NULL;
 	if ((ctx = pthread_getspecific(tls_ctx_key)) != NULL)
@@ -339,7 +338,7 @@ static void zero_xmm(void)
 }
 
 static void (*zero_vec)(void);
-static wks_once_t vec_once = WKS_ONCE_INIT;
+static pthread_once_t vec_once = PTHREAD_ONCE_INIT;
 
 static void pick_zero_vec(void)
 {
@@ -350,7 +349,7 @@ static void pick_zero_vec(void)
 
 void wks__wipe_registers(void)
 {
-	wks__once(&vec_once, pick_zero_vec);
+	pthread_once(&vec_once, pick_zero_vec);
 	zero_vec();
 }
 #else

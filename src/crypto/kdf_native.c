@@ -420,7 +420,7 @@ static struct {
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
 	   PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, { 0 } };
 
-static wks_once_t pool_once = WKS_ONCE_INIT;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
 /* pool.mu is held across fork() (util/fork.h, rank KDF); the child makes
  * it and the condition variables anew (the parent's workers may have been
@@ -535,7 +535,7 @@ static int pool_usable(void)
 {
 	int n;
 
-	wks__once(&pool_once, pool_start);
+	pthread_once(&pool_once, pool_start);
 	if (pool.pid != getpid())
 		return 0;
 	pthread_mutex_lock(&pool.mu);

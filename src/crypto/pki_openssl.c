@@ -15,7 +15,6 @@
 #include <stdlib.h>
 
 #include "util/error.h"
-#include "util/fork.h"
 #include "util/wipe.h"
 #include "wks/wks.h"
 
@@ -142,7 +141,7 @@ static int is_slh_dsa(const char *oid)
 
 /* The DER contents of the known OIDs, made once (OBJ_txt2obj). */
 #define N_ALGS (sizeof(key_algs) / sizeof(key_algs[0]))
-static wks_once_t oids_once = WKS_ONCE_INIT;
+static pthread_once_t oids_once = PTHREAD_ONCE_INIT;
 static ASN1_OBJECT *alg_objs[N_ALGS];
 
 static void make_oids(void)
@@ -197,7 +196,7 @@ static int pkcs8_algorithm(char *out, size_t out_len, const uint8_t *der,
 	size_t i;
 	int pk_len, err;
 
-	wks__once(&oids_once, make_oids);
+	pthread_once(&oids_once, make_oids);
 	if (pkcs8_oid_bytes(&ob, &ob_len, der, len))
 		for (i = 0; i < N_ALGS; i++)
 			if (alg_objs[i] && OBJ_length(alg_objs[i]) == (size_t)ob_len &&

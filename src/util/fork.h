@@ -1,8 +1,7 @@
 /*
  * fork() safety: every lock of the library is held across fork() by the
  * thread that forks, so a child never inherits a lock taken by a thread
- * it does not have (POSIX: only the forking thread survives), and no
- * one-time initialisation is half done in the child.
+ * it does not have (POSIX: only the forking thread survives).
  *
  * One pthread_atfork() handler, installed when the library is loaded (a
  * constructor: no window in which a thread could be installing it while
@@ -17,6 +16,10 @@
  * child's, whose thread id differs) and resets state that belonged to
  * threads the child does not have.
  *
+ * One-time initialisations use pthread_once(): glibc's restarts in the
+ * child an initialisation that another thread of the parent had begun
+ * (its fork generation), so none is left "in progress" there.
+ *
  * Hooks are added and removed with no other library lock held.  A hook's
  * functions must not add or remove hooks.
  */
@@ -24,13 +27,11 @@
 #define WKS_UTIL_FORK_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 
 enum {
 	WKS_FORK_RANK_PROVIDER = 10, /* the provider's kept-store lock */
 	WKS_FORK_RANK_STORE = 20,    /* each store's reader-writer lock */
 	WKS_FORK_RANK_CACHE = 30,    /* reaper registry, every KEK cache */
-	WKS_FORK_RANK_ONCE = 40,     /* one-time initialisations (wks__once) */
 	WKS_FORK_RANK_WARN = 50,     /* the warning handler's lock */
 	WKS_FORK_RANK_PROPS = 60,    /* property sets and settings caches */
 	WKS_FORK_RANK_KDF = 70       /* the PBKDF2 worker pool */
@@ -48,29 +49,5 @@ typedef struct wks_fork_hook {
 
 void wks__fork_hook_add(wks_fork_hook *h);
 void wks__fork_hook_remove(wks_fork_hook *h); /* not listed: no-op */
-
-/*
- * One-time initialisation that fork() never catches half done.  Every
- * body runs under one recursive mutex, held across fork() (rank ONCE):
- * after the first call the cost is one acquire load.  A body may run
- * another wks__once.  It must not take a lock of a rank below ONCE
- * (store, cache): such a lock may be held by a thread waiting here.
- */
-typedef struct {
-	atomic_int done;
-} wks_once_t;
-
-#define WKS_ONCE_INIT { 0 }
-
-void wks__once_slow(wks_once_t *o, void (*fn)(void));
-
-static inline void wks__once(wks_once_t *o, void (*fn)(void))
-{
-	if (!atomic_load_explicit(&o->done, memory_order_acquire))
-		wks__once_slow(o, fn);
-}
-
-/* Forks this process went through (bumped in the child). */
-unsigned wks__fork_count(void);
 
 #endif
