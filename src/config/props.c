@@ -675,8 +675,9 @@ static pthread_mutex_t g_warn_lock = PTHREAD_MUTEX_INITIALIZER;
 static wks_warning_fn g_warn_fn;
 static void *g_warn_ctx;
 
-/* Held across fork() (rank WARN: a warning may be sent while a cache's
- * lock is held, and a handler may read properties). */
+/* Held across fork() (rank WARN, after the property and cache locks: a
+ * warning may be sent with one of those held; the handler must not call
+ * back into libwks, so nothing is taken under this lock). */
 static void warn_fork_prepare(void *ctx)
 {
 	(void)ctx;

@@ -32,8 +32,9 @@ enum {
 	WKS_FORK_RANK_PROVIDER = 10, /* the provider's kept-store lock */
 	WKS_FORK_RANK_STORE = 20,    /* each store's reader-writer lock */
 	WKS_FORK_RANK_CACHE = 30,    /* reaper registry, every KEK cache */
-	WKS_FORK_RANK_WARN = 50,     /* the warning handler's lock */
 	WKS_FORK_RANK_PROPS = 60,    /* property sets and settings caches */
+	WKS_FORK_RANK_WARN = 65,     /* the warning lock (taken under a
+	                              * cache's or a property set's lock) */
 	WKS_FORK_RANK_KDF = 70       /* the PBKDF2 worker pool */
 };
 
