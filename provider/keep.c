@@ -14,7 +14,8 @@
  *    password never uses a kept store, and a different (wrong) password
  *    loads afresh, so it fails exactly as on a first open;
  *  - a kept store is tied to the file's identity (device, inode, size,
- *    modification time, taken before and after the load).  Every open
+ *    modification and change times, taken before and after the load;
+ *    see wksp_fileid).  Every open
  *    through the provider, of any path, first sweeps the list
  *    (wksp_keep_sweep): each kept store whose file is gone or has another
  *    identity now is dropped, and so is each one that no open has used for
@@ -40,8 +41,49 @@
 #include <openssl/evp.h>
 
 #include "prov.h"
+#include "util/fork.h" /* libwks's fork() hooks (linked in statically) */
 
 #define KEEP_MAX 64
+
+/*
+ * A file's identity: device, inode, size, modification time and change
+ * time.  The change time matters: a file replaced by one of the same size
+ * that reuses the inode number (tar -x of a reproducible archive on ext4,
+ * which unlinks the file and creates it anew with the archive's mtime) or
+ * rewritten in place with its mtime put back (cp -p, touch -r, utime())
+ * keeps the other four, but no unprivileged program can set st_ctim: the
+ * kernel sets it to the current time at every write, truncate, chmod,
+ * rename or utime on the inode.  What still escapes: a change inside the
+ * file system's timestamp granularity of the first stat (ctime is taken
+ * from a coarse clock, a few ms on Linux, and only to the second on some
+ * file systems), a clock set back to the same instant, or root rewriting
+ * the raw device.
+ */
+typedef struct {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+} wksp_fileid;
+
+static void fileid_of(wksp_fileid *id, const struct stat *sb)
+{
+	memset(id, 0, sizeof(*id));
+	id->dev = sb->st_dev;
+	id->ino = sb->st_ino;
+	id->size = sb->st_size;
+	id->mtime = sb->st_mtim;
+	id->ctime = sb->st_ctim;
+}
+
+static int fileid_eq(const wksp_fileid *a, const wksp_fileid *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec &&
+	       a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
 
 struct wksp_kept {
 	wksp_kept *next;
@@ -52,16 +94,39 @@ struct wksp_kept {
 	uint64_t last_used; /* ms (monotonic) when an open last released it */
 	uint64_t ttl;       /* ms: dropped when idle for longer */
 	char *path;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	wksp_fileid id;
 	unsigned char pw_mac[32];
 	wks_store *st;
 };
 
+static void keep_fork_prepare(void *ctx)
+{
+	wksp_provctx *pc = ctx;
+
+	pthread_mutex_lock(&pc->keep_lock);
+}
+
+static void keep_fork_parent(void *ctx)
+{
+	wksp_provctx *pc = ctx;
+
+	pthread_mutex_unlock(&pc->keep_lock);
+}
+
+/* The parent's thread took it: a new one.  The kept stores stay (their
+ * own locks and caches are reset by libwks's hooks); the reference counts
+ * of opens running in the parent's other threads are never released in
+ * the child, which only keeps those stores alive. */
+static void keep_fork_child(void *ctx)
+{
+	wksp_provctx *pc = ctx;
+
+	pthread_mutex_init(&pc->keep_lock, NULL);
+}
+
 int wksp_keep_init(wksp_provctx *pc)
 {
+	wks_fork_hook *hook;
 	/* Not RAND_bytes: while the provider is being activated, the
 	 * application's library context may have no random generator yet
 	 * (`-provider wks -provider default` loads wks first). */
@@ -77,9 +142,22 @@ int wksp_keep_init(wksp_provctx *pc)
 			return 0;
 		got += (size_t)r;
 	}
-	if (pthread_mutex_init(&pc->keep_lock, NULL) != 0)
+	if (!(hook = calloc(1, sizeof(*hook))))
 		return 0;
+	if (pthread_mutex_init(&pc->keep_lock, NULL) != 0) {
+		free(hook);
+		return 0;
+	}
 	pc->keep_lock_ok = 1;
+	/* keep_lock is held across fork(), before any of libwks's locks
+	 * (wksp_keep_count() reads the caches' statistics with it held). */
+	hook->rank = WKS_FORK_RANK_PROVIDER;
+	hook->prepare = keep_fork_prepare;
+	hook->parent = keep_fork_parent;
+	hook->child = keep_fork_child;
+	hook->ctx = pc;
+	pc->keep_fork = hook;
+	wks__fork_hook_add(hook);
 	return 1;
 }
 
@@ -99,6 +177,11 @@ void wksp_keep_free_all(wksp_provctx *pc)
 
 	if (!pc->keep_lock_ok)
 		return;
+	if (pc->keep_fork) {
+		wks__fork_hook_remove(pc->keep_fork);
+		free(pc->keep_fork);
+		pc->keep_fork = NULL;
+	}
 	for (k = pc->kept; k; k = next) {
 		next = k->next;
 		kept_free(k); /* teardown: no open is using any of them */
@@ -157,10 +240,10 @@ void wksp_keep_release(wksp_provctx *pc, wksp_kept *k)
 
 static int same_file(const wksp_kept *k, const struct stat *sb)
 {
-	return k->dev == sb->st_dev && k->ino == sb->st_ino &&
-	       k->size == sb->st_size &&
-	       k->mtime.tv_sec == sb->st_mtim.tv_sec &&
-	       k->mtime.tv_nsec == sb->st_mtim.tv_nsec;
+	wksp_fileid now;
+
+	fileid_of(&now, sb);
+	return fileid_eq(&k->id, &now);
 }
 
 /* Whether stores opened now use the KEK cache (and so are kept). */
@@ -290,6 +373,7 @@ int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 	wksp_kept *k = NULL, *drop[KEEP_MAX + 2];
 	unsigned char mac[32];
 	struct stat before, after;
+	wksp_fileid id_before, id_after;
 	size_t ndrop = 0, n;
 	int err, keep, have_mac = 0;
 
@@ -344,18 +428,20 @@ int wksp_keep_open(wksp_provctx *pc, wks_store **out, wksp_kept **handle,
 	/* A fresh load, with no lock held. */
 	if ((err = wks_store_load_file(k->st, path, pw, pw_len)) < 0)
 		goto fail;
-	if (keep && have_mac && stat(path, &after) == 0 &&
-	    before.st_dev == after.st_dev && before.st_ino == after.st_ino &&
-	    before.st_size == after.st_size &&
-	    before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
-	    before.st_mtim.tv_nsec == after.st_mtim.tv_nsec &&
-	    (k->path = strdup(path)) != NULL) {
+	if (keep && have_mac) {
+		/* Changed (or gone) during the load: not kept. */
+		if (stat(path, &after) != 0) {
+			keep = 0;
+		} else {
+			fileid_of(&id_before, &before);
+			fileid_of(&id_after, &after);
+			keep = fileid_eq(&id_before, &id_after);
+		}
+	}
+	if (keep && have_mac && (k->path = strdup(path)) != NULL) {
 		wksp_kept **pp;
 
-		k->dev = after.st_dev;
-		k->ino = after.st_ino;
-		k->size = after.st_size;
-		k->mtime = after.st_mtim;
+		k->id = id_after;
 		k->ttl = ttl_of(k->st);
 		k->last_used = now_ms();
 		memcpy(k->pw_mac, mac, sizeof(mac));

@@ -63,6 +63,7 @@ typedef struct {
 
 	pthread_mutex_t keep_lock;
 	int keep_lock_ok;
+	void *keep_fork;          /* keep.c: holds keep_lock across fork() */
 	wksp_kept *kept;          /* most recently used first */
 	unsigned char keep_secret[32];
 } wksp_provctx;

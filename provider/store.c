@@ -573,8 +573,16 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 	if (c->uri.alias || c->search_alias) {
 		one[0] = c->uri.alias ? c->uri.alias : c->search_alias;
 		if (wks_store_entry_type(st, one[0]) == WKS_ENTRY_NONE) {
-			wksp_raise(c->pc, WKSP_R_NOT_FOUND, "no entry \"%s\" "
-				   "in %s", one[0], c->uri.path);
+			if (c->uri.alias && c->uri.alias_after_pw)
+				/* may be a password's tail: not repeated */
+				wksp_raise(c->pc, WKSP_R_NOT_FOUND, "no entry "
+					   "named by the alias= attribute in "
+					   "%s (it follows a password attribute: "
+					   "a '&' inside a value must be written "
+					   "%%26)", c->uri.path);
+			else
+				wksp_raise(c->pc, WKSP_R_NOT_FOUND, "no entry "
+					   "\"%s\" in %s", one[0], c->uri.path);
 			goto done;
 		}
 		list = one;

@@ -210,6 +210,8 @@ static int parse_query(wksp_uri *u, const char *q, size_t n, char *err,
 		       size_t errlen)
 {
 	size_t start = 0;
+	unsigned idx = 0;
+	int after_pw = 0; /* a storepass= or keypass= came before */
 
 	if (n == 0) {
 		snprintf(err, errlen, "empty query after '?'");
@@ -225,9 +227,22 @@ static int parse_query(wksp_uri *u, const char *q, size_t n, char *err,
 		char *v = NULL;
 		size_t vlen = 0;
 
+		idx++;
 		if (alen == 0) {
 			snprintf(err, errlen, "empty attribute in the query "
 				 "(\"&&\", or '&' at an end)");
+			return -1;
+		}
+		/* Never echo an attribute's text once a password source came
+		 * before it: an unencoded '&' in a pass: value makes the rest
+		 * of the password look like further attributes
+		 * ("storepass=pass:a&3-horse"), so name the attribute by its
+		 * position instead.  Before any password attribute the text
+		 * cannot be part of a password, and naming it helps a typo. */
+		if (!eq && after_pw) {
+			snprintf(err, errlen, "attribute %u of the query has "
+				 "no '=VALUE' (a '&' inside a value must be "
+				 "written %%26)", idx);
 			return -1;
 		}
 		if (!eq) {
@@ -249,6 +264,12 @@ static int parse_query(wksp_uri *u, const char *q, size_t n, char *err,
 				return -1;
 			start += alen + 1;
 			continue;
+		} else if (after_pw) {
+			snprintf(err, errlen, "attribute %u of the query is "
+				 "unknown (expected alias, storepass, keypass "
+				 "or only; a '&' inside a value must be written "
+				 "%%26)", idx);
+			return -1;
 		} else {
 			/* Never echo a value: it may be a password. */
 			snprintf(err, errlen, "unknown attribute \"%.*s\" "
@@ -256,6 +277,8 @@ static int parse_query(wksp_uri *u, const char *q, size_t n, char *err,
 				 (int)(klen > 32 ? 32 : klen), a);
 			return -1;
 		}
+		if (src)
+			after_pw = 1;
 		if (src && src->kind != WKSP_PW_NONE) {
 			snprintf(err, errlen, "%.*s= given twice", (int)klen, a);
 			return -1;
@@ -266,6 +289,7 @@ static int parse_query(wksp_uri *u, const char *q, size_t n, char *err,
 			return -1;
 		if (!src) {
 			u->alias = v;
+			u->alias_after_pw = after_pw;
 		} else if (parse_pwsrc(src, v, vlen, src == &u->storepass ?
 				       "storepass" : "keypass", err,
 				       errlen) < 0) {

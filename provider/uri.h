@@ -49,6 +49,9 @@ typedef enum {
 typedef struct {
 	char *path;       /* decoded, NUL-terminated, never empty */
 	char *alias;      /* decoded; NULL if no alias= (may be "") */
+	int alias_after_pw; /* alias= came after storepass=/keypass=: its
+			     * text may be a password's tail (an unencoded
+			     * '&'), so errors must not repeat it */
 	wksp_pwsrc storepass;
 	wksp_pwsrc keypass;
 	wksp_only only;

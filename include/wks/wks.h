@@ -65,10 +65,16 @@
  * never held during PBKDF2), mutations (set, delete, load) are serialised
  * by a writer lock.  wks_store_free() must not race with any other call on
  * the same store.  After fork() a child may go on using the stores it
- * inherited: their KEK caches start empty in the child (new random keys,
- * newly locked memory, statistics at zero; the parent's are untouched),
- * and a reaper thread the parent ran is restarted at the child's first
- * cache miss (docs/CACHE.md, "fork()").
+ * inherited, and the process-wide properties, even if other threads were
+ * inside libwks at the fork: every libwks lock (each store's, the KEK
+ * caches', the property and warning locks, the PBKDF2 pool's, the
+ * provider's) is held across fork() and made anew in the child
+ * (docs/DESIGN.md, "fork()").  Their KEK caches start empty in the child
+ * (new random keys, newly locked memory, statistics at zero; the parent's
+ * are untouched), and a reaper thread the parent ran is restarted at the
+ * child's first cache miss (docs/CACHE.md, "fork()").  OpenSSL's own
+ * locks are not covered: a child of a multi-threaded process can hang in
+ * OpenSSL (libwks's store calls fetch no algorithm after the first use).
  */
 #ifndef WKS_WKS_H
 #define WKS_WKS_H

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "util/error.h"
+#include "util/fork.h"
 
 typedef struct reg {
 	wks_cache *c;
@@ -63,20 +64,22 @@ static void cv_init(void)
 	pthread_condattr_destroy(&a);
 }
 
-static void atfork_prepare(void)
+static void atfork_prepare(void *ctx)
 {
 	reg *r;
 
+	(void)ctx;
 	pthread_mutex_lock(&ctl_mu);
 	pthread_mutex_lock(&reg_mu);
 	for (r = regs; r; r = r->next)
 		wks__cache_atfork_lock(r->c);
 }
 
-static void atfork_parent(void)
+static void atfork_parent(void *ctx)
 {
 	reg *r;
 
+	(void)ctx;
 	for (r = regs; r; r = r->next)
 		wks__cache_atfork_unlock(r->c);
 	pthread_mutex_unlock(&reg_mu);
@@ -85,10 +88,11 @@ static void atfork_parent(void)
 
 /* The child has no reaper thread (fork copies only the caller): it is
  * restarted at the child's first cache miss (wks__cache_reaper_resume). */
-static void atfork_child(void)
+static void atfork_child(void *ctx)
 {
 	reg *r;
 
+	(void)ctx;
 	atomic_fetch_add(&forks, 1);
 	atomic_store(&resume_ms, running && !stopping ? interval_ms : 0);
 	running = 0;
@@ -99,14 +103,28 @@ static void atfork_child(void)
 	cv_init();
 	for (r = regs; r; r = r->next)
 		wks__cache_atfork_child(r->c);
-	pthread_mutex_unlock(&reg_mu);
-	pthread_mutex_unlock(&ctl_mu);
+	/* Taken by the parent's thread: new ones. */
+	pthread_mutex_init(&reg_mu, NULL);
+	pthread_mutex_init(&ctl_mu, NULL);
 }
 
 static void init_once(void)
 {
 	cv_init();
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* The registry and every registered cache, held across fork() (rank
+ * CACHE: after the stores' locks, which a thread may hold while it
+ * enters a cache, and before the property locks, which the reaper takes
+ * under reg_mu through the settings functions). */
+static wks_fork_hook fork_hook = {
+	WKS_FORK_RANK_CACHE, atfork_prepare, atfork_parent, atfork_child,
+	NULL, NULL, NULL, 0
+};
+
+__attribute__((constructor)) static void reaper_fork_init(void)
+{
+	wks__fork_hook_add(&fork_hook);
 }
 
 unsigned wks__cache_forks(void)

@@ -32,6 +32,7 @@
 
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/fork.h"
 #include "util/readfile.h"
 
 /* ---- the settings cache (a seqlock of atomic words) ---------------------- */
@@ -90,6 +91,7 @@ typedef struct {
 
 struct wks_props {
 	pthread_mutex_t lock;        /* guards known[] and other[] */
+	struct wks_props *prev, *next; /* live sets (g_live), for fork() */
 	char *known[WKS_PROP_COUNT]; /* values of the known names, or NULL */
 	prop_kv *other;              /* every other name */
 	size_t n_other, cap_other;
@@ -97,8 +99,8 @@ struct wks_props {
 	snap_cache cache;            /* settings resolved for this set */
 };
 
-#define PROPS_INIT { PTHREAD_MUTEX_INITIALIZER, { NULL }, NULL, 0, 0, 1, \
-                     SNAP_CACHE_INIT }
+#define PROPS_INIT { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, { NULL }, NULL, \
+                     0, 0, 1, SNAP_CACHE_INIT }
 
 static wks_props g_api = PROPS_INIT;   /* wks_set_property() */
 static wks_props g_file = PROPS_INIT;  /* properties files */
@@ -111,6 +113,82 @@ static void env_load(void);
 static void ensure_env(void)
 {
 	pthread_once(&g_env_once, env_load);
+}
+
+/* ---- fork() ---------------------------------------------------------------
+ *
+ * Every property lock is held across fork() (util/fork.h, rank PROPS):
+ * first the registry of live sets, then every settings cache's lock
+ * (a cache lock is taken before a set's lock), then every set's lock.
+ * Sets are never locked two at a time, nor caches, so their order among
+ * themselves does not matter.  The child makes them all anew. */
+static pthread_mutex_t g_live_mu = PTHREAD_MUTEX_INITIALIZER;
+static wks_props *g_live; /* the stores' sets */
+
+#define FOR_EACH_SET(p, i) \
+	for (i = 0, p = &g_api; p; \
+	     p = ++i == 1 ? &g_file : i == 2 ? g_live : p->next)
+
+static void props_fork_prepare(void *ctx)
+{
+	wks_props *p;
+	int i;
+
+	(void)ctx;
+	pthread_mutex_lock(&g_live_mu);
+	pthread_mutex_lock(&g_proc_cache.lock);
+	FOR_EACH_SET(p, i)
+		pthread_mutex_lock(&p->cache.lock);
+	FOR_EACH_SET(p, i)
+		pthread_mutex_lock(&p->lock);
+}
+
+static void props_fork_parent(void *ctx)
+{
+	wks_props *p;
+	int i;
+
+	(void)ctx;
+	FOR_EACH_SET(p, i) {
+		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->cache.lock);
+	}
+	pthread_mutex_unlock(&g_proc_cache.lock);
+	pthread_mutex_unlock(&g_live_mu);
+}
+
+static void props_fork_child(void *ctx)
+{
+	wks_props *p;
+	int i;
+
+	(void)ctx;
+	FOR_EACH_SET(p, i) {
+		pthread_mutex_init(&p->lock, NULL);
+		pthread_mutex_init(&p->cache.lock, NULL);
+	}
+	pthread_mutex_init(&g_proc_cache.lock, NULL);
+	pthread_mutex_init(&g_live_mu, NULL);
+}
+
+static wks_fork_hook g_props_hook = {
+	WKS_FORK_RANK_PROPS, props_fork_prepare, props_fork_parent,
+	props_fork_child, NULL, NULL, NULL, 0
+};
+
+static void warn_fork_prepare(void *ctx);
+static void warn_fork_parent(void *ctx);
+static void warn_fork_child(void *ctx);
+
+static wks_fork_hook g_warn_hook = {
+	WKS_FORK_RANK_WARN, warn_fork_prepare, warn_fork_parent,
+	warn_fork_child, NULL, NULL, NULL, 0
+};
+
+__attribute__((constructor)) static void props_fork_init(void)
+{
+	wks__fork_hook_add(&g_props_hook);
+	wks__fork_hook_add(&g_warn_hook);
 }
 
 int wks__props_new(wks_props **out)
@@ -135,6 +213,12 @@ int wks__props_new(wks_props **out)
 	atomic_init(&p->cache.seq, 0);
 	for (size_t i = 0; i < SNAP_WORDS; i++)
 		atomic_init(&p->cache.w[i], 0);
+	pthread_mutex_lock(&g_live_mu);
+	p->next = g_live;
+	if (g_live)
+		g_live->prev = p;
+	g_live = p;
+	pthread_mutex_unlock(&g_live_mu);
 	*out = p;
 	return WKS_OK;
 }
@@ -160,6 +244,14 @@ void wks__props_free(wks_props *p)
 {
 	if (!p)
 		return;
+	pthread_mutex_lock(&g_live_mu);
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		g_live = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	pthread_mutex_unlock(&g_live_mu);
 	props_clear(p);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->cache.lock);
@@ -583,6 +675,27 @@ static void env_load(void)
 static pthread_mutex_t g_warn_lock = PTHREAD_MUTEX_INITIALIZER;
 static wks_warning_fn g_warn_fn;
 static void *g_warn_ctx;
+
+/* Held across fork() (rank WARN, after the property and cache locks: a
+ * warning may be sent with one of those held; the handler must not call
+ * back into libwks, so nothing is taken under this lock). */
+static void warn_fork_prepare(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&g_warn_lock);
+}
+
+static void warn_fork_parent(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_unlock(&g_warn_lock);
+}
+
+static void warn_fork_child(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_init(&g_warn_lock, NULL);
+}
 
 void wks__warn(const char *fmt, ...)
 {

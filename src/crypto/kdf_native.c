@@ -23,6 +23,7 @@
 
 #include "crypto/crypto.h"
 #include "util/error.h"
+#include "util/fork.h"
 #include "util/wipe.h"
 
 #define BLOCK_LEN 128 /* SHA-512 message block */
@@ -420,6 +421,41 @@ static struct {
 	   PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, { 0 } };
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+/* pool.mu is held across fork() (util/fork.h, rank KDF); the child makes
+ * it and the condition variables anew (the parent's workers may have been
+ * waiting on them) and forgets the queue, whose jobs belong to the
+ * parent's threads. */
+static void pool_fork_prepare(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&pool.mu);
+}
+
+static void pool_fork_parent(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_unlock(&pool.mu);
+}
+
+static void pool_fork_child(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_init(&pool.mu, NULL);
+	pthread_cond_init(&pool.work, NULL);
+	pthread_cond_init(&pool.done, NULL);
+	pool.head = pool.tail = NULL;
+}
+
+static wks_fork_hook pool_fork_hook = {
+	WKS_FORK_RANK_KDF, pool_fork_prepare, pool_fork_parent,
+	pool_fork_child, NULL, NULL, NULL, 0
+};
+
+__attribute__((constructor)) static void pool_fork_init(void)
+{
+	wks__fork_hook_add(&pool_fork_hook);
+}
 
 static void *worker_main(void *arg)
 {

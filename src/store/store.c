@@ -29,6 +29,32 @@ static void settings_cb(wks_settings *out, void *ctx)
 	wks__store_settings(out, ctx);
 }
 
+/* The store's lock is held across fork() (util/fork.h, rank STORE: a
+ * reader enters the cache with it held), so a child never inherits it
+ * held by a thread it does not have; the child makes it anew. */
+static void store_fork_prepare(void *ctx)
+{
+	wks_store *st = ctx;
+
+	wks__wrlock(st);
+}
+
+static void store_fork_parent(void *ctx)
+{
+	wks_store *st = ctx;
+
+	wks__wrunlock(st);
+}
+
+static void store_fork_child(void *ctx)
+{
+	wks_store *st = ctx;
+
+	/* Cannot fail here: the lock's memory exists, and glibc's
+	 * rwlock_init allocates nothing. */
+	(void)wks_stripelock_init(&st->lock);
+}
+
 int wks_store_new(wks_store **out)
 {
 	return wks_store_new_ex(out, NULL, NULL);
@@ -58,6 +84,12 @@ int wks_store_new_ex(wks_store **out, OSSL_LIB_CTX *libctx, const char *propq)
 		return err;
 	}
 	wks__cache_register(st->cache, settings_cb, st);
+	st->fork.rank = WKS_FORK_RANK_STORE;
+	st->fork.prepare = store_fork_prepare;
+	st->fork.parent = store_fork_parent;
+	st->fork.child = store_fork_child;
+	st->fork.ctx = st;
+	wks__fork_hook_add(&st->fork);
 	*out = st;
 	return WKS_OK;
 }
@@ -66,6 +98,7 @@ void wks_store_free(wks_store *st)
 {
 	if (!st)
 		return;
+	wks__fork_hook_remove(&st->fork);
 	if (st->cache) {
 		wks__cache_unregister(st->cache);
 		wks__cache_free(st->cache);

@@ -10,6 +10,7 @@
 #include "format/format.h"
 #include "store/decode.h"
 #include "util/buf.h"
+#include "util/fork.h"
 #include "util/stripelock.h"
 
 /*
@@ -27,6 +28,7 @@ struct wks_store {
 	wks_props *props;
 	wks_cache *cache;
 	wks_crypto_ctx *crypto; /* wks_store_new_ex(); NULL: default context */
+	wks_fork_hook fork;     /* `lock` held across fork() (store.c) */
 };
 
 static inline unsigned wks__rdlock(wks_store *st)
