@@ -187,11 +187,11 @@ static int from_source(cli_pw *out, const cli_pwsrc *src)
 		}
 		return pw_set(out, v, strlen(v));
 	case CLI_PWSRC_FILE:
-		fd = open(src->value, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			cli_err(src->value, "cannot open: %s", strerror(errno));
-			return CLI_EXIT_IO;
-		}
+		/* A regular file, a device, or a FIFO of the caller's own
+		 * (waited for); another user's FIFO is refused without
+		 * waiting: it would let that user choose the password. */
+		if ((fd = cli_open_input(src->value, &rc)) < 0)
+			return rc;
 		rc = read_line(out, fd, src->value);
 		close(fd);
 		return rc;

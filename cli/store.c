@@ -40,7 +40,10 @@ int cli_store_iterations(wks_store *st, cli_ctx *c)
 	return 0;
 }
 
-int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode)
+/* Open the store; with `lock` (an edit) the bytes loaded are read
+ * through the lock, from the very file that is locked. */
+static int store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode,
+		      const wks_lock *lock)
 {
 	wks_store *st = NULL;
 	uint8_t *data = NULL;
@@ -85,7 +88,8 @@ int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode)
 	}
 	if ((rc = cli_store_iterations(st, c)) != 0)
 		goto done;
-	err = wks_store_load_buffer(st, data, len, pw->p, pw->len);
+	err = lock ? wks_store_load_locked(st, lock, pw->p, pw->len)
+		   : wks_store_load_buffer(st, data, len, pw->p, pw->len);
 	if (err < 0) {
 		rc = cli_lib_err(c->keystore, NULL, err, NULL);
 		goto done;
@@ -101,6 +105,11 @@ done:
 	wks_store_free(st);
 	cli_free_secret(data, len);
 	return rc;
+}
+
+int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode)
+{
+	return store_open(out, pw, c, mode, NULL);
 }
 
 int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
@@ -126,7 +135,7 @@ int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
 		cli_err(c->keystore, "cannot write: %s", strerror(errno));
 		rc = CLI_EXIT_IO;
 	} else {
-		rc = cli_store_open(&e->st, &e->pw, c, CLI_STORE_VERIFY);
+		rc = store_open(&e->st, &e->pw, c, CLI_STORE_VERIFY, e->lock);
 	}
 	if (rc)
 		cli_store_edit_end(e);
@@ -136,8 +145,14 @@ int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
 int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw)
 {
 	const cli_pw *pw = new_pw ? new_pw : &e->pw;
-	int err = wks_store_save_file(e->st, c->keystore, pw->p, pw->len);
+	int err;
 
+	/* Through the lock: only into the file that was locked and loaded
+	 * (a symbolic link swapped in meanwhile is refused), and signals
+	 * held while the file is replaced (cli_save_begin). */
+	cli_save_begin(c->keystore);
+	err = wks_store_save_locked(e->st, e->lock, pw->p, pw->len);
+	cli_save_end(c->keystore, err == WKS_OK);
 	if (err < 0)
 		return cli_lib_err(c->keystore, NULL, err, "cannot save");
 	return 0;
@@ -167,7 +182,9 @@ int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
 		 * group and mode kept). */
 		err = wks_lock_acquire(&lock, path, WKS_LOCK_EXCLUSIVE);
 		if (err == WKS_OK) {
-			err = wks_store_save_file(st, path, pw->p, pw->len);
+			cli_save_begin(path);
+			err = wks_store_save_locked(st, lock, pw->p, pw->len);
+			cli_save_end(path, err == WKS_OK);
 			wks_lock_release(lock);
 			if (err < 0)
 				return cli_lib_err(path, NULL, err,
