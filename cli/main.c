@@ -517,7 +517,9 @@ static const char general_help[] =
 	"  3 alias not found      8 rejected input: key and certificate do\n"
 	"  4 integrity check        not match, broken chain, wrong entry\n"
 	"    failed: wrong          type, unsupported algorithm\n"
-	"    password or modified 9 a configured limit was exceeded\n";
+	"    password or modified 9 a configured limit was exceeded\n"
+	"  130, 143 SIGINT, SIGTERM before anything changed (a signal while\n"
+	"    a save commits is held: the change is in, exit 0 with a note)\n";
 
 static void print_main_help(FILE *f)
 {

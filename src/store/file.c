@@ -29,6 +29,14 @@
  *     failed folder sync cannot be undone: the error is still reported.
  *  5. On any failure every temporary name is removed.
  *
+ * Every step after the first acts in the target's folder through one
+ * descriptor of it (openat, fstatat, linkat, renameat, unlinkat, fsync),
+ * or by full paths where the folder cannot be opened for reading.  With an
+ * expected identity (wks__file_write_atomic_ex(), for saves through a
+ * lock) the name replaced must still be that regular file before the
+ * temporary file is made and again just before the rename; with a kept
+ * descriptor the new file is flock()ed before the rename.
+ *
  * A crash (not a failure) can leave a ".<name>.tmp-XXXXXX" file behind,
  * never a partial `path`. */
 #include "store/file.h"

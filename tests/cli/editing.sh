@@ -3,7 +3,10 @@
 # existing file without --force, nor the input store even with it (also
 # through a symbolic or hard link); edits keep the store's owner, group and
 # mode (as root) and refuse a store the user could not write (as nobody);
-# concurrent edits of one store serialise under its lock and lose nothing.
+# concurrent edits of one store serialise under its lock and lose nothing;
+# and for the defects issue: a link swapped in between load and save is
+# refused (3), what exists at an -o path (4), real signals at chosen save
+# steps (7), other users' FIFOs as inputs (10).
 #
 # usage: editing.sh WKS_BINARY SHARED_DIR
 #
