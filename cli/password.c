@@ -87,8 +87,10 @@ int cli_pwsrc_parse(cli_pwsrc *src, const char *option, char *arg)
 		errno = 0;
 		fd = strtol(arg + 3, &end, 10);
 		if (errno || *end || fd < 0 || fd > 1000000) {
-			cli_err(NULL, "%s: bad file descriptor \"%s\"", option,
-				arg + 3);
+			/* Not shown: what follows fd: may be a password
+			 * given there by mistake. */
+			cli_err(NULL, "%s: fd:N needs a descriptor number from "
+				"0 to 1000000", option);
 			return CLI_EXIT_USAGE;
 		}
 		src->kind = CLI_PWSRC_FD;

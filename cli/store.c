@@ -145,17 +145,17 @@ int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
 int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw)
 {
 	const cli_pw *pw = new_pw ? new_pw : &e->pw;
-	int err;
+	int err, rc;
 
 	/* Through the lock: only into the file that was locked and loaded
 	 * (a symbolic link swapped in meanwhile is refused), and signals
 	 * held while the file is replaced (cli_save_begin). */
 	cli_save_begin(c->keystore);
 	err = wks_store_save_locked(e->st, e->lock, pw->p, pw->len);
+	/* The message first: a held signal may end wks in cli_save_end(). */
+	rc = err < 0 ? cli_lib_err(c->keystore, NULL, err, "cannot save") : 0;
 	cli_save_end(c->keystore, err == WKS_OK);
-	if (err < 0)
-		return cli_lib_err(c->keystore, NULL, err, "cannot save");
-	return 0;
+	return rc;
 }
 
 void cli_store_edit_end(cli_edit *e)
@@ -184,12 +184,11 @@ int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
 		if (err == WKS_OK) {
 			cli_save_begin(path);
 			err = wks_store_save_locked(st, lock, pw->p, pw->len);
+			rc = err < 0 ? cli_lib_err(path, NULL, err,
+						   "cannot save") : 0;
 			cli_save_end(path, err == WKS_OK);
 			wks_lock_release(lock);
-			if (err < 0)
-				return cli_lib_err(path, NULL, err,
-						   "cannot save");
-			return 0;
+			return rc;
 		}
 		if (err != WKS_ERR_NOTFOUND) /* else: gone meanwhile */
 			return cli_lib_err(path, NULL, err, NULL);

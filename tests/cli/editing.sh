@@ -450,6 +450,8 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && getent group nogroup >/d
 		kill -TERM "$wpid"
 		pause_end go
 		expect 143 "3+7: refused save with SIGTERM held: 143"
+		check "3+7: the refusal is reported before the signal ends wks" \
+			grep -q 'not saved: it was replaced' "$T/err"
 		unchanged private/target "$ht" "3+7: the link's target"
 		no_tmp shared "3+7: refused save"
 	fi
