@@ -10,7 +10,8 @@
 #       decryption and undecodable plaintext give one message; exports
 #       use the store's iteration count;
 #   17  pass:TEXT is wiped from /proc/PID/cmdline once parsed.
-# and of the defects issue: 9b (stray arguments never echoed), 10 (input
+# and of the defects issue: 9b (stray arguments never echoed), 9c (no key
+# text freed unwiped, through an LD_PRELOAD free() hook), 10 (input
 # size bounds, file: sources, no set-id use).
 #
 # usage: defects.sh WKS_BINARY SHARED_DIR
@@ -416,6 +417,39 @@ check "9b --storepass=VALUE: neither word echoed" not grep -Eq 'horse|correct' "
 wks list -k e.wks --storpass=pass:battery
 expect_err 2 'unknown option --storpass$' "9b unknown --opt=VALUE: the name only"
 check "9b unknown --opt=VALUE: the value not echoed" not grep -q battery "$T/err"
+
+# 9c: no buffer that held a private key's PEM text is freed unwiped
+# (import-certs read a bundle holding a key block and freed it as it was).
+# freehook.c, preloaded, ends wks with 99 when free() meets the marker.
+if [ "$(head -c 4 "$WKS_BIN" | tail -c 3)" = ELF ] && command -v cc >/dev/null &&
+	! ldd "$WKS_BIN" 2>/dev/null | grep -q 'lib[at]san' &&
+	cc -shared -fPIC -O1 -o freehook.so "$(dirname "$0")/freehook.c" -ldl 2>/dev/null; then
+	ossl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out k9.pem
+	ossl req -x509 -new -key k9.pem -subj "/CN=9c" -days 30 -out c9.pem
+	cat c9.pem k9.pem >bundle9.pem
+	marker=$(sed -n 10p k9.pem | cut -c5-44)
+	fh() { WKS_FREE_MARKER=$marker LD_PRELOAD=$T/freehook.so wks "$@"; }
+	fh import-certs -k t9.wks --in bundle9.pem "${S[@]}" "${IT[@]}"
+	expect 0 "9c import-certs of a bundle with a key block: nothing freed unwiped"
+	fh import-key -k t9.wks -a k --key bundle9.pem --chain bundle9.pem "${S[@]}" "${IT[@]}"
+	expect 0 "9c import-key from a bundle: nothing freed unwiped"
+	fh import-cert -k t9.wks -a c --cert bundle9.pem "${S[@]}" "${IT[@]}"
+	expect 0 "9c import-cert from a bundle: nothing freed unwiped"
+	fh printcert --file bundle9.pem
+	expect 0 "9c printcert of a bundle: nothing freed unwiped"
+	fh export-key -k t9.wks -a k -o k9.out "${S[@]}"
+	expect 0 "9c export-key: nothing freed unwiped"
+	# The hook itself catches an unwiped free (a plain cat-like use).
+	WKS_FREE_MARKER=$marker LD_PRELOAD=$T/freehook.so python3 -c '
+import ctypes, sys
+libc = ctypes.CDLL(None)
+b = libc.malloc(4096)
+ctypes.memmove(b, sys.argv[1].encode(), len(sys.argv[1]))
+libc.free(b)' "$marker" 2>/dev/null && st=0 || st=$?
+	check "9c the hook catches an unwiped buffer" [ "$st" = 99 ]
+else
+	echo "SKIP: 9c free() hook (needs cc, a real binary without a sanitizer)"
+fi
 
 # 10: every input file read whole is bounded by libwks.wks.maxFileSize,
 # stdin and FIFOs too (they have no size to check first).
