@@ -276,7 +276,9 @@ static int read_path(cert_list *l, const char *path, int in_folder)
 	if ((rc = cli_read_file(&data, &len, path)) != 0)
 		return rc;
 	rc = cli_cert_list_read_buffer(l, data, len, path, in_folder);
-	free(data);
+	/* Wiped: a bundle may hold a private key block too (skipped, but
+	 * its bytes were read). */
+	cli_free_secret(data, len);
 	return rc;
 }
 

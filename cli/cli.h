@@ -201,19 +201,28 @@ int cli_ssl_err(int status, const char *file, const char *fmt, ...)
 int cli_need(const char *v, const char *name);
 
 /* Read a whole file ("-" is stdin) into a heap buffer, which the caller
- * frees with cli_free_secret() when it may hold secrets.  Returns 0 or an
- * exit status (message printed). */
+ * frees with cli_free_secret() when it may hold secrets.  At most
+ * libwks.wks.maxFileSize bytes (a regular file by its size, stdin and
+ * FIFOs as they are read; more is CLI_EXIT_LIMIT).  Returns 0 or an exit
+ * status (message printed). */
 int cli_read_file(uint8_t **out, size_t *out_len, const char *path);
+/* Open an input file (cli_read_file(), file: passwords) for reading:
+ * never waits in open() on a FIFO that is not the caller's (refused: its
+ * writer would choose what is read); the caller's own FIFO is opened
+ * again, blocking, to wait for its writer; a directory is refused.
+ * Returns the descriptor, or -1 with a message and *rc set. */
+int cli_open_input(const char *path, int *rc);
 void cli_free_secret(void *p, size_t len);
 
 /*
  * May the command write its output to `path`?  Never over one of its
  * inputs (--keystore, --in; compared by device and inode, so a symbolic or
  * hard link to one is caught too), not even with --force (CLI_EXIT_USAGE);
- * an existing file only with --force (else CLI_EXIT_EXISTS), and only if
- * it is a regular file the caller may write (else CLI_EXIT_IO).  A FIFO or
- * a character device (/dev/stdout) is written into, not replaced: always
- * allowed.  NULL and "-" (standard output) are allowed.  Called early, to
+ * anything that exists only with --force (else CLI_EXIT_EXISTS), and only
+ * if it is a regular file the caller may write, or a FIFO of the caller's
+ * own or a character device, which are written into, not replaced
+ * (else CLI_EXIT_IO: a directory, a socket, another user's FIFO even with
+ * --force).  NULL and "-" (standard output) are allowed.  Called early, to
  * fail before any password is asked; cli_write_output() checks again.
  * Returns 0 or an exit status (message printed).
  */
@@ -232,6 +241,22 @@ int cli_output_check(const cli_ctx *c, const char *path);
  */
 int cli_write_output(const cli_ctx *c, const char *path, const uint8_t *data,
 		     size_t len, int binary, int secret);
+
+/*
+ * Around replacing a file (the store's save, an output file): between
+ * cli_save_begin() and cli_save_end() SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * are held, so that no temporary file is left and the exit status tells
+ * whether the change was made.  cli_save_end(file, committed): with
+ * `committed` a signal that came meanwhile is discarded with a note (the
+ * change is in the file; wks goes on and exits 0); otherwise it is
+ * delivered now (wks ends with 128 + the signal, nothing changed).
+ */
+void cli_save_begin(const char *file);
+void cli_save_end(const char *file, int committed);
+/* Tests: WKS_TEST_PAUSE_AT=STEP:FIFO waits at STEP ("save" before the
+ * signals are held, "saving" after, "saved"/"unsaved" before they are
+ * released): writes "STEP\n" into FIFO, then reads it until EOF. */
+void cli_test_pause(const char *step);
 
 /* An alias (or other modified-UTF-8 text from libwks) as printable text:
  * control characters, U+0000 and lone surrogates are escaped (\n, \0,

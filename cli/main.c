@@ -12,6 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include <openssl/crypto.h>
 
@@ -532,7 +536,9 @@ static const char general_help[] =
 	"  3 alias not found      8 rejected input: key and certificate do\n"
 	"  4 integrity check        not match, broken chain, wrong entry\n"
 	"    failed: wrong          type, unsupported algorithm\n"
-	"    password or modified 9 a configured limit was exceeded\n";
+	"    password or modified 9 a configured limit was exceeded\n"
+	"  130, 143 SIGINT, SIGTERM before anything changed (a signal while\n"
+	"    a save commits is held: the change is in, exit 0 with a note)\n";
 
 static void print_main_help(FILE *f)
 {
@@ -628,7 +634,38 @@ static int keytool_habits(const cli_cmd *cmd, int argc, char **argv)
 	return 0;
 }
 
-static int parse_options(cli_ctx *c, int argc, char **argv)
+/* A word that is neither an option nor an option's value.  It is not
+ * shown: it may be the rest of a password with a space in it (--storepass
+ * pass:correct horse); its place and the option before it are. */
+static void stray_argument(const cli_cmd *cmd, int argc, char **argv,
+			   char **orig)
+{
+	const char *prev = NULL;
+	int pos = 0, after_value = 0;
+
+	for (int i = 1; i < argc; i++)
+		if (orig[i] == argv[optind])
+			pos = i;
+	if (pos >= 1 && orig[pos - 1][0] == '-') {
+		prev = orig[pos - 1];
+	} else if (pos >= 2 && orig[pos - 2][0] == '-' &&
+		   !strchr(orig[pos - 2], '=')) {
+		prev = orig[pos - 2];
+		after_value = 1;
+	}
+	if (prev && strcmp(prev, "--"))
+		cli_err(NULL, "%s: unexpected argument %d (after %s%.*s; not "
+			"shown: it may be part of a password; a value with "
+			"spaces needs quotes; see wks %s --help)", cmd->name,
+			pos, after_value ? "the value of " : "",
+			(int)strcspn(prev, "="), prev, cmd->name);
+	else
+		cli_err(NULL, "%s: unexpected argument %d (not shown: it may "
+			"be part of a password; options take the form --name "
+			"VALUE; see wks %s --help)", cmd->name, pos, cmd->name);
+}
+
+static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 {
 	const cli_cmd *cmd = c->cmd;
 	int ch, rc = 0;
@@ -656,8 +693,10 @@ static int parse_options(cli_ctx *c, int argc, char **argv)
 			if (optopt)
 				cli_err(NULL, "%s: unknown option -%c", cmd->name,
 					optopt);
-			else
-				cli_err(NULL, "%s: unknown option %s", cmd->name,
+			else /* the name only: "--opt=VALUE" may hold a
+			      * password (--storpass=pass:x, a typo) */
+				cli_err(NULL, "%s: unknown option %.*s", cmd->name,
+					(int)strcspn(argv[optind - 1], "="),
 					argv[optind - 1]);
 			cli_err(NULL, "try: wks %s --help", cmd->name);
 			return CLI_EXIT_USAGE;
@@ -749,9 +788,7 @@ static int parse_options(cli_ctx *c, int argc, char **argv)
 			return rc;
 	}
 	if (optind < argc) {
-		cli_err(NULL, "%s: unexpected argument \"%s\" (options take the "
-			"form --name VALUE; see wks %s --help)", cmd->name,
-			argv[optind], cmd->name);
+		stray_argument(cmd, argc, argv, orig);
 		return CLI_EXIT_USAGE;
 	}
 	if (c->der && c->pem) {
@@ -769,6 +806,23 @@ static int parse_options(cli_ctx *c, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	return 0;
+}
+
+static int parse_options(cli_ctx *c, int argc, char **argv)
+{
+	/* getopt_long() reorders argv: keep the order as given, to say
+	 * where a stray argument was. */
+	char **orig = malloc((size_t)argc * sizeof(*orig));
+	int rc;
+
+	if (!orig) {
+		cli_err(NULL, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	memcpy(orig, argv, (size_t)argc * sizeof(*orig));
+	rc = parse_options2(c, argc, argv, orig);
+	free(orig);
+	return rc;
 }
 
 static void ctx_clear(cli_ctx *c)
@@ -799,12 +853,34 @@ static void on_warning(const char *message, void *ctx)
 	free(d);
 }
 
+/* Set-user-ID, set-group-ID or with file capabilities (the kernel's
+ * secure-execution mode, as secure_getenv() sees it). */
+static int secure_mode(void)
+{
+#if defined(__linux__) && defined(AT_SECURE)
+	if (getauxval(AT_SECURE) != 0)
+		return 1;
+#endif
+	return getuid() != geteuid() || getgid() != getegid();
+}
+
 int main(int argc, char **argv)
 {
 	cli_ctx c;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
+	/* One rule for every path and source wks is given: it acts with its
+	 * caller's privileges only.  Set-id (or with capabilities) it would
+	 * read --keystore, --in and file: passwords and write -o files with
+	 * privileges its caller lacks, and trust its caller's environment
+	 * (env: passwords, WKS_PROPERTIES, WKS_TEST_PAUSE_AT): refused. */
+	if (secure_mode()) {
+		cli_err(NULL, "refusing to run set-user-ID, set-group-ID or with "
+			"file capabilities: it would read and write the files "
+			"it is given with privileges its caller lacks");
+		return CLI_EXIT_USAGE;
+	}
 	if (argc < 2) {
 		print_main_help(stderr);
 		return CLI_EXIT_USAGE;

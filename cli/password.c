@@ -87,8 +87,10 @@ int cli_pwsrc_parse(cli_pwsrc *src, const char *option, char *arg)
 		errno = 0;
 		fd = strtol(arg + 3, &end, 10);
 		if (errno || *end || fd < 0 || fd > 1000000) {
-			cli_err(NULL, "%s: bad file descriptor \"%s\"", option,
-				arg + 3);
+			/* Not shown: what follows fd: may be a password
+			 * given there by mistake. */
+			cli_err(NULL, "%s: fd:N needs a descriptor number from "
+				"0 to 1000000", option);
 			return CLI_EXIT_USAGE;
 		}
 		src->kind = CLI_PWSRC_FD;
@@ -187,11 +189,11 @@ static int from_source(cli_pw *out, const cli_pwsrc *src)
 		}
 		return pw_set(out, v, strlen(v));
 	case CLI_PWSRC_FILE:
-		fd = open(src->value, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			cli_err(src->value, "cannot open: %s", strerror(errno));
-			return CLI_EXIT_IO;
-		}
+		/* A regular file, a device, or a FIFO of the caller's own
+		 * (waited for); another user's FIFO is refused without
+		 * waiting: it would let that user choose the password. */
+		if ((fd = cli_open_input(src->value, &rc)) < 0)
+			return rc;
 		rc = read_line(out, fd, src->value);
 		close(fd);
 		return rc;

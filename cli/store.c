@@ -43,7 +43,10 @@ int cli_store_iterations(wks_store *st, cli_ctx *c)
 	return 0;
 }
 
-int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode)
+/* Open the store; with `lock` (an edit) the bytes loaded are read
+ * through the lock, from the very file that is locked. */
+static int store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode,
+		      const wks_lock *lock)
 {
 	wks_store *st = NULL;
 	uint8_t *data = NULL;
@@ -88,7 +91,8 @@ int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode)
 	}
 	if ((rc = cli_store_iterations(st, c)) != 0)
 		goto done;
-	err = wks_store_load_buffer(st, data, len, pw->p, pw->len);
+	err = lock ? wks_store_load_locked(st, lock, pw->p, pw->len)
+		   : wks_store_load_buffer(st, data, len, pw->p, pw->len);
 	if (err < 0) {
 		rc = cli_lib_err(c->keystore, NULL, err, NULL);
 		goto done;
@@ -104,6 +108,11 @@ done:
 	wks_store_free(st);
 	cli_free_secret(data, len);
 	return rc;
+}
+
+int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode)
+{
+	return store_open(out, pw, c, mode, NULL);
 }
 
 int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
@@ -129,7 +138,7 @@ int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
 		cli_err(c->keystore, "cannot write: %s", strerror(errno));
 		rc = CLI_EXIT_IO;
 	} else {
-		rc = cli_store_open(&e->st, &e->pw, c, CLI_STORE_VERIFY);
+		rc = store_open(&e->st, &e->pw, c, CLI_STORE_VERIFY, e->lock);
 	}
 	if (rc)
 		cli_store_edit_end(e);
@@ -193,25 +202,29 @@ static void warn_short_pw(const char *file, const cli_pw *pw)
 int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw)
 {
 	const cli_pw *pw = new_pw ? new_pw : &e->pw;
-	int err;
+	int err, rc;
 
 	if (e->created) {
 		/* A store made by cli_store_edit_begin_or_create(): created
 		 * exclusively, never over a file that appeared meanwhile. */
 		cli_ctx oc = *c;
-		int rc;
 
 		oc.force = 0;
 		if ((rc = cli_store_create(e->st, &oc, c->keystore, pw)) == 0)
 			cli_note(c->keystore, "a new keystore was created");
 		return rc;
 	}
-	err = wks_store_save_file(e->st, c->keystore, pw->p, pw->len);
-	if (err < 0)
-		return cli_lib_err(c->keystore, NULL, err, "cannot save");
-	if (new_pw)
+	/* Through the lock: only into the file that was locked and loaded
+	 * (a symbolic link swapped in meanwhile is refused), and signals
+	 * held while the file is replaced (cli_save_begin). */
+	cli_save_begin(c->keystore);
+	err = wks_store_save_locked(e->st, e->lock, pw->p, pw->len);
+	/* The message first: a held signal may end wks in cli_save_end(). */
+	rc = err < 0 ? cli_lib_err(c->keystore, NULL, err, "cannot save") : 0;
+	if (rc == 0 && new_pw)
 		warn_short_pw(c->keystore, new_pw);
-	return 0;
+	cli_save_end(c->keystore, err == WKS_OK);
+	return rc;
 }
 
 void cli_store_edit_end(cli_edit *e)
@@ -239,12 +252,13 @@ int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
 		 * group and mode kept). */
 		err = wks_lock_acquire(&lock, path, WKS_LOCK_EXCLUSIVE);
 		if (err == WKS_OK) {
-			err = wks_store_save_file(st, path, pw->p, pw->len);
+			cli_save_begin(path);
+			err = wks_store_save_locked(st, lock, pw->p, pw->len);
+			rc = err < 0 ? cli_lib_err(path, NULL, err,
+						   "cannot save") : 0;
+			cli_save_end(path, err == WKS_OK);
 			wks_lock_release(lock);
-			if (err < 0)
-				return cli_lib_err(path, NULL, err,
-						   "cannot save");
-			return 0;
+			return rc;
 		}
 		if (err != WKS_ERR_NOTFOUND) /* else: gone meanwhile */
 			return cli_lib_err(path, NULL, err, NULL);

@@ -4,11 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +22,7 @@
 #include "cli.h"
 
 static size_t next_char(const unsigned char *s, long *cp);
+static int same_file(const struct stat *a, const struct stat *b);
 
 /*
  * `s` with every control character (C0, DEL, C1) and every byte that is
@@ -247,28 +251,111 @@ void cli_free_secret(void *p, size_t len)
 	}
 }
 
+/* libwks.wks.maxFileSize as the process sees it (WKS_PROPERTIES, the
+ * properties file): the bound of every file wks reads whole. */
+static unsigned long long max_input(void)
+{
+	char v[32];
+	unsigned long long n = 0;
+
+	if (wks_get_property(v, sizeof(v), NULL, "libwks.wks.maxFileSize") ==
+	    WKS_OK)
+		n = strtoull(v, NULL, 10);
+	return n ? n : 268435456ull;
+}
+
+int cli_open_input(const char *path, int *rc)
+{
+	struct stat a;
+	int fd, fl;
+
+	/* O_NONBLOCK: no open() waits on a FIFO before it is known whose
+	 * it is. */
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		cli_err(path, "cannot open: %s", strerror(errno));
+		*rc = CLI_EXIT_IO;
+		return -1;
+	}
+	if (fstat(fd, &a) != 0) {
+		cli_err(path, "cannot open: %s", strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(a.st_mode)) {
+		cli_err(path, "cannot read: it is a directory");
+		goto fail;
+	}
+	if (S_ISFIFO(a.st_mode)) {
+		if (a.st_uid != geteuid()) {
+			cli_err(path, "is a FIFO owned by another user (uid %ju): "
+				"not read (its writer would choose what wks "
+				"reads)", (uintmax_t)a.st_uid);
+			goto fail;
+		}
+		/* Our own FIFO: wait for its writer, as a plain open would
+		 * (poll: until data comes or a writer came and went; keeping
+		 * this descriptor, so that what a writer already wrote stays),
+		 * then read it blocking. */
+		for (;;) {
+			struct pollfd p = { fd, POLLIN, 0 };
+
+			if (poll(&p, 1, -1) > 0)
+				break;
+			if (errno != EINTR) {
+				cli_err(path, "cannot read: %s",
+					strerror(errno));
+				goto fail;
+			}
+		}
+	}
+	/* Plain blocking reads from here on. */
+	if ((fl = fcntl(fd, F_GETFL)) >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+fail:
+	close(fd);
+	*rc = CLI_EXIT_IO;
+	return -1;
+}
+
 int cli_read_file(uint8_t **out, size_t *out_len, const char *path)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0, cap = 0;
+	unsigned long long max = max_input();
+	struct stat sb;
 	int fd, rc = CLI_EXIT_IO;
 	const int is_stdin = !strcmp(path, "-");
 
 	*out = NULL;
 	*out_len = 0;
-	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		cli_err(path, "cannot open: %s", strerror(errno));
-		return CLI_EXIT_IO;
+	fd = is_stdin ? STDIN_FILENO : cli_open_input(path, &rc);
+	if (fd < 0)
+		return rc;
+	rc = CLI_EXIT_IO;
+	/* The size first where there is one; stdin, FIFOs and devices are
+	 * counted as they are read.  Either way at most `max` bytes. */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (unsigned long long)sb.st_size > max) {
+		cli_err(path, "more than %llu bytes (libwks.wks.maxFileSize): "
+			"not read", max);
+		rc = CLI_EXIT_LIMIT;
+		goto done;
 	}
 	for (;;) {
 		ssize_t n;
 
 		if (len == cap) {
 			size_t ncap = cap ? cap * 2 : 65536;
-			uint8_t *nb = malloc(ncap);
+			uint8_t *nb;
 
-			if (!nb) {
+			if (cap && (unsigned long long)cap > max)
+				ncap = cap + 1; /* one byte tells: too long */
+			else if ((unsigned long long)ncap > max + 1)
+				ncap = (size_t)max + 1;
+			if (!(nb = malloc(ncap))) {
 				cli_err(path, "out of memory");
 				rc = CLI_EXIT_FAIL;
 				goto done;
@@ -289,6 +376,13 @@ int cli_read_file(uint8_t **out, size_t *out_len, const char *path)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		if ((unsigned long long)len > max) {
+			cli_err(is_stdin ? NULL : path, "%s: more than %llu bytes "
+				"(libwks.wks.maxFileSize): not read",
+				is_stdin ? "standard input" : "input", max);
+			rc = CLI_EXIT_LIMIT;
+			goto done;
+		}
 	}
 	/* Keep one spare byte so text parsers may NUL-terminate. */
 	if (len == cap) {
@@ -313,6 +407,96 @@ done:
 	if (!is_stdin)
 		close(fd);
 	return rc;
+}
+
+/* ---- signals while a file is replaced ------------------------------------ */
+
+static const int held_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static sigset_t held_old;
+static int held_depth;
+
+void cli_test_pause(const char *step)
+{
+	const char *v = getenv("WKS_TEST_PAUSE_AT");
+	size_t n = strlen(step);
+	char buf[64];
+	int fd;
+
+	/* WKS_TEST_PAUSE_AT=STEP:FIFO: at STEP, write "STEP\n" into FIFO
+	 * (waiting for the test to open it), then open it again and read
+	 * until the test has written to it and closed it.  Harmless: it only
+	 * waits, as a stopped process would (and wks refuses to run set-id,
+	 * see main.c, so the variable never comes from a less privileged
+	 * user). */
+	if (!v || strncmp(v, step, n) || v[n] != ':' || !v[n + 1])
+		return;
+	if ((fd = open(v + n + 1, O_WRONLY | O_CLOEXEC)) < 0)
+		return;
+	(void)!write(fd, step, n);
+	(void)!write(fd, "\n", 1);
+	close(fd);
+	if ((fd = open(v + n + 1, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+void cli_save_begin(const char *file)
+{
+	sigset_t set;
+
+	(void)file;
+	cli_test_pause("save");
+	if (held_depth++ == 0) {
+		sigemptyset(&set);
+		for (size_t i = 0; i < sizeof(held_sigs) / sizeof(held_sigs[0]);
+		     i++)
+			sigaddset(&set, held_sigs[i]);
+		sigprocmask(SIG_BLOCK, &set, &held_old);
+	}
+	cli_test_pause("saving");
+}
+
+void cli_save_end(const char *file, int committed)
+{
+	struct sigaction ign, old;
+	sigset_t pend, one;
+	int got = 0;
+
+	cli_test_pause(committed ? "saved" : "unsaved");
+	if (--held_depth > 0)
+		return;
+	if (committed && sigpending(&pend) == 0) {
+		/* The change is in the file: the signal that came meanwhile
+		 * is taken as handled (discarded: ignored while unblocked),
+		 * and wks goes on to exit 0. */
+		for (size_t i = 0; i < sizeof(held_sigs) / sizeof(held_sigs[0]);
+		     i++) {
+			int sig = held_sigs[i];
+
+			if (!sigismember(&pend, sig) ||
+			    sigismember(&held_old, sig))
+				continue;
+			memset(&ign, 0, sizeof(ign));
+			ign.sa_handler = SIG_IGN;
+			sigemptyset(&ign.sa_mask);
+			sigaction(sig, &ign, &old);
+			sigemptyset(&one);
+			sigaddset(&one, sig);
+			sigprocmask(SIG_UNBLOCK, &one, NULL);
+			sigprocmask(SIG_BLOCK, &one, NULL);
+			sigaction(sig, &old, NULL);
+			if (old.sa_handler != SIG_IGN)
+				got = sig;
+		}
+		if (got)
+			cli_note(file, "interrupted (signal %d) after the change "
+				 "was saved: it is in the file", got);
+	}
+	/* Not committed: a held signal now ends wks (128 + its number), with
+	 * nothing changed and no temporary file left. */
+	sigprocmask(SIG_SETMASK, &held_old, NULL);
 }
 
 static int write_all(int fd, const uint8_t *p, size_t len)
@@ -342,6 +526,18 @@ static int same_file(const struct stat *a, const struct stat *b)
 static int write_through(const struct stat *sb)
 {
 	return S_ISFIFO(sb->st_mode) || S_ISCHR(sb->st_mode);
+}
+
+/* A FIFO that another user made (in a sticky /tmp, say) would hand what
+ * is written to whoever reads it: refused, even with --force.
+ * CLI_EXIT_IO with a message, or 0. */
+static int foreign_fifo(const char *path, const struct stat *sb)
+{
+	if (!S_ISFIFO(sb->st_mode) || sb->st_uid == geteuid())
+		return 0;
+	cli_err(path, "is a FIFO owned by another user (uid %ju): not written "
+		"into, even with --force", (uintmax_t)sb->st_uid);
+	return CLI_EXIT_IO;
 }
 
 /* The input of the command that `out` is (NULL if none). */
@@ -389,18 +585,29 @@ int cli_output_check(const cli_ctx *c, const char *path)
 		}
 		return 0; /* a new file */
 	}
-	if (!c->force && !write_through(&sb)) {
+	if (S_ISDIR(sb.st_mode)) {
+		cli_err(path, "is a directory: give the name of a file");
+		return CLI_EXIT_IO;
+	}
+	if (!c->force) {
 		if (input_at(c, path, &sb))
 			cli_err(path, "exists: it is the input file %s itself "
 				"(never replaced)", input_at(c, path, &sb));
+		else if (write_through(&sb))
+			cli_err(path, "exists (a %s; use --force to write into "
+				"it)", S_ISFIFO(sb.st_mode) ? "FIFO" : "device");
 		else
 			cli_err(path, "exists (use --force to replace it)");
 		return CLI_EXIT_EXISTS;
 	}
 	if ((rc = not_an_input(c, path, &sb)) != 0)
 		return rc;
+	if (S_ISSOCK(sb.st_mode)) {
+		cli_err(path, "is a socket: not written");
+		return CLI_EXIT_IO;
+	}
 	if (write_through(&sb))
-		return 0;
+		return foreign_fifo(path, &sb);
 	if (!S_ISREG(sb.st_mode)) {
 		cli_err(path, "exists and is not a regular file: not replaced");
 		return CLI_EXIT_IO;
@@ -424,10 +631,13 @@ static int write_sync(int fd, const uint8_t *data, size_t len)
 	return 0;
 }
 
-/* Into an existing FIFO or device: opened for writing, never created. */
-static int write_into(const char *path, const uint8_t *data, size_t len,
-		      int binary)
+/* Into an existing FIFO or device (with --force): opened for writing,
+ * never created; what was opened must be what was checked (`want`), and
+ * is checked again (owner) before a byte is written. */
+static int write_into(const char *path, const struct stat *want,
+		      const uint8_t *data, size_t len, int binary)
 {
+	struct stat sb;
 	int fd, rc = 0;
 
 	do
@@ -437,7 +647,13 @@ static int write_into(const char *path, const uint8_t *data, size_t len,
 		cli_err(path, "cannot open: %s", strerror(errno));
 		return CLI_EXIT_IO;
 	}
-	if (binary && isatty(fd)) {
+	if (fstat(fd, &sb) != 0 || !same_file(&sb, want) ||
+	    !write_through(&sb)) {
+		cli_err(path, "was replaced while being opened: not written");
+		rc = CLI_EXIT_IO;
+	} else if ((rc = foreign_fifo(path, &sb)) != 0) {
+		/* refused */
+	} else if (binary && isatty(fd)) {
 		cli_err(path, "refusing to write binary data to a terminal");
 		rc = CLI_EXIT_USAGE;
 	} else if (write_all(fd, data, len) < 0) {
@@ -481,14 +697,15 @@ static int write_excl(const char *path, const uint8_t *data, size_t len,
 	return 0;
 }
 
+static int write_file(const cli_ctx *c, const char *path,
+		      const uint8_t *data, size_t len, int secret,
+		      struct stat *old, int replacing);
+
 int cli_write_output(const cli_ctx *c, const char *path, const uint8_t *data,
 		     size_t len, int binary, int secret)
 {
-	char *tmp = NULL, *dircopy = NULL;
 	struct stat sb;
-	mode_t mode;
-	int fd = -1, rc, replacing = 0;
-	size_t plen;
+	int rc, replacing = 0;
 
 	if (!path || !strcmp(path, "-")) {
 		if (binary && isatty(STDOUT_FILENO)) {
@@ -508,9 +725,26 @@ int cli_write_output(const cli_ctx *c, const char *path, const uint8_t *data,
 		return rc;
 	if (stat(path, &sb) == 0) {
 		if (write_through(&sb))
-			return write_into(path, data, len, binary);
+			return write_into(path, &sb, data, len, binary);
 		replacing = S_ISREG(sb.st_mode); /* with --force */
 	}
+	/* Signals held while the temporary file exists (cli_save_begin). */
+	cli_save_begin(path);
+	rc = write_file(c, path, data, len, secret, &sb, replacing);
+	cli_save_end(path, rc == 0);
+	return rc;
+}
+
+static int write_file(const cli_ctx *c, const char *path,
+		      const uint8_t *data, size_t len, int secret,
+		      struct stat *old, int replacing)
+{
+	char *tmp = NULL, *dircopy = NULL;
+	struct stat sb = *old;
+	mode_t mode;
+	int fd = -1, rc;
+	size_t plen;
+
 	if (secret) {
 		mode = 0600; /* keys stay private, whatever was there */
 	} else if (replacing) {

@@ -168,6 +168,7 @@ WKS_API void wks_free(void *p);
  */
 
 typedef struct wks_store wks_store;
+typedef struct wks_lock wks_lock; /* a file lock: see "File locks" below */
 
 /* Entry kinds (the numbers are the format's type ids). */
 typedef enum {
@@ -276,7 +277,11 @@ WKS_API int wks_store_load_buffer(wks_store *st, const uint8_t *data, size_t len
  *
  * Saving does not lock: to read, modify and save a file that other
  * processes may edit too, hold wks_lock_acquire(WKS_LOCK_EXCLUSIVE) on it
- * from before the load until after the save (see "File locks" below).
+ * from before the load until after the save, and load and save through
+ * the lock (wks_store_load_locked(), wks_store_save_locked() below).
+ * wks_store_save_file() saves by path: if someone who may write the
+ * store's folder replaced the file meanwhile (with a symbolic link, say),
+ * it follows what is there now.
  *
  * wks_store_save_buffer() returns the bytes in *out and their number in
  * *out_len (free with wks_free()); both are overwritten, NULL / 0 on
@@ -290,6 +295,39 @@ WKS_API int wks_store_save_file(wks_store *st, const char *path,
 WKS_API int wks_store_save_buffer(wks_store *st, uint8_t **out, size_t *out_len,
                           const char *pw, size_t pw_len);
 
+/*
+ * Load and save through a lock (wks_lock_acquire() below): the file that
+ * was locked, and only that file.
+ *
+ * wks_store_load_locked() reads the locked file through the lock's own
+ * descriptor (whatever `path` names by then), otherwise as
+ * wks_store_load_file().
+ *
+ * wks_store_save_locked() saves to the lock's path as wks_store_save_file()
+ * does, but commits only to the file that was locked: the name replaced
+ * (the path, or for a path that is a symbolic link what it points to now)
+ * must still be that regular file (same device and inode; a link there is
+ * not followed into another file), checked before anything is written
+ * and again just before the rename.  If the file was replaced or removed
+ * meanwhile, nothing is written and the error is WKS_ERR_IO, detail
+ * "saving "PATH": not saved: it was replaced (by a symbolic link) since
+ * it was locked and loaded" (or "... is gone").  The temporary file is
+ * created with O_EXCL|O_NOFOLLOW beside the file, and every step acts in
+ * the folder opened once; rename() replaces a name, never what a link
+ * points to, so a link swapped in after the last check is replaced itself
+ * and its target is never written.  The lock must be WKS_LOCK_EXCLUSIVE
+ * (else WKS_ERR_INVALID).  On success the lock moves to the new file (it
+ * is locked before it gets the name, so no other editor slips in between)
+ * and the lock may be used for further loads and saves.
+ *
+ * Errors: as wks_store_load_file() and wks_store_save_file(); NULL lock is
+ * WKS_ERR_INVALID.
+ */
+WKS_API int wks_store_load_locked(wks_store *st, const wks_lock *lock,
+                                  const char *pw, size_t pw_len);
+WKS_API int wks_store_save_locked(wks_store *st, wks_lock *lock,
+                                  const char *pw, size_t pw_len);
+
 /* True (1) if `data` starts with the WKS magic number 00 00 00 07. */
 WKS_API int wks_probe(const uint8_t *data, size_t len);
 
@@ -302,9 +340,9 @@ WKS_API int wks_probe(const uint8_t *data, size_t len);
  *
  *     wks_lock *lk = NULL;
  *     if ((err = wks_lock_acquire(&lk, path, WKS_LOCK_EXCLUSIVE)) == WKS_OK &&
- *         (err = wks_store_load_file(st, path, pw, pw_len)) == WKS_OK &&
+ *         (err = wks_store_load_locked(st, lk, pw, pw_len)) == WKS_OK &&
  *         (err = wks_store_set_cert_der(st, alias, der, der_len)) == WKS_OK)
- *             err = wks_store_save_file(st, path, pw, pw_len);
+ *             err = wks_store_save_locked(st, lk, pw, pw_len);
  *     wks_lock_release(lk);
  *
  * The lock is flock(2) on the store file itself (no lock file is made), so
@@ -313,6 +351,11 @@ WKS_API int wks_probe(const uint8_t *data, size_t len);
  * rename, wks_lock_acquire() checks after locking that the file it locked
  * is still the one at `path` (device and inode) and otherwise locks the
  * new file: a waiter always ends up holding the current file.
+ *
+ * Loading and saving through the lock (wks_store_load_locked(),
+ * wks_store_save_locked()) make sure the file edited is the one locked:
+ * another user who may write the folder cannot redirect the save by
+ * replacing the file with a link between the load and the save.
  *
  * wks_store_load_file() and wks_store_save_file() never take the lock
  * themselves (a second exclusive lock on the same file from the same
@@ -328,8 +371,6 @@ WKS_API int wks_probe(const uint8_t *data, size_t len);
  * file in place: a reader sees the old or the new one, whole); a shared
  * lock only keeps editors waiting while it is held.
  */
-
-typedef struct wks_lock wks_lock;
 
 #define WKS_LOCK_EXCLUSIVE 0x1u /* one holder; for load-modify-save */
 #define WKS_LOCK_SHARED 0x2u    /* many holders, no exclusive one */

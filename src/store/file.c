@@ -29,6 +29,14 @@
  *     failed folder sync cannot be undone: the error is still reported.
  *  5. On any failure every temporary name is removed.
  *
+ * Every step after the first acts in the target's folder through one
+ * descriptor of it (openat, fstatat, linkat, renameat, unlinkat, fsync),
+ * or by full paths where the folder cannot be opened for reading.  With an
+ * expected identity (wks__file_write_atomic_ex(), for saves through a
+ * lock) the name replaced must still be that regular file before the
+ * temporary file is made and again just before the rename; with a kept
+ * descriptor the new file is flock()ed before the rename.
+ *
  * A crash (not a failure) can leave a ".<name>.tmp-XXXXXX" file behind,
  * never a partial `path`. */
 #include "store/file.h"
@@ -39,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -116,15 +125,22 @@ static void tmp_name(char *name, size_t cap, const char *dir, const char *base)
 	snprintf(name, cap, "%s/.%.*s.tmp-%s", dir, TMP_BASE_MAX, base, sfx);
 }
 
-/* The state of one wks__file_write_atomic() call. */
+/* The state of one wks__file_write_atomic() call.  Names are used relative
+ * to `dfd`, the folder opened once (so that every step acts in the same
+ * folder whatever is renamed meanwhile): `tbase` is the file's name in it
+ * and temporary names are "./.<name>.tmp-XXXXXX".  A folder that cannot be
+ * opened for reading (mode 0300) gives dfd = AT_FDCWD and full paths. */
 typedef struct {
 	const char *path;   /* as given (for messages) */
 	const char *target; /* the file replaced (path or its link target) */
-	char *dir;          /* its folder */
+	const char *tbase;  /* target, relative to dfd */
+	const char *tdir;   /* the folder part of temporary names */
+	char *dir;          /* the target's folder */
 	char *tmp;          /* the temporary file, if created */
 	char *bak;          /* the hard link to the old file, if made */
 	size_t name_cap;
 	int fd;
+	int dfd;
 } wctx;
 
 static int io_fail(const wctx *w, const char *step, int e)
@@ -140,12 +156,14 @@ static int create_tmp(wctx *w, const char *base)
 	int i, f;
 
 	for (i = 0; i < TMP_TRIES; i++) {
-		tmp_name(w->tmp, w->name_cap, w->dir, base);
+		tmp_name(w->tmp, w->name_cap, w->tdir, base);
 		if ((f = fault("open")) != 0) {
 			errno = f;
 		} else {
-			w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL |
-			             O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+			/* O_RDWR: with a lock to carry over, the new file is
+			 * locked through this descriptor and kept. */
+			w->fd = openat(w->dfd, w->tmp, O_RDWR | O_CREAT | O_EXCL |
+			               O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 			if (w->fd >= 0)
 				return WKS_OK;
 		}
@@ -199,10 +217,11 @@ static int sync_fd(int fd, const char *op)
 	return rc;
 }
 
-/* fsync the folder.  With `hooked` the fault hook applies ("fsyncdir");
- * folders that cannot be opened for reading or synced (EACCES, EINVAL,
- * ENOTSUP from a real call) count as synced: nothing more can be done. */
-static int sync_dir(const char *dir, int hooked)
+/* fsync the folder (dfd, or `dir` when it could not be opened).  With
+ * `hooked` the fault hook applies ("fsyncdir"); folders that cannot be
+ * opened for reading or synced (EACCES, EINVAL, ENOTSUP from a real call)
+ * count as synced: nothing more can be done. */
+static int sync_dir(const wctx *w, int hooked)
 {
 	int f, fd, rc, e;
 
@@ -210,16 +229,21 @@ static int sync_dir(const char *dir, int hooked)
 		errno = f;
 		return -1;
 	}
-	do
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return errno == EACCES ? 0 : -1;
+	if (w->dfd != AT_FDCWD) {
+		fd = w->dfd;
+	} else {
+		do
+			fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		while (fd < 0 && errno == EINTR);
+		if (fd < 0)
+			return errno == EACCES ? 0 : -1;
+	}
 	do
 		rc = fsync(fd);
 	while (rc < 0 && errno == EINTR);
 	e = errno;
-	close(fd);
+	if (fd != w->dfd)
+		close(fd);
 	if (rc < 0 && (e == EINVAL || e == ENOTSUP))
 		rc = 0;
 	errno = e;
@@ -234,8 +258,8 @@ static void make_backup(wctx *w, const char *base)
 	if (!(w->bak = malloc(w->name_cap)))
 		return;
 	for (i = 0; i < TMP_TRIES; i++) {
-		tmp_name(w->bak, w->name_cap, w->dir, base);
-		if (link(w->target, w->bak) == 0)
+		tmp_name(w->bak, w->name_cap, w->tdir, base);
+		if (linkat(w->dfd, w->tbase, w->dfd, w->bak, 0) == 0)
 			return;
 		if (errno != EEXIST)
 			break;
@@ -244,9 +268,39 @@ static void make_backup(wctx *w, const char *base)
 	w->bak = NULL; /* no hard links here: proceed without */
 }
 
-int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
+/* With an expected identity: is the name still that file (a regular file,
+ * not a link to one)?  WKS_OK, or WKS_ERR_IO ("replaced since it was
+ * locked") with nothing written. */
+static int check_identity(const wctx *w, const wks_file_id *expect)
 {
-	wctx w = { path, path, NULL, NULL, NULL, 0, -1 };
+	struct stat st;
+
+	if (!expect)
+		return WKS_OK;
+	if (fstatat(w->dfd, w->tbase, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		errbuf eb;
+
+		return wks__err(WKS_ERR_IO, "saving \"%s\": not saved: the "
+		                "file that was locked is gone (%s)", w->path,
+		                errtext(&eb, errno));
+	}
+	if (!S_ISREG(st.st_mode) || st.st_dev != expect->dev ||
+	    st.st_ino != expect->ino)
+		return wks__err(WKS_ERR_IO, "saving \"%s\": not saved: it was "
+		                "replaced (by %s) since it was locked and loaded",
+		                w->path, w->target != w->path
+		                ? "a symbolic link to another file"
+		                : S_ISLNK(st.st_mode) ? "a symbolic link"
+		                : S_ISREG(st.st_mode) ? "another file"
+		                : "something that is not a regular file");
+	return WKS_OK;
+}
+
+int wks__file_write_atomic_ex(const char *path, const uint8_t *data,
+                              size_t len, const wks_file_id *expect,
+                              int *keep_fd)
+{
+	wctx w = { path, path, path, NULL, NULL, NULL, NULL, 0, -1, AT_FDCWD };
 	char *real = NULL;
 	const char *base, *slash;
 	struct stat st;
@@ -278,7 +332,25 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
 		err = wks__err(WKS_ERR_NOMEM, "out of memory");
 		goto done;
 	}
-	if (stat(w.target, &st) == 0) {
+	/* Every later step acts in this folder, through its descriptor. */
+	do
+		w.dfd = open(w.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (w.dfd < 0 && errno == EINTR);
+	if (w.dfd >= 0) {
+		w.tbase = base;
+		w.tdir = ".";
+	} else if (errno == EACCES) {
+		w.dfd = AT_FDCWD; /* a folder we may write but not read */
+		w.tbase = w.target;
+		w.tdir = w.dir;
+	} else {
+		err = io_fail(&w, "cannot open its folder", errno);
+		w.dfd = AT_FDCWD;
+		goto done;
+	}
+	if ((err = check_identity(&w, expect)) < 0)
+		goto done;
+	if (fstatat(w.dfd, w.tbase, &st, 0) == 0) {
 		if (!S_ISREG(st.st_mode)) {
 			err = wks__err(WKS_ERR_IO, "saving \"%s\": it exists and "
 			               "is not a regular file", path);
@@ -298,18 +370,18 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
 			errno = f;
 			rc = -1;
 		} else {
-			rc = faccessat(AT_FDCWD, w.target, W_OK, AT_EACCESS);
+			rc = faccessat(w.dfd, w.tbase, W_OK, AT_EACCESS);
 		}
 		if (rc != 0) {
 			err = io_fail(&w, "the file is not writable", errno);
 			goto done;
 		}
-	} else if (errno != ENOENT) {
+	} else if (errno != ENOENT || expect) {
 		err = io_fail(&w, "stat", errno);
 		goto done;
 	}
 
-	w.name_cap = strlen(w.dir) + TMP_BASE_MAX + sizeof("/..tmp-XXXXXX");
+	w.name_cap = strlen(w.tdir) + TMP_BASE_MAX + sizeof("/..tmp-XXXXXX");
 	if (!(w.tmp = malloc(w.name_cap))) {
 		err = wks__err(WKS_ERR_NOMEM, "out of memory");
 		goto done;
@@ -351,23 +423,44 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
 		err = io_fail(&w, "fsync", errno);
 		goto done;
 	}
-	/* close: the descriptor is gone whatever close() returns (Linux), so
-	 * never retry it; EINTR is not a failure, the data is synced. */
-	f = fault("close");
-	rc = close(w.fd);
-	e = errno;
-	w.fd = -1;
-	if (f != 0 || (rc != 0 && e != EINTR)) {
-		err = io_fail(&w, "close", f ? f : e);
-		goto done;
+	if (keep_fd) {
+		/* The new file is locked before it gets the name: the lock
+		 * passes from the old file to the new one without a gap. */
+		if ((f = fault("close")) != 0) {
+			errno = f;
+			rc = -1;
+		} else {
+			rc = flock(w.fd, LOCK_EX | LOCK_NB);
+		}
+		if (rc != 0) {
+			err = io_fail(&w, "lock", errno);
+			goto done;
+		}
+	} else {
+		/* close: the descriptor is gone whatever close() returns
+		 * (Linux), so never retry it; EINTR is not a failure, the
+		 * data is synced. */
+		f = fault("close");
+		rc = close(w.fd);
+		e = errno;
+		w.fd = -1;
+		if (f != 0 || (rc != 0 && e != EINTR)) {
+			err = io_fail(&w, "close", f ? f : e);
+			goto done;
+		}
 	}
 	if (existed)
 		make_backup(&w, base);
+	/* Last check, as late as it can be: from here on only the name is
+	 * replaced (rename never follows a link), so a link swapped in now
+	 * is replaced itself and what it points to stays untouched. */
+	if ((err = check_identity(&w, expect)) < 0)
+		goto done;
 	if ((f = fault("rename")) != 0) {
 		errno = f;
 		rc = -1;
 	} else {
-		rc = rename(w.tmp, w.target);
+		rc = renameat(w.dfd, w.tmp, w.dfd, w.tbase);
 	}
 	if (rc != 0) {
 		err = io_fail(&w, "rename", errno);
@@ -375,15 +468,16 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
 	}
 	free(w.tmp);
 	w.tmp = NULL; /* it is `target` now */
-	if (sync_dir(w.dir, 1) != 0) {
+	if (sync_dir(&w, 1) != 0) {
 		e = errno;
 		/* Undo: put the old file back (or remove the new one). */
-		if (w.bak && rename(w.bak, w.target) != 0) {
+		if (w.bak && renameat(w.dfd, w.bak, w.dfd, w.tbase) != 0) {
 			/* Cannot happen short of another process meddling:
 			 * keep the only name the old contents still have. */
 			err = wks__err(WKS_ERR_IO, "saving \"%s\": fsync of its "
 			               "folder failed and the old file could not "
-			               "be put back; it is in \"%s\"", path, w.bak);
+			               "be put back; it is in \"%s/%s\"", path,
+			               w.dir, w.bak);
 			free(w.bak);
 			w.bak = NULL;
 			goto done;
@@ -392,24 +486,35 @@ int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
 			free(w.bak);
 			w.bak = NULL;
 		} else if (!existed) {
-			unlink(w.target);
+			unlinkat(w.dfd, w.tbase, 0);
 		}
-		(void)sync_dir(w.dir, 0);
+		(void)sync_dir(&w, 0);
 		err = io_fail(&w, "fsync of its folder", e);
 		goto done;
+	}
+	if (keep_fd) {
+		*keep_fd = w.fd;
+		w.fd = -1;
 	}
 done:
 	if (w.fd >= 0)
 		close(w.fd);
 	if (w.tmp) {
-		unlink(w.tmp);
+		unlinkat(w.dfd, w.tmp, 0);
 		free(w.tmp);
 	}
 	if (w.bak) {
-		unlink(w.bak);
+		unlinkat(w.dfd, w.bak, 0);
 		free(w.bak);
 	}
+	if (w.dfd >= 0)
+		close(w.dfd);
 	free(w.dir);
 	free(real);
 	return err;
+}
+
+int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len)
+{
+	return wks__file_write_atomic_ex(path, data, len, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/buf.h"
 
@@ -35,6 +36,33 @@
  * place (still reported).  Details in file.c and docs/PROPERTIES.md.
  */
 int wks__file_write_atomic(const char *path, const uint8_t *data, size_t len);
+
+/* The identity of a file: what must still be at the path when a save
+ * through a lock commits. */
+typedef struct {
+	dev_t dev;
+	ino_t ino;
+} wks_file_id;
+
+/*
+ * As wks__file_write_atomic(), with two additions for saving through a
+ * lock (wks_store_save_locked()):
+ *
+ * `expect` (may be NULL): the name replaced (path, or what path links to
+ * now) must be a regular file with this device and inode, checked before
+ * anything is written and again just before the rename; otherwise
+ * WKS_ERR_IO ("... not saved: it was replaced ... since it was locked")
+ * and nothing changes.  All steps act through one descriptor of the
+ * folder (openat/renameat), and rename() replaces a name, never what a
+ * link points to: a link swapped in after the last check is itself
+ * replaced, its target is never written.  A missing file is an error.
+ *
+ * `keep_fd` (may be NULL): on success *keep_fd is a read-write descriptor
+ * of the new file, on which flock(LOCK_EX) was taken before the rename.
+ */
+int wks__file_write_atomic_ex(const char *path, const uint8_t *data,
+                              size_t len, const wks_file_id *expect,
+                              int *keep_fd);
 
 /*
  * Fault injection for tests: when set, called before each system call of

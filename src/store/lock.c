@@ -35,8 +35,38 @@
 #define LOCK_TRIES 10000
 
 struct wks_lock {
-	int fd;
+	int fd;         /* the locked file (O_RDONLY, or O_RDWR after a save) */
+	unsigned kind;  /* WKS_LOCK_EXCLUSIVE or WKS_LOCK_SHARED */
+	wks_file_id id; /* its device and inode */
+	char *path;     /* as given to wks_lock_acquire() */
 };
+
+int wks__lock_get(const wks_lock *l, int *fd, wks_file_id *id,
+                  const char **path, unsigned *kind)
+{
+	if (!l)
+		return wks__err(WKS_ERR_INVALID, "lock is NULL");
+	*fd = l->fd;
+	*id = l->id;
+	*path = l->path;
+	*kind = l->kind;
+	return WKS_OK;
+}
+
+void wks__lock_moved(wks_lock *l, int fd)
+{
+	struct stat st;
+
+	/* The new file was flock()ed on fd before it got the name; the old
+	 * descriptor's lock is dropped with it. */
+	if (fstat(fd, &st) == 0) {
+		l->id.dev = st.st_dev;
+		l->id.ino = st.st_ino;
+	}
+	(void)flock(l->fd, LOCK_UN);
+	close(l->fd);
+	l->fd = fd;
+}
 
 static _Atomic(wks_lock_hook_fn) g_hook;
 static _Atomic(void *) g_hook_ctx;
@@ -124,11 +154,15 @@ int wks_lock_acquire(wks_lock **out, const char *path, unsigned flags)
 		    pst.st_ino == fst.st_ino) {
 			wks_lock *l = malloc(sizeof(*l));
 
-			if (!l) {
+			if (!l || !(l->path = strdup(path))) {
+				free(l);
 				close(fd);
 				return wks__err(WKS_ERR_NOMEM, "out of memory");
 			}
 			l->fd = fd;
+			l->kind = kind;
+			l->id.dev = fst.st_dev;
+			l->id.ino = fst.st_ino;
 			*out = l;
 			return WKS_OK;
 		}
@@ -147,5 +181,6 @@ void wks_lock_release(wks_lock *lock)
 	 * the flock; LOCK_UN first in case a fork()ed child shares it. */
 	(void)flock(lock->fd, LOCK_UN);
 	close(lock->fd);
+	free(lock->path);
 	free(lock);
 }

@@ -6,6 +6,7 @@
 
 #include "crypto/crypto.h"
 #include "store/file.h"
+#include "store/lock.h"
 #include "store/store_int.h"
 #include "util/error.h"
 #include "util/wipe.h"
@@ -268,6 +269,35 @@ int wks_store_load_file(wks_store *st, const char *path, const char *pw,
 	return err;
 }
 
+int wks_store_load_locked(wks_store *st, const wks_lock *lock,
+                          const char *pw, size_t pw_len)
+{
+	wks_buf file = WKS_BUF_INIT;
+	wks_settings cfg;
+	wks_file_id id;
+	const char *path;
+	unsigned kind;
+	size_t max;
+	int fd, err;
+
+	wks__err_clear();
+	if (!st)
+		return wks__err(WKS_ERR_INVALID, "store is NULL");
+	if ((err = wks__lock_get(lock, &fd, &id, &path, &kind)) < 0)
+		return err;
+	wks__cache_clear(st->cache);
+	wks__store_settings(&cfg, st);
+	max = cfg.max_file_size > SIZE_MAX ? SIZE_MAX : (size_t)cfg.max_file_size;
+	/* The bytes of the very file locked (its descriptor), whatever the
+	 * path names now. */
+	if ((err = wks__file_read_fd(&file, fd, path, max,
+	                             "libwks.wks.maxFileSize")) < 0)
+		return err;
+	err = wks_store_load_buffer(st, file.ptr, file.len, pw, pw_len);
+	wks_buf_dispose(&file);
+	return err;
+}
+
 /* Serialise and MAC the current entries into out.  Refuses (WKS_ERR_LIMIT,
  * before any PBKDF2 and before the caller writes anything) a store that a
  * load under the same settings would refuse: wks__check_saveable() and
@@ -359,6 +389,29 @@ int wks_store_save_file(wks_store *st, const char *path, const char *pw,
 		return wks__err(WKS_ERR_INVALID, "path is NULL");
 	if ((err = save(st, &b, pw, pw_len)) == WKS_OK)
 		err = wks__file_write_atomic(path, b.ptr, b.len);
+	wks_buf_dispose(&b);
+	return err;
+}
+
+int wks_store_save_locked(wks_store *st, wks_lock *lock, const char *pw,
+                          size_t pw_len)
+{
+	wks_buf b = WKS_BUF_INIT;
+	wks_file_id id;
+	const char *path;
+	unsigned kind;
+	int fd, nfd = -1, err;
+
+	wks__err_clear();
+	if ((err = wks__lock_get(lock, &fd, &id, &path, &kind)) < 0)
+		return err;
+	if (kind != WKS_LOCK_EXCLUSIVE)
+		return wks__err(WKS_ERR_INVALID, "saving \"%s\": the lock is "
+		                "shared; saving needs WKS_LOCK_EXCLUSIVE", path);
+	if ((err = save(st, &b, pw, pw_len)) == WKS_OK)
+		err = wks__file_write_atomic_ex(path, b.ptr, b.len, &id, &nfd);
+	if (err == WKS_OK)
+		wks__lock_moved(lock, nfd); /* the lock is on the new file */
 	wks_buf_dispose(&b);
 	return err;
 }

@@ -26,19 +26,19 @@ static const char *errtext(errbuf *b, int e)
 	return b->text;
 }
 
-/* read(), retrying EINTR and EAGAIN (the descriptor is O_NONBLOCK). */
-static ssize_t read_some(int fd, void *p, size_t n)
+/* pread(), retrying EINTR and EAGAIN (the descriptor may be O_NONBLOCK). */
+static ssize_t pread_some(int fd, void *p, size_t n, off_t off)
 {
 	ssize_t r;
 
 	do
-		r = read(fd, p, n);
+		r = pread(fd, p, n, off);
 	while (r < 0 && (errno == EINTR || errno == EAGAIN));
 	return r;
 }
 
-int wks__file_read(wks_buf *out, const char *path, size_t max_len,
-                   const char *limit_name)
+int wks__file_read_fd(wks_buf *out, int fd, const char *path, size_t max_len,
+                      const char *limit_name)
 {
 	wks_buf b = WKS_BUF_INIT;
 	struct stat st;
@@ -46,19 +46,10 @@ int wks__file_read(wks_buf *out, const char *path, size_t max_len,
 	size_t size, n;
 	ssize_t r;
 	uint8_t extra;
-	int fd = -1, err = WKS_OK;
+	int err = WKS_OK;
 
-	if (!out || !path)
-		return wks__err(WKS_ERR_INVALID, "NULL buffer or path");
-	/* O_NONBLOCK: opening a FIFO must not hang; it is refused below. */
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0) {
-		err = wks__err(WKS_ERR_IO, "cannot open \"%s\": %s", path,
-		               errtext(&eb, errno));
-		goto done;
-	}
+	if (!out || !path || fd < 0)
+		return wks__err(WKS_ERR_INVALID, "NULL buffer or path, or no file");
 	if (fstat(fd, &st) != 0) {
 		err = wks__err(WKS_ERR_IO, "cannot stat \"%s\": %s", path,
 		               errtext(&eb, errno));
@@ -81,10 +72,11 @@ int wks__file_read(wks_buf *out, const char *path, size_t max_len,
 	size = (size_t)st.st_size;
 	if (size && (err = wks_buf_reserve(&b, size)) < 0)
 		goto done;
-	/* Exactly `size` bytes: the bound is the file's own size. */
+	/* Exactly `size` bytes from offset 0 (pread: the descriptor's own
+	 * offset is neither used nor moved): the bound is the file's size. */
 	while (b.len < size) {
 		n = size - b.len < IO_CHUNK ? size - b.len : IO_CHUNK;
-		r = read_some(fd, b.ptr + b.len, n);
+		r = pread_some(fd, b.ptr + b.len, n, (off_t)b.len);
 		if (r < 0) {
 			err = wks__err(WKS_ERR_IO, "cannot read \"%s\": %s", path,
 			               errtext(&eb, errno));
@@ -100,7 +92,7 @@ int wks__file_read(wks_buf *out, const char *path, size_t max_len,
 	}
 	/* One more byte means it grew (or its size was not its length, as
 	 * with /proc files): refuse rather than cut it. */
-	r = read_some(fd, &extra, 1);
+	r = pread_some(fd, &extra, 1, (off_t)size);
 	if (r < 0) {
 		err = wks__err(WKS_ERR_IO, "cannot read \"%s\": %s", path,
 		               errtext(&eb, errno));
@@ -115,8 +107,26 @@ int wks__file_read(wks_buf *out, const char *path, size_t max_len,
 	*out = b;
 	b = (wks_buf)WKS_BUF_INIT;
 done:
-	if (fd >= 0)
-		close(fd);
 	wks_buf_dispose(&b);
+	return err;
+}
+
+int wks__file_read(wks_buf *out, const char *path, size_t max_len,
+                   const char *limit_name)
+{
+	errbuf eb;
+	int fd, err;
+
+	if (!out || !path)
+		return wks__err(WKS_ERR_INVALID, "NULL buffer or path");
+	/* O_NONBLOCK: opening a FIFO must not hang; it is refused after. */
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return wks__err(WKS_ERR_IO, "cannot open \"%s\": %s", path,
+		                errtext(&eb, errno));
+	err = wks__file_read_fd(out, fd, path, max_len, limit_name);
+	close(fd);
 	return err;
 }

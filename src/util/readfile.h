@@ -22,4 +22,9 @@
 int wks__file_read(wks_buf *out, const char *path, size_t max_len,
                    const char *limit_name);
 
+/* The same from an open descriptor (read with pread() from offset 0; its
+ * offset is not moved), `path` naming it in messages. */
+int wks__file_read_fd(wks_buf *out, int fd, const char *path, size_t max_len,
+                      const char *limit_name);
+
 #endif

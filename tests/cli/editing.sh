@@ -3,7 +3,10 @@
 # existing file without --force, nor the input store even with it (also
 # through a symbolic or hard link); edits keep the store's owner, group and
 # mode (as root) and refuse a store the user could not write (as nobody);
-# concurrent edits of one store serialise under its lock and lose nothing.
+# concurrent edits of one store serialise under its lock and lose nothing;
+# and for the defects issue: a link swapped in between load and save is
+# refused (3), what exists at an -o path (4), real signals at chosen save
+# steps (7), other users' FIFOs as inputs (10).
 #
 # usage: editing.sh WKS_BINARY SHARED_DIR
 #
@@ -112,9 +115,10 @@ expect 0 "export-cert"
 check "export-cert: mode 0644" [ "$(owner c.pem)" = "$(id -u):$(id -g) 644" ]
 check "no temporary files left" [ -z "$(find . -name '*.tmp*')" ]
 
-# A device is written into, never replaced (root could replace /dev/null).
+# A device is written into, never replaced (root could replace /dev/null),
+# and like any existing output only with --force.
 wks export-cert -k s.wks -a cert2 -o /dev/null "${S[@]}"
-expect 0 "export-cert -o /dev/null"
+expect_err 7 'exists \(a device; use --force' "export-cert -o /dev/null"
 check "/dev/null is still a device" [ -c /dev/null ]
 wks export-cert -k s.wks -a cert2 -o /dev/null --force "${S[@]}"
 expect 0 "export-cert -o /dev/null --force"
@@ -275,6 +279,191 @@ if command -v flock >/dev/null; then
 	fi
 else
 	echo "SKIP: flock(1) not installed"
+fi
+
+# ---- defects issue, items 3, 4, 7 and 10 -------------------------------------------
+#
+# WKS_TEST_PAUSE_AT=STEP:FIFO makes wks stop at a step of its save
+# (cli_test_pause: "save" before signals are held, "saving" once they
+# are, "saved"/"unsaved" after): it writes STEP into the FIFO, then waits
+# until the test writes into it and closes it.  No sleeps: the FIFO is the
+# synchronisation (timeouts only so that a wks that never stops fails).
+
+# pause_start STEP ARGS...: run wks ARGS in the background until it stops
+# at STEP (pid in $wpid; SIGINT and SIGTERM at their defaults, which a
+# background job of a script would otherwise ignore).
+pause_start() {
+	local step=$1 got
+	shift
+	rm -f "$T/pause.fifo"
+	mkfifo "$T/pause.fifo"
+	WKS_TEST_PAUSE_AT="$step:$T/pause.fifo" env --default-signal=INT,TERM \
+		"$WKS_BIN" "$@" </dev/null >"$T/out" 2>"$T/err" &
+	wpid=$!
+	got=$(timeout 60 head -n 1 "$T/pause.fifo" || true)
+	if [ "$got" = "$step" ]; then ok; else bad "wks $1 did not stop at $step"; fi
+}
+# pause_end [go]: with "go" let wks go on (it reads the FIFO to its end);
+# wait for it.
+pause_end() {
+	if [ "${1-}" = go ]; then
+		timeout 60 sh -c 'echo go >"$1"' sh "$T/pause.fifo" || true
+	fi
+	set +e
+	wait "$wpid"
+	rc=$?
+	set -e
+}
+no_tmp() {
+	if [ -z "$(find "$1" -name '*.tmp*')" ]; then ok; else
+		bad "$2: temporary files left: $(find "$1" -name '*.tmp*' | tr '\n' ' ')"
+	fi
+}
+
+# Signals go to the wks process itself: not through a wrapper
+# (tests/cli/valgrind-wks.sh), which would take them in its place.
+if [ "$(head -c 4 "$WKS_BIN" | tail -c 3)" = ELF ]; then
+	mkdir sig
+	wks create -k sig/s.wks --storepass pass:old-pw "${IT[@]}"
+	expect 0 "7: create"
+
+	# A signal before the save starts: wks ends by it, nothing changed.
+	hs=$(sha sig/s.wks)
+	pause_start save passwd -k sig/s.wks --storepass pass:old-pw --new-storepass pass:new-pw "${IT[@]}"
+	kill -INT "$wpid"
+	pause_end
+	expect 130 "7: SIGINT before the save: 130"
+	unchanged sig/s.wks "$hs" "7: SIGINT before the save"
+	no_tmp sig "7: SIGINT before the save"
+
+	# During the save (temporary file, backup link and rename to come): held
+	# until the change is in; exit 0 and a note.
+	for s in INT TERM; do
+		pause_start saving passwd -k sig/s.wks --storepass pass:old-pw --new-storepass pass:new-pw "${IT[@]}"
+		kill -"$s" "$wpid"
+		pause_end go
+		expect_err 0 'interrupted .* after the change was saved' "7: SIG$s during the save: exit 0"
+		no_tmp sig "7: SIG$s during the save"
+		wks list -k sig/s.wks --storepass pass:new-pw
+		expect 0 "7: SIG$s during the save: the new password is in"
+		wks passwd -k sig/s.wks --storepass pass:new-pw --new-storepass pass:old-pw "${IT[@]}"
+	done
+	# Right after the rename: committed, so exit 0 (it was 130).
+	pause_start saved passwd -k sig/s.wks --storepass pass:old-pw --new-storepass pass:new-pw "${IT[@]}"
+	kill -TERM "$wpid"
+	pause_end go
+	expect_err 0 'after the change was saved' "7: SIGTERM just after the rename: exit 0"
+	no_tmp sig "7: SIGTERM just after the rename"
+	wks list -k sig/s.wks --storepass pass:new-pw
+	expect 0 "7: SIGTERM just after the rename: committed"
+
+	# -o outputs: the same.
+	pause_start saving export-cert -k s.wks -a cert2 -o sig/c.pem "${S[@]}"
+	kill -INT "$wpid"
+	pause_end go
+	expect 0 "7: SIGINT while -o is written: exit 0"
+	check "7: -o written whole" cmp -s sig/c.pem c.pem
+	no_tmp sig "7: SIGINT while -o is written"
+	pause_start save export-cert -k s.wks -a cert2 -o sig/c2.pem "${S[@]}"
+	kill -INT "$wpid"
+	pause_end
+	expect 130 "7: SIGINT before -o is written: 130"
+	check "7: no -o file" [ ! -e sig/c2.pem ]
+	no_tmp sig "7: SIGINT before -o is written"
+else
+	echo "SKIP: 7 signals: $WKS_BIN is a wrapper, not the wks process"
+fi
+
+# ---- 4: what already exists at an -o path -----------------------------------------
+
+mkfifo own.fifo
+wks export-key -k s.wks -a key1 -o own.fifo "${S[@]}"
+expect_err 7 'exists \(a FIFO; use --force' "4: -o FIFO without --force"
+cat own.fifo >fifo.out &
+cpid=$!
+wks export-key -k s.wks -a key1 -o own.fifo --force "${S[@]}"
+expect 0 "4: -o own FIFO --force"
+wait "$cpid"
+check "4: own FIFO got the key" grep -q 'PRIVATE KEY' fifo.out
+mkdir adir
+wks export-cert -k s.wks -a cert2 -o adir "${S[@]}"
+expect_err 6 'adir: is a directory' "4: -o a directory"
+check "4: -o a directory: not 'exists (use --force'" not grep -q 'force' "$T/err"
+wks export-cert -k s.wks -a cert2 -o adir --force "${S[@]}"
+expect_err 6 'adir: is a directory' "4: -o a directory --force"
+python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' sock
+wks export-key -k s.wks -a key1 -o sock --force "${S[@]}"
+expect_err 6 'is a socket' "4: -o a socket --force"
+wks export-key -k s.wks -a key1 -o - "${S[@]}"
+expect 0 "4: -o - is standard output"
+check "4: -o - wrote the key" grep -q 'PRIVATE KEY' "$T/out"
+
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && getent group nogroup >/dev/null; then
+	chmod 755 "$T"
+	mkdir -m 1777 sticky
+	# Another user's FIFO in a sticky folder (as in /tmp): refused, even
+	# with --force, and never opened (no reader needed to refuse it).
+	setpriv --reuid=nobody --regid=nogroup --clear-groups mkfifo sticky/key.pem
+	for f in "" --force; do
+		# shellcheck disable=SC2086
+		wks export-key -k s.wks -a key1 -o sticky/key.pem $f "${S[@]}"
+		if [ -z "$f" ]; then
+			expect_err 7 'exists' "4: nobody's FIFO, no --force"
+		else
+			expect_err 6 'FIFO owned by another user' "4: nobody's FIFO --force"
+		fi
+	done
+	check "4: nobody's FIFO still a FIFO" [ -p sticky/key.pem ]
+	# The same for a file: password: nobody's FIFO is not read (its
+	# writer would choose the password), and the open does not hang.
+	setpriv --reuid=nobody --regid=nogroup --clear-groups mkfifo sticky/pw
+	wks create -k sticky-new.wks --storepass file:sticky/pw "${IT[@]}"
+	expect_err 6 'FIFO owned by another user' "10: file: nobody's FIFO refused"
+	check "10: no store made" [ ! -e sticky-new.wks ]
+	wks import-cert -k s.wks -a x --cert sticky/pw "${S[@]}"
+	expect_err 6 'FIFO owned by another user' "10: --cert nobody's FIFO refused"
+
+	# ---- 3: a symbolic link swapped in between the load and the save ----
+	mkdir -m 700 private
+	echo "root only" >private/target
+	chmod 640 private/target
+	ht=$(sha private/target)
+	mkdir -m 777 shared
+	cp s.wks shared/s.wks
+	hs=$(sha shared/s.wks)
+	pause_start save passwd -k shared/s.wks "${S[@]}" --new-storepass pass:new-pw "${IT[@]}"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		sh -c "rm -f shared/s.wks && ln -s '$T/private/target' shared/s.wks"
+	pause_end go
+	expect_err 6 'not saved: it was replaced \(by a symbolic link' "3: link swapped in before the save"
+	unchanged private/target "$ht" "3: the link's target"
+	check "3: the target keeps owner and mode" [ "$(owner private/target)" = "0:0 640" ]
+	no_tmp shared "3: link swapped in"
+	# ... and during the save, with a signal held: nothing changed, the
+	# held signal then ends wks (143).
+	if [ "$(head -c 4 "$WKS_BIN" | tail -c 3)" = ELF ]; then
+		rm -f shared/s.wks
+		cp s.wks shared/s.wks
+		pause_start saving passwd -k shared/s.wks "${S[@]}" --new-storepass pass:new-pw "${IT[@]}"
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			sh -c "rm -f shared/s.wks && ln -s '$T/private/target' shared/s.wks"
+		kill -TERM "$wpid"
+		pause_end go
+		expect 143 "3+7: refused save with SIGTERM held: 143"
+		check "3+7: the refusal is reported before the signal ends wks" \
+			grep -q 'not saved: it was replaced' "$T/err"
+		unchanged private/target "$ht" "3+7: the link's target"
+		no_tmp shared "3+7: refused save"
+	fi
+	# A store that is a link of its own is still edited through it.
+	rm -f shared/s.wks
+	ln -s ../s.wks shared/link.wks
+	wks import-cert -k shared/link.wks -a cert5 --cert c5.pem "${S[@]}" "${IT[@]}"
+	expect 0 "3: edit through the store's own link"
+	check "3: the link stays a link" [ -L shared/link.wks ]
+	[ "$hs" != "$(sha s.wks)" ] && ok || bad "3: the link's store was not changed"
+else
+	echo "SKIP: items 3, 4, 10 as another user (need root and user nobody)"
 fi
 
 end_tests

@@ -568,8 +568,9 @@ wks list -k p.wks --storepass file:nosuch.txt
 expect_err 6 'nosuch.txt: cannot open' "--storepass file: missing"
 wks list -k p.wks --storepass env:NO_SUCH_VARIABLE_WKS
 expect_err 2 'NO_SUCH_VARIABLE_WKS is not set' "--storepass env: unset"
-wks list -k p.wks --storepass fd:x
-expect_err 2 'bad file descriptor' "--storepass fd: bad"
+wks list -k p.wks --storepass fd:x-secret
+expect_err 2 'fd:N needs a descriptor number' "--storepass fd: bad"
+check "--storepass fd: bad: the value is not echoed" not grep -q x-secret "$T/err"
 
 # The prompt: on a pseudo-terminal, without echo, a new password twice.
 cat >pty.py <<'EOF'
