@@ -1,12 +1,66 @@
 #!/bin/sh
-# Build libwks and run the whole test suite (CTest over cmocka programs
-# and end-to-end scripts).  Extra arguments go to ctest (e.g. -R vectors).
-#   BUILD_DIR (default: build)  CMAKE_ARGS (extra configure options)
+# Build libwks and run its test suite (CTest over the cmocka programs and
+# the end-to-end scripts of wks(1) and wks.so).  --help: the modes.
 set -eu
+usage() {
+	cat <<'EOF'
+usage: sh tests/run.sh [--full] [CTEST_ARGS...]
+
+Builds everything (in BUILD_DIR, default build) and runs the test suite
+with CTest, one test per core, the slowest first; each test's result and
+time are printed as it ends, failures with their output.
+
+Modes:
+  (default)  quick: every test and every assertion, with the exhaustive
+             tests sampling their inputs: test_tamper_vectors every 32nd
+             byte of each vector (plus every header and trailer byte) and
+             one real-load sample per file, test_tamper every 4th entry
+             byte, test_crash_save 100 kills, the stress tests 2 s each.
+             About 3 minutes on an idle 2-core machine, build included.
+  --full     the exhaustive inputs, as CI's plain stage runs them
+             (WKS_TEST_FULL=1): every byte of every vector with both XOR
+             values and 4 real-load samples per file, every byte of
+             test_tamper's store, 300 kills, 5 s of stress.  About 6
+             minutes on an idle 2-core machine.
+  --help     this text.
+
+Other arguments go to ctest: -R REGEX (by name), -L LABEL / -LE LABEL
+(labels: unit, cli, provider, install, fuzz, slow), e.g.
+  sh tests/run.sh -R tamper        sh tests/run.sh -LE slow
+
+Environment: BUILD_DIR, CMAKE_ARGS (extra configure options), JOBS
+(parallel builds and tests; default: the number of cores), WKS_TEST_FULL=1
+(as --full), and the tests' own knobs (WKS_TAMPER_STRIDE, WKS_CRASH_TRIALS,
+WKS_STRESS_SECONDS, ...: see the comment at the top of each test).
+EOF
+}
+case ${1:-} in
+-h | --help)
+	usage
+	exit 0
+	;;
+--full)
+	shift
+	WKS_TEST_FULL=1
+	export WKS_TEST_FULL
+	;;
+esac
 cd "$(dirname "$0")/.."
+if [ -n "${WKS_TEST_FULL:-}" ] && [ "$WKS_TEST_FULL" != 0 ]; then
+	echo "tests/run.sh: full mode: about 6 minutes on an idle 2-core machine (--help: the modes)"
+else
+	echo "tests/run.sh: quick mode: about 3 minutes on an idle 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
+fi
 sh scripts/deps.sh test
 b=${BUILD_DIR:-build}
+j=${JOBS:-$(nproc)}
+t0=$(date +%s)
 # shellcheck disable=SC2086
 cmake -S . -B "$b" ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$b" -j"$(nproc)"
-ctest --test-dir "$b" --output-on-failure -j"$(nproc)" "$@"
+cmake --build "$b" -j"$j"
+t1=$(date +%s)
+rc=0
+ctest --test-dir "$b" --output-on-failure -j"$j" "$@" || rc=$?
+t2=$(date +%s)
+echo "tests/run.sh: $((t2 - t0)) s (build $((t1 - t0)) s, tests $((t2 - t1)) s)"
+exit "$rc"

@@ -21,7 +21,8 @@
  * Every result is checked; at the end the statistics must be consistent
  * and every alias left must open to a valid key.
  *
- * Environment: WKS_STRESS_SECONDS (default 5).
+ * Environment: WKS_STRESS_SECONDS (default 2; 5 in full mode,
+ * WKS_TEST_FULL=1: tests/run.sh --help).
  */
 #include "testutil.h"
 
@@ -331,7 +332,7 @@ static void *reader(void *arg)
 static void test_stress__everything_at_once(void **state)
 {
 	const char *e = getenv("WKS_STRESS_SECONDS");
-	double secs = e && *e ? atof(e) : 5.0;
+	double secs = e && *e ? atof(e) : tu_full_mode() ? 5.0 : 2.0;
 	struct {
 		void *(*fn)(void *);
 		const char *name;

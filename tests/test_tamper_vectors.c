@@ -38,11 +38,18 @@
  *    real wks_store_get_key() (without), and their result classes must be
  *    exactly what the fast path computed.
  *
+ * Modes (tests/run.sh --help): by default every 32nd position (plus the
+ * whole header and trailer, from a fixed-seed offset) and one real load
+ * and get_key sample per file and entry: about 1/30 of the full run, with
+ * every check above applied to each mutation made; WKS_TEST_FULL=1 (CI's
+ * plain stage) makes every position and 4 samples the defaults.
+ *
  * Environment: WKS_TAMPER_XORS=1 (one XOR per position, alternating 0x01
  * and 0x80: for sanitizer builds), WKS_TAMPER_STRIDE=n (every n-th
- * position only, plus the whole header and trailer: for valgrind),
- * WKS_TAMPER_FULL=1 (real KDF for every salt/iteration change; slow),
- * WKS_TAMPER_SAMPLES=n (real loads and get_keys per file, default 4),
+ * position only, plus the whole header and trailer; default 32, 1 in
+ * full mode), WKS_TAMPER_FULL=1 (real KDF for every salt/iteration
+ * change; slow), WKS_TAMPER_SAMPLES=n (real loads and get_keys per file;
+ * default 1, 4 in full mode),
  * WKS_TAMPER_SEED=n (sample seed, default fixed), WKS_TAMPER_MAX_ITER=n
  * (only stores whose every iteration count is at most n: for valgrind,
  * where one 210000-iteration PBKDF2 takes seconds).
@@ -718,15 +725,17 @@ int main(void)
 
 	g_one_xor = env_size("WKS_TAMPER_XORS", 2) == 1;
 	g_full = env_size("WKS_TAMPER_FULL", 0) != 0;
-	g_stride = env_size("WKS_TAMPER_STRIDE", 1);
+	g_stride = tu_env_count("WKS_TAMPER_STRIDE", 32, 1);
 	if (g_stride == 0)
 		g_stride = 1;
-	g_samples = env_size("WKS_TAMPER_SAMPLES", 4);
+	g_samples = tu_env_count("WKS_TAMPER_SAMPLES", 1, 4);
 	g_max_iter = env_size("WKS_TAMPER_MAX_ITER", SIZE_MAX);
 	if (getenv("WKS_TAMPER_SEED"))
 		g_rng = env_size("WKS_TAMPER_SEED", 1) | 1;
-	print_message("tamper: xors %s, stride %zu, samples %zu, full %d, "
-	              "seed %llu\n", g_one_xor ? "1 (alternating)" : "0x01+0x80",
+	print_message("tamper: %s mode: xors %s, stride %zu, samples %zu, "
+	              "full KDF %d, seed %llu\n",
+	              tu_full_mode() ? "full" : "quick (sampled)",
+	              g_one_xor ? "1 (alternating)" : "0x01+0x80",
 	              g_stride, g_samples, g_full, (unsigned long long)g_rng);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,6 +65,22 @@ char *tu_tmpdir(void)
 	return strdup(d);
 }
 
+int tu_full_mode(void)
+{
+	const char *v = getenv("WKS_TEST_FULL");
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+size_t tu_env_count(const char *name, size_t quick, size_t full)
+{
+	const char *v = getenv(name);
+
+	if (v && *v)
+		return (size_t)strtoull(v, NULL, 10);
+	return tu_full_mode() ? full : quick;
+}
+
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb; (void)flag; (void)ftw;

@@ -50,6 +50,14 @@ int tu_system(const char *fmt, ...)
 /* A store configured with low iteration counts (10000) for fast tests. */
 wks_store *tu_store_fast(void);
 
+/* The test suite's two modes (tests/run.sh --help): the default samples
+ * the exhaustive tests (a stride, a fixed seed, fewer rounds, the same
+ * assertions); WKS_TEST_FULL=1 (tests/run.sh --full, CI's plain stage)
+ * runs them in full.  tu_env_count(NAME, quick, full): NAME's value when
+ * set and not empty, else the mode's default. */
+int tu_full_mode(void);
+size_t tu_env_count(const char *name, size_t quick, size_t full);
+
 /* ---- additions for the vector, interop, rules, tamper and thread tests ---- */
 
 #include <cjson/cJSON.h>

@@ -35,7 +35,8 @@
  * the order does not hang on timing luck; the times are printed.
  *
  * Environment: WKS_STRESS_THREADS (default 16), WKS_STRESS_SECONDS
- * (default 5; CI's TSan stage sets 10, its valgrind stage 2),
+ * (default 2, 5 in full mode, WKS_TEST_FULL=1; CI's TSan stage sets 10,
+ * its valgrind stage 2),
  * WKS_STRESS_SLOW_ITER (the slow iteration count, instead of measuring),
  * WKS_UNDER_VALGRIND (set by CI's valgrind stage).
  */
@@ -643,7 +644,7 @@ static void test_provider_stress__threads(void **state)
 {
 	long nthreads = env_long("WKS_STRESS_THREADS", 16, 1, 256);
 	const char *e = getenv("WKS_STRESS_SECONDS");
-	double secs = e && *e ? atof(e) : 5.0;
+	double secs = e && *e ? atof(e) : tu_full_mode() ? 5.0 : 2.0;
 	pthread_t *th = calloc((size_t)nthreads + 1, sizeof(*th));
 	reader_arg *args = calloc((size_t)nthreads, sizeof(*args));
 	unsigned long total = 0;
