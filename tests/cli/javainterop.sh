@@ -27,27 +27,11 @@
 # mktemp -d folder that it removes.  Prints "N passed, M failed" last.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-if ! command -v keytool >/dev/null 2>&1; then
-	echo "SKIP: keytool not found (apt-get install openjdk-17-jdk-headless)"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+skip_without_keytool
 start_tests javainterop
 export LC_ALL=C.UTF-8
 
 show_stderr() { sed 's/^/    stderr: /' "$T/err" | head -6; }
-expect_out() {
-	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/out"; then
-		ok
-	else
-		bad "$3: exit $rc (expected $1), stdout must match /$2/"
-		sed 's/^/    stdout: /' "$T/out" | head -8 >&2
-	fi
-}
-KT() {
-	keytool -J-Djdk.jceks.iterationCount=10000 -J-Dfile.encoding=UTF-8 \
-		-J-Dsun.stdout.encoding=UTF-8 "$@"
-}
 SP=store-pass-1
 I=(--iterations 10000)
 EC=(-keyalg EC -groupname secp256r1 -validity 30)

@@ -18,32 +18,14 @@
 # that it removes.  Prints "N passed, M failed" last; exits 1 on a failure.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-if ! command -v keytool >/dev/null 2>&1; then
-	echo "SKIP: keytool not found (apt-get install openjdk-17-jdk-headless)"
-	echo "0 passed, 0 failed"
-	exit 0
-fi
+skip_without_keytool
 start_tests keytool
 export LC_ALL=C.UTF-8
 
 # The first lines of the stderr of a failed check (lib.sh's bad).
 show_stderr() { sed 's/^/    stderr: /' "$T/err" | head -5; }
-expect_out() {
-	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/out"; then
-		ok
-	else
-		bad "$3: exit $rc (expected $1), stdout must match /$2/"
-		sed 's/^/    stdout: /' "$T/out" | head -8 >&2
-	fi
-}
 
-# keytool: quiet; JCEKS keys at 10000 PBE iterations (keytool's default,
-# 200000, makes each key cost seconds under valgrind; the algorithm is the
-# same), UTF-8 output for the non-ASCII aliases.
-KT() {
-	keytool -J-Djdk.jceks.iterationCount=10000 -J-Dfile.encoding=UTF-8 \
-		-J-Dsun.stdout.encoding=UTF-8 "$@"
-}
+# keytool: lib.sh's KT (JCEKS keys at 10000 PBE iterations, UTF-8).
 SP=store-pass-1
 I=(--iterations 10000)
 

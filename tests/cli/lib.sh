@@ -111,5 +111,34 @@ json() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$T/out" "$1"
 }
 
+# expect_out STATUS REGEX WHAT: exit STATUS and stdout matches REGEX
+# (grep -E); a script may redefine it.
+expect_out() {
+	if [ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$T/out"; then
+		ok
+	else
+		bad "$3: exit $rc (expected $1), stdout must match /$2/"
+		sed 's/^/    stdout: /' "$T/out" | head -8 >&2
+	fi
+}
+
+# skip_without_keytool: a script that needs keytool passes with SKIP
+# (and a closing count line) where there is none.
+skip_without_keytool() {
+	if ! command -v keytool >/dev/null 2>&1; then
+		echo "SKIP: keytool not found (apt-get install openjdk-17-jdk-headless)"
+		echo "0 passed, 0 failed"
+		exit 0
+	fi
+}
+
+# KT ARGS...: keytool, with JCEKS keys at 10000 PBE iterations
+# (keytool's default, 200000, makes each key cost seconds under valgrind;
+# the algorithm is the same) and UTF-8 output for non-ASCII aliases.
+KT() {
+	keytool -J-Djdk.jceks.iterationCount=10000 -J-Dfile.encoding=UTF-8 \
+		-J-Dsun.stdout.encoding=UTF-8 "$@"
+}
+
 # ossl ARGS...: the openssl command, quiet.
 ossl() { openssl "$@" 2>/dev/null; }
