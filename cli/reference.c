@@ -75,6 +75,14 @@ static int read_src(cli_pw *pw, const wksp_pwsrc *s, const char *option)
 	pw->len = 0;
 	if (s->kind != WKSP_PW_FILE && s->kind != WKSP_PW_ENV)
 		return 0;
+	if (s->kind == WKSP_PW_ENV && !getenv(s->value)) {
+		/* The server's environment, not ours. */
+		fprintf(stderr, "wks: note: %s: %s is not set here; checking "
+			"with %s or the prompt instead\n", option, s->value,
+			strcmp(option, "--ref-keypass") ? "--storepass" :
+			"--keypass");
+		return 0;
+	}
 	if (wksp_pw_read(&pw->p, &pw->len, s, option, err, sizeof(err)) < 0) {
 		cli_err(NULL, "%s", err);
 		return CLI_EXIT_USAGE;
@@ -97,7 +105,7 @@ int cli_export_reference(cli_ctx *c)
 	char *abs = NULL, *uri = NULL, *pem = NULL, *text = NULL, *d = NULL;
 	char err[256];
 	size_t pem_len = 0, text_len;
-	int rc, e, parsed = 0;
+	int rc, e, parsed = 0, k_from_ref;
 
 	memset(&rs, 0, sizeof(rs));
 	memset(&rk, 0, sizeof(rk));
@@ -155,13 +163,13 @@ int cli_export_reference(cli_ctx *c)
 	 * prompt). */
 	if ((rc = read_src(&kpw, &rk, "--ref-keypass")) != 0)
 		goto done;
+	k_from_ref = kpw.p != NULL;
 	if (!kpw.p && rk.kind == WKSP_PW_NONE &&
 	    (rc = cli_pw_dup(&kpw, &pw)) != 0)
 		goto done;
 	e = kpw.p ? wks_store_get_key(&key, st, c->alias, kpw.p, kpw.len) :
 		    WKS_ERR_INTEGRITY;
-	if (e == WKS_ERR_INTEGRITY &&
-	    (rk.kind == WKSP_PW_FILE || rk.kind == WKSP_PW_ENV)) {
+	if (e == WKS_ERR_INTEGRITY && k_from_ref) {
 		rc = cli_lib_err(c->keystore, c->alias, e, "--ref-keypass");
 		goto done;
 	}
