@@ -323,6 +323,8 @@ static int ref_decode(void *vctx, OSSL_CORE_BIO *in, int selection,
 	if (read_block(pc, in, &block, &block_len) < 0)
 		return 0;
 	rc = wksp_ref_parse(&u, block, block_len, err, sizeof(err));
+	/* A (refused) pass: source would be in it, base64-encoded. */
+	OPENSSL_cleanse(block, block_len);
 	free(block);
 	if (rc < 0) {
 		wksp_raise(pc, WKSP_R_BAD_REFERENCE, "%s", err);
