@@ -14,7 +14,9 @@
  * 2. -pem M (10,000) ordinary PEM keys (EC P-256, PKCS#8) read from memory
  *    with PEM_read_bio_PrivateKey_ex() in a context with only the default
  *    provider, one with wks.so and references = yes, and one with wks.so
- *    without it; -runs R (3) rounds in turn, medians.
+ *    without it, and (a control) one with OpenSSL's "null" provider,
+ *    which offers nothing, next to the default one; -runs R (3) rounds
+ *    in turn, medians.
  *
  *   wks-ref-bench [-keys N] [-iter I] [-pem M] [-runs R] [-provider-path DIR]
  */
@@ -100,7 +102,10 @@ static OSSL_LIB_CTX *context(const char *dir, const char *pdir,
 	fprintf(f, "openssl_conf = openssl_init\n[openssl_init]\n"
 		"providers = provider_sect\n[provider_sect]\n"
 		"default = default_sect\n%s[default_sect]\nactivate = 1\n",
-		settings ? "wks = wks_sect\n" : "");
+		!settings ? "" : strcmp(settings, "null") ? "wks = wks_sect\n" :
+		"null = null_sect\n[null_sect]\nactivate = 1\n");
+	if (settings && !strcmp(settings, "null"))
+		settings = NULL; /* the control: a provider offering nothing */
 	if (settings)
 		fprintf(f, "[wks_sect]\nmodule = %s/wks.so\nactivate = 1\n%s",
 			pdir, settings);
@@ -140,7 +145,7 @@ int main(int argc, char **argv)
 	double t0, t_load, t_get, t_nocache, t_first, t_second;
 	char **pem;
 	size_t *pem_len;
-	double *tp[3];
+	double *tp[4];
 	ssize_t n;
 
 	for (int i = 1; i < argc; i++) {
@@ -277,9 +282,9 @@ int main(int argc, char **argv)
 	/* 2. Ordinary PEM keys. */
 	pem = calloc((size_t)npem, sizeof(*pem));
 	pem_len = calloc((size_t)npem, sizeof(*pem_len));
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		tp[i] = calloc((size_t)runs, sizeof(double));
-	if (!pem || !pem_len || !tp[0] || !tp[1] || !tp[2])
+	if (!pem || !pem_len || !tp[0] || !tp[1] || !tp[2] || !tp[3])
 		die("out of memory");
 	for (int i = 0; i < npem; i++) {
 		EVP_PKEY *key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
@@ -300,17 +305,19 @@ int main(int argc, char **argv)
 		EVP_PKEY_free(key);
 	}
 	{
-		OSSL_LIB_CTX *c[3];
-		static const char *const label[3] = {
+		OSSL_LIB_CTX *c[4];
+		static const char *const label[4] = {
 			"default provider only        ",
 			"wks.so, references = yes     ",
-			"wks.so, references off       " };
+			"wks.so, references off       ",
+			"default + null (control)     " };
 
 		c[0] = context(dir, pdir, "plain", NULL);
 		c[1] = context(dir, pdir, "refs", "references = yes\n");
 		c[2] = context(dir, pdir, "norefs", "");
+		c[3] = context(dir, pdir, "null", "null");
 		for (int r = 0; r < runs; r++) {
-			for (int j = 0; j < 3; j++) {
+			for (int j = 0; j < 4; j++) {
 				t0 = now_ms();
 				for (int i = 0; i < npem; i++)
 					if (!read_key(c[j], NULL, pem[i],
@@ -321,7 +328,7 @@ int main(int argc, char **argv)
 		}
 		printf("%d ordinary PEM keys (EC P-256, PKCS#8) from memory, %d "
 		       "rounds (medians)\n", npem, runs);
-		for (int j = 0; j < 3; j++) {
+		for (int j = 0; j < 4; j++) {
 			double m = median(tp[j], runs);
 
 			printf("  %s %10.2f ms  (%.2f us a key)\n", label[j], m,
@@ -333,7 +340,7 @@ int main(int argc, char **argv)
 		free(pem[i]);
 	free(pem);
 	free(pem_len);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		free(tp[i]);
 	for (int i = 0; i < nkeys; i++) {
 		snprintf(ref, sizeof(ref), "%s/k%d.ref", dir, i);
