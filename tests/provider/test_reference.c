@@ -124,6 +124,7 @@ static int queue_has(const char *text)
 	int found;
 
 	ERR_print_errors(m);
+	BIO_write(m, "", 1); /* NUL-terminated for strstr */
 	n = BIO_get_mem_data(m, &p);
 	found = n > 0 && strstr(p, text) != NULL;
 	if (!found)
@@ -140,6 +141,7 @@ static int queue_lacks(const char *text)
 	int absent;
 
 	ERR_print_errors(m);
+	BIO_write(m, "", 1);
 	n = BIO_get_mem_data(m, &p);
 	absent = n <= 0 || strstr(p, text) == NULL;
 	BIO_free(m);
