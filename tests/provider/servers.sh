@@ -246,6 +246,7 @@ while True:
     try:
         t = ctx.wrap_socket(c, server_side=True)
         t.sendall(b"HTTP/1.0 200 OK\r\n\r\nok\n")
+        t.unwrap()  # close_notify: the client sees no unexpected EOF
         t.close()
     except Exception:
         c.close()
