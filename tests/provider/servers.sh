@@ -9,7 +9,8 @@
 # PEM file written by wks export-cert; `openssl s_client
 # -verify_return_error` trusting only the root must get the full chain
 # (leaf, intermediate, root, each once) with the store's leaf:
-#   nginx      also: nginx -t; the rotation block (new key and chain into
+#   nginx      also: nginx -t; ssl_password_file for a key password of
+#              its own; the rotation block (new key and chain into
 #              the store, chain re-exported, SIGHUP) and the next
 #              handshake serves the new leaf; a wrong store password and
 #              a missing alias fail nginx -t naming store and alias,
@@ -206,6 +207,30 @@ if enabled nginx; then
 			--storepass file:storepass -o server-chain.pem
 		cat server-chain.pem server-key.ref >haproxy.pem
 	fi
+	# A key with a password of its own, not in the reference: nginx's
+	# ssl_password_file gives it (through the passphrase callback).
+	wks_ok import-key -k server.wks -a kp --key leaf.key --chain leaf.crt \
+		--chain int.crt --chain root.crt --storepass file:storepass \
+		--keypass pass:own-key-pw --iterations 10000
+	wks_ok export-key -k server.wks -a kp --reference \
+		--ref-storepass file:storepass --keypass pass:own-key-pw -o kp.ref
+	printf 'not-this-one\nown-key-pw\n' >keypass.txt
+	for pwf in with without; do
+		nginx_conf nginx-kp.conf "$T/kp.ref"
+		if [ $pwf = with ]; then
+			sed -i "s#ssl_certificate_key .*#&\n    ssl_password_file $T/keypass.txt;#" \
+				nginx-kp.conf
+		fi
+		set +e
+		OPENSSL_CONF=$SCONF setsid -w timeout 60 nginx -t -e "$T/nginx-kp.log" \
+			-p "$T/" -c "$T/nginx-kp.conf" </dev/null >out 2>err
+		rc=$?
+		set -e
+		if { [ $pwf = with ] && [ $rc -eq 0 ]; } ||
+		   { [ $pwf = without ] && [ $rc -ne 0 ] && grep -qF 'key entry "kp"' err; }; then
+			ok "nginx -t, key password of its own, $pwf ssl_password_file"
+		else bad "nginx -t, key password of its own, $pwf ssl_password_file (exit $rc)"; fi
+	done
 	# nginx -t with a wrong store password and with a missing alias.
 	printf 'Xq7-not-the-pw\n' >wrongpw.txt
 	mkref() {
