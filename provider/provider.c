@@ -1,9 +1,11 @@
 /*
- * wks.so: an OpenSSL 3 provider whose one operation is an OSSL_STORE
+ * wks.so: an OpenSSL 3 provider whose main operation is an OSSL_STORE
  * loader for wks: URIs (store.c), so that any OpenSSL application can take
  * keys and certificates from a WKS keystore: `-key 'wks:server.wks?alias=
- * server'`, `-CAstore wks:cacerts.wks`.  docs/PROVIDER.md tells how to
- * load it and what is not done yet.
+ * server'`, `-CAstore wks:cacerts.wks`; with references = yes also a
+ * decoder for key reference files (decoder.c), so that programs reading
+ * their key as a PEM file can too.  docs/PROVIDER.md tells how to load it
+ * and what is not done yet.
  *
  * The provider is one more client of libwks (include/wks/wks.h), like the
  * wks tool; it performs no key operation itself: keys go back to OpenSSL
