@@ -15,7 +15,8 @@
 #              handshake serves the new leaf; a wrong store password and
 #              a missing alias fail nginx -t naming store and alias,
 #              never the password
-#   apache2    mod_ssl
+#   apache2    mod_ssl; also a key password of its own from
+#              SSLPassPhraseDialog exec:
 #   haproxy    one PEM file: chain, then the reference
 #   lighttpd   mod_openssl
 #   stunnel4
@@ -109,6 +110,13 @@ if [ $rc -eq 0 ] && [ -s server-key.ref ] && [ -s haproxy.pem ]; then
 	ok "the files block"
 else bad "the files block (exit $rc)"; fi
 snip openssl.cnf >openssl.cnf
+# kp: the server's key again, with a key password of its own that kp.ref
+# does not give (the servers' passphrase callbacks must).
+wks_ok import-key -k server.wks -a kp --key leaf.key --chain leaf.crt \
+	--chain int.crt --chain root.crt --storepass file:storepass \
+	--keypass pass:own-key-pw --iterations 10000
+wks_ok export-key -k server.wks -a kp --reference \
+	--ref-storepass file:storepass --keypass pass:own-key-pw -o kp.ref
 SCONF=$T/openssl.cnf
 mkdir -p htdocs run
 echo ok >htdocs/index.html
@@ -207,13 +215,8 @@ if enabled nginx; then
 			--storepass file:storepass -o server-chain.pem
 		cat server-chain.pem server-key.ref >haproxy.pem
 	fi
-	# A key with a password of its own, not in the reference: nginx's
-	# ssl_password_file gives it (through the passphrase callback).
-	wks_ok import-key -k server.wks -a kp --key leaf.key --chain leaf.crt \
-		--chain int.crt --chain root.crt --storepass file:storepass \
-		--keypass pass:own-key-pw --iterations 10000
-	wks_ok export-key -k server.wks -a kp --reference \
-		--ref-storepass file:storepass --keypass pass:own-key-pw -o kp.ref
+	# A key with a password of its own, not in the reference (kp.ref):
+	# nginx's ssl_password_file gives it (the passphrase callback).
 	printf 'not-this-one\nown-key-pw\n' >keypass.txt
 	for pwf in with without; do
 		nginx_conf nginx-kp.conf "$T/kp.ref"
@@ -307,6 +310,26 @@ if enabled apache2; then
 	} >apache2.conf
 	if start apache2 apache2 -f "$T/apache2.conf" -DFOREGROUND; then
 		check_served apache2
+		stop
+	fi
+	# kp.ref without a dialog (builtin, no terminal): apache2 does not
+	# start (it exits; it would run until the timeout, 124, if it did).
+	sed "s#$T/server-key.ref#$T/kp.ref#" apache2.conf >apache2-kp.conf
+	set +e
+	OPENSSL_CONF=$SCONF setsid -w timeout 30 apache2 -f "$T/apache2-kp.conf" \
+		-DFOREGROUND </dev/null >out 2>err
+	rc=$?
+	set -e
+	if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then
+		ok "apache2: kp.ref without a passphrase dialog does not start"
+	else bad "apache2: kp.ref without a passphrase dialog (exit $rc)"; fi
+	# The key password from SSLPassPhraseDialog exec: (kp.ref).
+	printf '#!/bin/sh\necho own-key-pw\n' >pp.sh
+	chmod 755 pp.sh
+	sed "s#$T/server-key.ref#$T/kp.ref#" apache2.conf >apache2-kp.conf
+	echo "SSLPassPhraseDialog exec:$T/pp.sh" >>apache2-kp.conf
+	if start apache2-kp apache2 -f "$T/apache2-kp.conf" -DFOREGROUND; then
+		check_served "apache2 SSLPassPhraseDialog exec: (key password)"
 		stop
 	fi
 fi
