@@ -19,6 +19,12 @@
  *    in turn, medians.
  *
  *   wks-ref-bench [-keys N] [-iter I] [-pem M] [-runs R] [-provider-path DIR]
+ *   wks-ref-bench -read plain|on|off|null N [-provider-path DIR]
+ *
+ * -read only reads one PEM key N times in one of the four contexts of 2.,
+ * for counting instructions free of timing noise:
+ *   valgrind --tool=callgrind wks-ref-bench -read on 110   (and 10)
+ * gives the instructions of 100 reads as the difference.
  */
 #include <libgen.h>
 #include <stdio.h>
@@ -147,9 +153,14 @@ int main(int argc, char **argv)
 	size_t *pem_len;
 	double *tp[4];
 	ssize_t n;
+	const char *read_kind = NULL;
+	int read_n = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-keys") && i + 1 < argc)
+		if (!strcmp(argv[i], "-read") && i + 2 < argc) {
+			read_kind = argv[++i];
+			read_n = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "-keys") && i + 1 < argc)
 			nkeys = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-iter") && i + 1 < argc)
 			iter = argv[++i];
@@ -178,6 +189,30 @@ int main(int argc, char **argv)
 	}
 	if (!mkdtemp(dir))
 		die("mkdtemp");
+	if (read_kind) {
+		EVP_PKEY *key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+		BIO *b = BIO_new(BIO_s_mem());
+		char *p;
+		long l;
+
+		lc = !strcmp(read_kind, "plain") ? context(dir, pdir, "r", NULL) :
+		     !strcmp(read_kind, "on") ?
+			context(dir, pdir, "r", "references = yes\n") :
+		     !strcmp(read_kind, "off") ? context(dir, pdir, "r", "") :
+		     context(dir, pdir, "r", "null");
+		if (!key || !b || !PEM_write_bio_PrivateKey(b, key, NULL, NULL,
+							    0, NULL, NULL))
+			die("a PEM key");
+		l = BIO_get_mem_data(b, &p);
+		for (int i = 0; i < read_n; i++)
+			if (!read_key(lc, NULL, p, (size_t)l))
+				die("reading the PEM key");
+		BIO_free(b);
+		EVP_PKEY_free(key);
+		OSSL_LIB_CTX_free(lc);
+		rmdir(dir);
+		return 0;
+	}
 	snprintf(path, sizeof(path), "%s/bench.wks", dir);
 
 	/* 1. The store, its references and the KDF cost. */
