@@ -64,6 +64,12 @@ int cmd_export_key(cli_ctx *c)
 	wks_entry_type t;
 	int rc, err;
 
+	if (c->reference)
+		return cli_export_reference(c); /* cli/reference.c */
+	if (c->ref_storepass || c->ref_keypass) {
+		cli_err(NULL, "--ref-storepass and --ref-keypass need --reference");
+		return CLI_EXIT_USAGE;
+	}
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
 	    (rc = cli_need(c->alias, "--alias")) != 0 ||
 	    (rc = cli_output_check(c, c->out)) != 0)

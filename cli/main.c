@@ -33,6 +33,7 @@ enum {
 	O_ALIAS_PREFIX, /* h8 */
 	O_SRCKEYSTORE, O_SRCSTORETYPE, O_SRCSTOREPASS, O_SRCKEYPASS,
 	O_SRCALIAS, O_DESTALIAS, /* h7 */
+	O_REFERENCE, O_REF_STOREPASS, O_REF_KEYPASS, /* key references */
 	O_COUNT
 };
 
@@ -91,6 +92,9 @@ static const struct option long_options[] = {
 	{ "destkeystore", required_argument, NULL, 1000 + O_KEYSTORE },
 	{ "deststorepass", required_argument, NULL, 1000 + O_STOREPASS },
 	{ "destkeypass", required_argument, NULL, 1000 + O_KEYPASS },
+	{ "reference", no_argument, NULL, 1000 + O_REFERENCE },
+	{ "ref-storepass", required_argument, NULL, 1000 + O_REF_STOREPASS },
+	{ "ref-keypass", required_argument, NULL, 1000 + O_REF_KEYPASS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -265,10 +269,13 @@ static const cli_cmd commands[] = {
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
 		  B(O_KEYPASS) | B(O_ALIAS) | B(O_OUT) | B(O_DER) |
 		  B(O_PEM) | B(O_OUTPASS) | B(O_ENCRYPT) | B(O_ITERATIONS) |
-		  B(O_FORCE) | B(O_KEYPASS_FOR),
+		  B(O_FORCE) | B(O_KEYPASS_FOR) | B(O_REFERENCE) |
+		  B(O_REF_STOREPASS) | B(O_REF_KEYPASS),
 	  "export a private key (PKCS#8) or a secret key",
 	  "usage: wks export-key -k FILE -a ALIAS [-o OUT] [--der | --pem]\n"
 	  "                      [--encrypt] [--outpass SRC]\n"
+	  "       wks export-key -k FILE -a ALIAS --reference [-o OUT]\n"
+	  "                      [--ref-storepass SRC] [--ref-keypass SRC]\n"
 	  "\nWrite a private key as PKCS#8, exactly as stored (PEM by default),\n"
 	  "or encrypted (--encrypt or --outpass: PKCS#8 with PBES2,\n"
 	  "AES-256-CBC, PBKDF2-HMAC-SHA-256).  A secret key is written as hex\n"
@@ -284,7 +291,19 @@ static const cli_cmd commands[] = {
 	  "      --outpass SRC       encrypt the output with this password\n"
 	  "      --iterations N      PBKDF2 iterations of the encryption\n"
 	  "                          (default: the property\n"
-	  "                          wolfjce.wks.iterationCount, 210000)\n" },
+	  "                          wolfjce.wks.iterationCount, 210000)\n"
+	  "      --reference         write a key reference instead (PEM \"WKS KEY\n"
+	  "                          REFERENCE\": the store's absolute path, the\n"
+	  "                          alias, where the passwords come from; no\n"
+	  "                          key, no password), which servers read as\n"
+	  "                          their key through wks.so (references = yes;\n"
+	  "                          docs/PROVIDER.md); checked to open first.\n"
+	  "                          Not secret: mode 0644 is fine\n"
+	  "      --ref-storepass SRC where the server gets the store password:\n"
+	  "                          file:PATH, env:VAR or fd:N (never pass:);\n"
+	  "                          without it, its passphrase callback\n"
+	  "      --ref-keypass SRC   the same for the key password (default: the\n"
+	  "                          store password, else the callback)\n" },
 	{ "export-cert", cmd_export_cert,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
 		  B(O_ALIAS) | B(O_OUT) | B(O_DER) | B(O_PEM) | B(O_LEAF) |
@@ -779,6 +798,9 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 			break;
 		case O_SRCALIAS: c->srcalias = optarg; break;
 		case O_DESTALIAS: c->destalias = optarg; break;
+		case O_REFERENCE: c->reference = 1; break;
+		case O_REF_STOREPASS: c->ref_storepass = optarg; break;
+		case O_REF_KEYPASS: c->ref_keypass = optarg; break;
 		case O_HELP:
 			print_cmd_help(cmd);
 			return -1;

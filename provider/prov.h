@@ -21,6 +21,7 @@
 #define WKSP_R_INTERNAL 7
 #define WKSP_R_CONFIG 8
 #define WKSP_R_BAD_SEARCH 9
+#define WKSP_R_BAD_REFERENCE 10
 
 /* A gettable provider parameter (OSSL_PROVIDER_get_params()), a
  * diagnostic: the number of stores kept now (unsigned integer). */
@@ -60,6 +61,12 @@ typedef struct {
 	 * provider that fails to activate from openssl.cnf, so the provider
 	 * activates and every open fails with this reason instead. */
 	char config_error[512];
+	/* references = yes|no: 1 registers the key reference decoder
+	 * (decoder.c); -1 (a bad value) registers it too, so that a reference
+	 * fails with config_error instead of as an unknown PEM block. */
+	int references;
+	/* The core's BIO_gets, for the decoder's reads of an OSSL_CORE_BIO. */
+	OSSL_FUNC_BIO_gets_fn *bio_gets;
 
 	pthread_mutex_t keep_lock;
 	int keep_lock_ok;
@@ -102,5 +109,7 @@ void wksp__raise(const wksp_provctx *pc, const char *file, int line,
 
 /* The OSSL_OP_STORE dispatch table (store.c). */
 extern const OSSL_DISPATCH wksp_store_functions[];
+/* The key reference decoder, "pem" to a private key (decoder.c). */
+extern const OSSL_DISPATCH wksp_ref_decoder_functions[];
 
 #endif

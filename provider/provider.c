@@ -1,9 +1,11 @@
 /*
- * wks.so: an OpenSSL 3 provider whose one operation is an OSSL_STORE
+ * wks.so: an OpenSSL 3 provider whose main operation is an OSSL_STORE
  * loader for wks: URIs (store.c), so that any OpenSSL application can take
  * keys and certificates from a WKS keystore: `-key 'wks:server.wks?alias=
- * server'`, `-CAstore wks:cacerts.wks`.  docs/PROVIDER.md tells how to
- * load it and what is not done yet.
+ * server'`, `-CAstore wks:cacerts.wks`; with references = yes also a
+ * decoder for key reference files (decoder.c), so that programs reading
+ * their key as a PEM file can too.  docs/PROVIDER.md tells how to load it
+ * and what is not done yet.
  *
  * The provider is one more client of libwks (include/wks/wks.h), like the
  * wks tool; it performs no key operation itself: keys go back to OpenSSL
@@ -52,6 +54,7 @@ static const OSSL_ITEM reason_strings[] = {
 	{ WKSP_R_INTERNAL, "internal error" },
 	{ WKSP_R_CONFIG, "bad wks provider configuration" },
 	{ WKSP_R_BAD_SEARCH, "bad search parameter" },
+	{ WKSP_R_BAD_REFERENCE, "bad wks key reference" },
 	{ 0, NULL }
 };
 
@@ -67,12 +70,26 @@ static const OSSL_ALGORITHM store_algorithms[] = {
 	{ NULL, NULL, NULL, NULL }
 };
 
+/* Key reference files (decoder.c), offered only with references = yes:
+ * named "DER" for input "pem", as OpenSSL's own PEM decoder, so that
+ * PEM_read_bio_PrivateKey() and SSL_CTX_use_PrivateKey_file() try it. */
+static const OSSL_ALGORITHM decoder_algorithms[] = {
+	{ "DER", "provider=wks,fips=yes,input=pem", wksp_ref_decoder_functions,
+	  "WKS key references (PEM \"WKS KEY REFERENCE\")" },
+	{ NULL, NULL, NULL, NULL }
+};
+
 static const OSSL_ALGORITHM *query_operation(void *provctx, int operation_id,
 					     int *no_store)
 {
-	(void)provctx;
+	const wksp_provctx *pc = provctx;
+
 	*no_store = 0;
-	return operation_id == OSSL_OP_STORE ? store_algorithms : NULL;
+	if (operation_id == OSSL_OP_STORE)
+		return store_algorithms;
+	if (operation_id == OSSL_OP_DECODER && pc && pc->references)
+		return decoder_algorithms;
+	return NULL;
 }
 
 static const OSSL_PARAM param_types[] = {
@@ -146,19 +163,32 @@ static const OSSL_DISPATCH provider_functions[] = {
 	{ 0, NULL }
 };
 
+/* yes/true/on/1: 1; no/false/off/0: 0; anything else: -1. */
+static int yes_no(const char *v)
+{
+	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
+	    !strcasecmp(v, "on") || !strcmp(v, "1"))
+		return 1;
+	if (!strcasecmp(v, "no") || !strcasecmp(v, "false") ||
+	    !strcasecmp(v, "off") || !strcmp(v, "0"))
+		return 0;
+	return -1;
+}
+
 /*
  * The provider's section of openssl.cnf (docs/PROVIDER.md):
  *   kek-cache = yes|no        keep opened stores with libwks's KEK cache
  *                             on (default: wolfjce.keystore.kekCacheEnabled)
  *   kek-cache-ttl = SECONDS   wolfjce.keystore.kekCacheTtlSec of those
  *   properties = FILE         a libwks properties file, read now
+ *   references = yes|no       decode key reference files (default no)
  * A bad value makes every open fail with the reason (config_error).
  */
 static int configure(wksp_provctx *pc, OSSL_FUNC_core_get_params_fn *get)
 {
-	const char *kc = NULL, *ttl = NULL, *props = NULL;
-	OSSL_PARAM params[4];
-	int err;
+	const char *kc = NULL, *ttl = NULL, *props = NULL, *refs = NULL;
+	OSSL_PARAM params[5];
+	int err, b;
 
 	pc->kek_cache = -1;
 	if (!get)
@@ -168,9 +198,21 @@ static int configure(wksp_provctx *pc, OSSL_FUNC_core_get_params_fn *get)
 						  (char **)&ttl, 0);
 	params[2] = OSSL_PARAM_construct_utf8_ptr("properties",
 						  (char **)&props, 0);
-	params[3] = OSSL_PARAM_construct_end();
+	params[3] = OSSL_PARAM_construct_utf8_ptr("references",
+						  (char **)&refs, 0);
+	params[4] = OSSL_PARAM_construct_end();
 	if (!get(pc->handle, params))
 		return 1;
+	if (refs) {
+		if ((b = yes_no(refs)) < 0) {
+			pc->references = -1;
+			snprintf(pc->config_error, sizeof(pc->config_error),
+				 "references = %.40s: expected yes or no",
+				 refs);
+			return 1;
+		}
+		pc->references = b;
+	}
 	if (kc) {
 		if (!strcasecmp(kc, "yes") || !strcasecmp(kc, "true") ||
 		    !strcasecmp(kc, "on") || !strcmp(kc, "1")) {
@@ -231,6 +273,9 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
 			break;
 		case OSSL_FUNC_CORE_GET_PARAMS:
 			get_params_fn = OSSL_FUNC_core_get_params(in);
+			break;
+		case OSSL_FUNC_BIO_GETS:
+			pc->bio_gets = OSSL_FUNC_BIO_gets(in);
 			break;
 		case OSSL_FUNC_CORE_VSET_ERROR:
 			pc->vset_error = OSSL_FUNC_core_vset_error(in);

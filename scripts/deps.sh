@@ -8,8 +8,17 @@
 #                             matrix), man-db (man -w, tests/install),
 #                             libcap2-bin (setcap, tests/test_config.c),
 #                             openjdk-17-jdk-headless (keytool),
-#                             ca-certificates (the system CA bundle)
+#                             ca-certificates (the system CA bundle),
+#                             strace, and the servers
+#   scripts/deps.sh servers - only the servers tests/provider/servers.sh
+#                             runs with key references: nginx, apache2,
+#                             haproxy, lighttpd (+ mod-openssl), stunnel4,
+#                             curl, python3, strace
+# No service is started by the install: a policy-rc.d that exits 101 is
+# put in place for it (and removed after, if there was none).
 set -eu
+servers="nginx apache2 haproxy lighttpd lighttpd-mod-openssl stunnel4 curl"
+servers="$servers python3 strace"
 want="gcc make cmake pkg-config libssl-dev openssl"
 if [ "${1:-build}" = test ]; then
 	want="$want libcmocka-dev libcjson-dev python3 valgrind clang"
@@ -17,6 +26,10 @@ if [ "${1:-build}" = test ]; then
 	# keytool (tests/cli/*: Java keystores as the counterpart) and the
 	# system CA bundle (tests/cli/truststore.sh)
 	want="$want openjdk-17-jdk-headless ca-certificates"
+	want="$want $servers"
+fi
+if [ "${1:-build}" = servers ]; then
+	want=$servers
 fi
 missing=""
 for p in $want; do
@@ -31,5 +44,13 @@ fi
 echo "deps: installing$missing" >&2
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	policy=/usr/sbin/policy-rc.d
+	printf '#!/bin/sh\n# deps.sh: no service starts during the install\nexit 101\n' |
+		$SUDO tee $policy >/dev/null
+	$SUDO chmod 755 $policy
+	trap '$SUDO rm -f $policy' EXIT
+fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null

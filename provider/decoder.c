@@ -1,0 +1,348 @@
+/*
+ * The decoder for key reference files (ref.h, docs/PROVIDER.md "Key
+ * references"): registered only with `references = yes` in the
+ * provider's openssl.cnf section, as a "DER" decoder for input "pem", the
+ * place where OpenSSL 3's PEM_read_bio_PrivateKey() and
+ * SSL_CTX_use_PrivateKey_file() ask providers' decoders first
+ * (pem_read_bio_key -> OSSL_DECODER_CTX_new_for_pkey(..., "PEM", ...)).
+ *
+ * For any other PEM block it reads lines up to the first BEGIN line,
+ * compares it with its own and returns "nothing decoded" (1 without a
+ * callback): no allocation, no copy of the block (OpenSSL seeks the input
+ * back for the next decoder).  For a reference it reads the block
+ * (bounded), parses it (ref.c), opens the store through the kept stores
+ * (keep.c: the KEK cache as for wks: URIs) and passes the key on as
+ * PKCS#8 PrivateKeyInfo DER, which OpenSSL's own decoders turn into a key
+ * of the application's providers, exactly as the store loader's keys.
+ *
+ * Passwords: the reference's storepass=/keypass= sources (file:, env:,
+ * fd:); a store password it does not give comes from the application's
+ * passphrase callback (nginx ssl_password_file, apache
+ * SSLPassPhraseDialog, openssl -passin/-pass), and is also the key
+ * password; a key password it does not give is the store password, and
+ * if that does not open the key while the store password came from the
+ * reference, the callback is asked for it.  Prompts and errors name the
+ * store and the alias, never a password.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_dispatch.h>
+#include <openssl/core_names.h>
+#include <openssl/core_object.h>
+#include <openssl/crypto.h>
+#include <openssl/params.h>
+
+#include <wks/wks.h>
+
+#include "prov.h"
+#include "pwsrc.h"
+#include "ref.h"
+
+/* Bytes of text before a BEGIN line looked through before giving up. */
+#define PREAMBLE_MAX 65536
+/* Size of the buffer the passphrase callback fills. */
+#define PW_CB_MAX 4096
+
+/* The decoder context is the provider context: nothing is allocated. */
+static void *ref_newctx(void *provctx)
+{
+	return provctx;
+}
+
+static void ref_freectx(void *vctx)
+{
+	(void)vctx;
+}
+
+static int ref_does_selection(void *provctx, int selection)
+{
+	(void)provctx;
+	return selection == 0 ||
+	       (selection & OSSL_KEYMGMT_SELECT_PRIVATE_KEY) != 0;
+}
+
+/*
+ * Skip to the first BEGIN line: 1 if it is a reference's (its text in
+ * line[]), 0 if it is another block's or there is none.
+ */
+static int find_begin(wksp_provctx *pc, OSSL_CORE_BIO *in, char *line,
+		      int size)
+{
+	size_t seen = 0;
+	int at_start = 1, n;
+
+	while (seen < PREAMBLE_MAX && (n = pc->bio_gets(in, line, size)) > 0) {
+		int starts = at_start;
+
+		seen += (size_t)n;
+		at_start = line[n - 1] == '\n';
+		if (!starts || n < 11 || memcmp(line, "-----BEGIN ", 11) != 0)
+			continue;
+		return wksp_ref_is_begin(line, (size_t)n) && at_start;
+	}
+	return 0;
+}
+
+/* Read the rest of the block (up to its END line) after the BEGIN line;
+ * *out (malloc'ed) holds BEGIN to END.  0 on success, -1 (raised). */
+static int read_block(wksp_provctx *pc, OSSL_CORE_BIO *in, char **out,
+		      size_t *out_len)
+{
+	const size_t bl = sizeof(WKSP_REF_BEGIN) - 1;
+	const size_t el = sizeof(WKSP_REF_END) - 1;
+	char *buf = malloc(WKSP_REF_BLOCK_MAX + 1);
+	size_t len, line_start;
+	int n;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!buf) {
+		wksp_raise(pc, WKSP_R_INTERNAL, "out of memory");
+		return -1;
+	}
+	memcpy(buf, WKSP_REF_BEGIN "\n", bl + 1);
+	len = bl + 1;
+	for (;;) {
+		line_start = len;
+		if (len >= WKSP_REF_BLOCK_MAX)
+			break;
+		n = pc->bio_gets(in, buf + len,
+				 (int)(WKSP_REF_BLOCK_MAX + 1 - len));
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (buf[len - 1] != '\n' && len < WKSP_REF_BLOCK_MAX)
+			continue; /* the last line, without a line end */
+		if (len - line_start >= el &&
+		    !memcmp(buf + line_start, WKSP_REF_END, el)) {
+			*out = buf;
+			*out_len = len;
+			return 0;
+		}
+	}
+	/* No END line within the limit (or the input ended): let the
+	 * parser say which. */
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+/*
+ * A password from the application's passphrase callback with `info`
+ * (the store and alias) for the prompt.  0 with *pw NULL if there is none;
+ * what the callback put on the error queue is then dropped.
+ */
+static int pw_from_callback(wksp_provctx *pc, char **pw, size_t *pw_len,
+			    const char *info, OSSL_PASSPHRASE_CALLBACK *pw_cb,
+			    void *pw_cbarg)
+{
+	OSSL_PARAM params[2];
+	char *buf;
+	size_t len = 0;
+	int ok;
+
+	*pw = NULL;
+	*pw_len = 0;
+	if (!pw_cb)
+		return 0;
+	if (!(buf = malloc(PW_CB_MAX + 1))) {
+		wksp_raise(pc, WKSP_R_INTERNAL, "out of memory");
+		return -1;
+	}
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PASSPHRASE_PARAM_INFO,
+						     (char *)info, 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (pc->set_error_mark)
+		pc->set_error_mark(pc->handle);
+	ok = pw_cb(buf, PW_CB_MAX, &len, params, pw_cbarg);
+	if (ok && len > 0 && len <= PW_CB_MAX) {
+		if (pc->clear_last_error_mark)
+			pc->clear_last_error_mark(pc->handle);
+		if ((*pw = malloc(len + 1)) != NULL) {
+			memcpy(*pw, buf, len);
+			(*pw)[len] = 0;
+			*pw_len = len;
+		}
+	} else if (pc->pop_error_to_mark) {
+		pc->pop_error_to_mark(pc->handle);
+	}
+	OPENSSL_cleanse(buf, PW_CB_MAX + 1);
+	free(buf);
+	if (ok && len > 0 && len <= PW_CB_MAX && !*pw) {
+		wksp_raise(pc, WKSP_R_INTERNAL, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* A libwks failure, naming the store and the alias. */
+static void raise_ref(wksp_provctx *pc, int err, const wksp_uri *u)
+{
+	if (err == WKS_ERR_INTEGRITY)
+		wksp_raise(pc, WKSP_R_INTEGRITY, "store %s (key reference to "
+			   "alias \"%s\")", u->path, u->alias);
+	else
+		wksp_raise(pc, WKSP_R_LOAD, "store %s (key reference to alias "
+			   "\"%s\"): %s%s%s", u->path, u->alias,
+			   wks_strerror(err), *wks_error_detail() ? ": " : "",
+			   wks_error_detail());
+}
+
+/* Open the store, decrypt the key and pass it on.  1 or 0 (raised). */
+static int ref_load(wksp_provctx *pc, const wksp_uri *u,
+		    OSSL_CALLBACK *data_cb, void *data_cbarg,
+		    OSSL_PASSPHRASE_CALLBACK *pw_cb, void *pw_cbarg)
+{
+	char *spw = NULL, *kpw = NULL, err[256], info[512];
+	size_t spw_len = 0, kpw_len = 0, len = 0;
+	int spw_from_ref = u->storepass.kind != WKSP_PW_NONE;
+	wks_store *st = NULL;
+	wksp_kept *kept = NULL;
+	wks_key *key = NULL;
+	const uint8_t *data;
+	unsigned char *der = NULL;
+	OSSL_PARAM params[4];
+	int objtype = OSSL_OBJECT_PKEY, rc = 0, e;
+	wks_entry_type t;
+
+	snprintf(info, sizeof(info), "key \"%s\" in %s", u->alias, u->path);
+	if (spw_from_ref) {
+		if (wksp_pw_read(&spw, &spw_len, &u->storepass, "storepass",
+				 err, sizeof(err)) < 0) {
+			wksp_raise(pc, WKSP_R_PASSWORD, "%s (key reference to "
+				   "alias \"%s\" in %s)", err, u->alias,
+				   u->path);
+			goto done;
+		}
+	} else if (pw_from_callback(pc, &spw, &spw_len, info, pw_cb,
+				    pw_cbarg) < 0) {
+		goto done;
+	}
+	if (u->keypass.kind != WKSP_PW_NONE &&
+	    wksp_pw_read(&kpw, &kpw_len, &u->keypass, "keypass", err,
+			 sizeof(err)) < 0) {
+		wksp_raise(pc, WKSP_R_PASSWORD, "%s (key reference to alias "
+			   "\"%s\" in %s)", err, u->alias, u->path);
+		goto done;
+	}
+	if (!spw && !kpw) {
+		wksp_raise(pc, WKSP_R_NO_PASSWORD, "store %s (key reference to "
+			   "alias \"%s\"): no password was given (none in the "
+			   "reference, none from the application)", u->path,
+			   u->alias);
+		goto done;
+	}
+	if ((e = wksp_keep_open(pc, &st, &kept, u->path, spw, spw_len)) < 0) {
+		raise_ref(pc, e, u);
+		goto done;
+	}
+	t = wks_store_entry_type(st, u->alias);
+	if (t == WKS_ENTRY_NONE) {
+		wksp_raise(pc, WKSP_R_NOT_FOUND, "no entry \"%s\" in %s (key "
+			   "reference)", u->alias, u->path);
+		goto done;
+	}
+	if (t != WKS_ENTRY_PRIVATE_KEY) {
+		wksp_raise(pc, WKSP_R_NOT_FOUND, "entry \"%s\" in %s is not a "
+			   "private key (key reference)", u->alias, u->path);
+		goto done;
+	}
+	e = wks_store_get_key(&key, st, u->alias, kpw ? kpw : spw,
+			      kpw ? kpw_len : spw_len);
+	if (e == WKS_ERR_INTEGRITY && !kpw && spw_from_ref) {
+		/* The key has a password of its own: the application's. */
+		if (pw_from_callback(pc, &kpw, &kpw_len, info, pw_cb,
+				     pw_cbarg) < 0)
+			goto done;
+		if (kpw)
+			e = wks_store_get_key(&key, st, u->alias, kpw,
+					      kpw_len);
+	}
+	if (e < 0) {
+		if (e == WKS_ERR_INTEGRITY)
+			wksp_raise(pc, WKSP_R_INTEGRITY, "key entry \"%s\" in "
+				   "%s (key reference)", u->alias, u->path);
+		else
+			raise_ref(pc, e, u);
+		goto done;
+	}
+	data = wks_key_data(key, &len);
+	if (!(der = malloc(len ? len : 1))) {
+		wksp_raise(pc, WKSP_R_INTERNAL, "out of memory");
+		goto done;
+	}
+	memcpy(der, data, len);
+	wks_key_free(key);
+	key = NULL;
+	/* Release the store before OpenSSL builds the key: nothing of it is
+	 * needed any more. */
+	wksp_keep_release(pc, kept);
+	kept = NULL;
+	params[0] = OSSL_PARAM_construct_int(OSSL_OBJECT_PARAM_TYPE, &objtype);
+	params[1] = OSSL_PARAM_construct_utf8_string(
+		OSSL_OBJECT_PARAM_DATA_STRUCTURE, (char *)"PrivateKeyInfo", 0);
+	params[2] = OSSL_PARAM_construct_octet_string(OSSL_OBJECT_PARAM_DATA,
+						      der, len);
+	params[3] = OSSL_PARAM_construct_end();
+	rc = data_cb(params, data_cbarg);
+done:
+	if (der) {
+		OPENSSL_cleanse(der, len);
+		free(der);
+	}
+	wks_key_free(key);
+	wksp_keep_release(pc, kept);
+	wksp_pw_free(spw, spw_len);
+	wksp_pw_free(kpw, kpw_len);
+	return rc;
+}
+
+static int ref_decode(void *vctx, OSSL_CORE_BIO *in, int selection,
+		      OSSL_CALLBACK *data_cb, void *data_cbarg,
+		      OSSL_PASSPHRASE_CALLBACK *pw_cb, void *pw_cbarg)
+{
+	wksp_provctx *pc = vctx;
+	char line[128], *block = NULL, err[256];
+	size_t block_len = 0;
+	wksp_uri u;
+	int rc;
+
+	/* Not asked for a private key, or no way to read: nothing here. */
+	if ((selection != 0 &&
+	     !(selection & OSSL_KEYMGMT_SELECT_PRIVATE_KEY)) || !pc->bio_gets)
+		return 1;
+	if (!find_begin(pc, in, line, (int)sizeof(line)))
+		return 1; /* another PEM block: not ours */
+	if (pc->config_error[0]) {
+		wksp_raise(pc, WKSP_R_CONFIG, "%s", pc->config_error);
+		return 0;
+	}
+	if (read_block(pc, in, &block, &block_len) < 0)
+		return 0;
+	rc = wksp_ref_parse(&u, block, block_len, err, sizeof(err));
+	/* A (refused) pass: source would be in it, base64-encoded. */
+	OPENSSL_cleanse(block, block_len);
+	free(block);
+	if (rc < 0) {
+		wksp_raise(pc, WKSP_R_BAD_REFERENCE, "%s", err);
+		return 0;
+	}
+	/* Stores whose file changed or went, or idle too long, go now, as
+	 * at every wks: open. */
+	wksp_keep_sweep(pc);
+	rc = ref_load(pc, &u, data_cb, data_cbarg, pw_cb, pw_cbarg);
+	wksp_uri_clear(&u);
+	return rc;
+}
+
+const OSSL_DISPATCH wksp_ref_decoder_functions[] = {
+	{ OSSL_FUNC_DECODER_NEWCTX, (void (*)(void))ref_newctx },
+	{ OSSL_FUNC_DECODER_FREECTX, (void (*)(void))ref_freectx },
+	{ OSSL_FUNC_DECODER_DOES_SELECTION,
+	  (void (*)(void))ref_does_selection },
+	{ OSSL_FUNC_DECODER_DECODE, (void (*)(void))ref_decode },
+	{ 0, NULL }
+};
