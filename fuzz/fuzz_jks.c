@@ -20,7 +20,7 @@
 
 #include <openssl/evp.h>
 
-#include "jks.h"
+#include "convert/jks.h"
 
 int FUZZ_INIT(int *argc, char ***argv);
 int FUZZ_ENTRY(const uint8_t *data, size_t size);

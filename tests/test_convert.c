@@ -1,0 +1,464 @@
+/*
+ * The conversions API (include/wks/convert.h) on keystores made by the
+ * stock keytool (OpenJDK) in a temporary folder at the start: a JKS with
+ * two EC keys (one under the store password, one under its own) and a
+ * trusted certificate, and a JCEKS with an AES key and an EC key.
+ * Checked: type detection, the entry-by-entry reader (aliases, kinds,
+ * chains, keys that match their certificate, wrong passwords, modified and
+ * truncated files), and wks_convert_read() into a store (keys stored
+ * under the password that opened them, the per-alias password callback,
+ * the skip report, aliases the store has already, bad arguments).
+ *
+ * Without keytool on PATH every test is skipped.  About 6 s of CPU, nearly
+ * all of it the six keytool runs (JVM starts) of the setup.
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include "wks/convert.h"
+
+#define STOREPW "storepass1"
+#define KEYPW2 "k2-own-pass"
+
+static char *dir;
+static uint8_t *jks, *jceks;
+static size_t jks_len, jceks_len;
+static int have_keytool;
+
+static int kt(const char *args)
+{
+	/* (a JVM that starts quickly: no optimising compiler, serial GC) */
+	return tu_system("cd '%s' && keytool -J-XX:TieredStopAtLevel=1 "
+			 "-J-XX:+UseSerialGC %s >/dev/null 2>&1", dir, args);
+}
+
+static int group_setup(void **state)
+{
+	char path[4096];
+
+	(void)state;
+	if (tu_system("command -v keytool >/dev/null 2>&1") != 0)
+		return 0;
+	dir = tu_tmpdir();
+	if (kt("-genkeypair -storetype JKS -keystore t.jks -storepass " STOREPW
+	       " -keypass " STOREPW " -alias k1 -keyalg EC -groupname "
+	       "secp256r1 -dname CN=k1 -validity 30") != 0 ||
+	    kt("-genkeypair -storetype JKS -keystore t.jks -storepass " STOREPW
+	       " -keypass " KEYPW2 " -alias k2 -keyalg EC -groupname "
+	       "secp256r1 -dname CN=k2 -validity 30") != 0 ||
+	    kt("-exportcert -keystore t.jks -storepass " STOREPW
+	       " -alias k1 -file k1.cer") != 0 ||
+	    kt("-importcert -noprompt -storetype JKS -keystore t.jks "
+	       "-storepass " STOREPW " -alias ca -file k1.cer") != 0 ||
+	    kt("-genseckey -storetype JCEKS -keystore t.jceks -storepass "
+	       STOREPW " -keypass " STOREPW " -alias s1 -keyalg AES "
+	       "-keysize 128") != 0 ||
+	    kt("-genkeypair -storetype JCEKS -keystore t.jceks -storepass "
+	       STOREPW " -keypass " KEYPW2 " -alias k2 -keyalg EC -groupname "
+	       "secp256r1 -dname CN=k2 -validity 30") != 0) {
+		fprintf(stderr, "keytool failed\n");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/t.jks", dir);
+	jks = tu_read_file(path, &jks_len);
+	snprintf(path, sizeof(path), "%s/t.jceks", dir);
+	jceks = tu_read_file(path, &jceks_len);
+	have_keytool = jks && jceks;
+	return have_keytool ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	free(jks);
+	free(jceks);
+	if (dir) {
+		tu_rmtree(dir);
+		free(dir);
+	}
+	return 0;
+}
+
+#define NEED_KEYTOOL() do { if (!have_keytool) skip(); } while (0)
+
+static size_t index_of(const wks_java_store *js, const char *alias)
+{
+	for (size_t i = 0; i < wks_java_count(js); i++)
+		if (!strcmp(wks_java_alias(js, i), alias))
+			return i;
+	fail_msg("no alias %s", alias);
+	return 0;
+}
+
+/* The PKCS#8 key belongs to the DER certificate. */
+static void assert_key_matches(const uint8_t *pkcs8, size_t n,
+			       const uint8_t *cert, size_t cert_len)
+{
+	const unsigned char *p = pkcs8, *q = cert;
+	EVP_PKEY *k = d2i_AutoPrivateKey(NULL, &p, (long)n);
+	X509 *x = d2i_X509(NULL, &q, (long)cert_len);
+
+	assert_non_null(k);
+	assert_non_null(x);
+	assert_int_equal(X509_check_private_key(x, k), 1);
+	EVP_PKEY_free(k);
+	X509_free(x);
+}
+
+static void test_convert__detect(void **state)
+{
+	wks_store *st = tu_store_fast();
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	NEED_KEYTOOL();
+	assert_int_equal(wks_keystore_detect(jks, jks_len), WKS_KEYSTORE_JKS);
+	assert_int_equal(wks_keystore_detect(jceks, jceks_len),
+			 WKS_KEYSTORE_JCEKS);
+	TU_OK(wks_store_save_buffer(st, &buf, &len, "pw", 2));
+	assert_int_equal(wks_keystore_detect(buf, len), WKS_KEYSTORE_WKS);
+	assert_int_equal(wks_keystore_detect((const uint8_t *)"\x30\x82", 2),
+			 WKS_KEYSTORE_PKCS12);
+	assert_int_equal(wks_keystore_detect((const uint8_t *)"abcd", 4),
+			 WKS_KEYSTORE_UNKNOWN);
+	assert_int_equal(wks_keystore_detect(NULL, 0), WKS_KEYSTORE_UNKNOWN);
+	assert_string_equal(wks_keystore_type_name(WKS_KEYSTORE_JCEKS), "JCEKS");
+	assert_string_equal(wks_keystore_type_name(WKS_KEYSTORE_PKCS12),
+			    "PKCS12");
+	wks_free(buf);
+	wks_store_free(st);
+}
+
+static void test_convert__java_entries(void **state)
+{
+	wks_java_store *js = NULL;
+	uint8_t *k = NULL;
+	size_t n = 0, cl = 0, i1, i2, ica;
+	const uint8_t *c;
+
+	(void)state;
+	NEED_KEYTOOL();
+	TU_OK(wks_java_parse(&js, jks, jks_len, STOREPW, strlen(STOREPW)));
+	assert_int_equal(wks_java_type(js), WKS_KEYSTORE_JKS);
+	assert_int_equal(wks_java_version(js), 2);
+	assert_int_equal(wks_java_count(js), 3);
+	i1 = index_of(js, "k1");
+	i2 = index_of(js, "k2");
+	ica = index_of(js, "ca");
+	assert_int_equal(wks_java_entry_type(js, i1), WKS_ENTRY_PRIVATE_KEY);
+	assert_int_equal(wks_java_entry_type(js, ica), WKS_ENTRY_CERTIFICATE);
+	assert_int_equal(wks_java_cert_count(js, i1), 1);
+	assert_int_equal(wks_java_cert_count(js, ica), 1);
+	assert_int_equal(wks_java_certs_x509(js, i1), 1);
+	assert_true(wks_java_creation_time(js, i1) > 1600000000000LL);
+	/* k1's certificate is the trusted one. */
+	{
+		size_t l1 = 0, l2 = 0;
+		const uint8_t *a = wks_java_cert_der(js, i1, 0, &l1);
+		const uint8_t *b = wks_java_cert_der(js, ica, 0, &l2);
+
+		assert_int_equal(l1, l2);
+		assert_memory_equal(a, b, l1);
+	}
+	/* Out of range. */
+	assert_null(wks_java_alias(js, 3));
+	assert_int_equal(wks_java_entry_type(js, 3), WKS_ENTRY_NONE);
+	assert_null(wks_java_cert_der(js, i1, 1, &cl));
+	assert_int_equal(cl, 0);
+
+	TU_OK(wks_java_get_key(&k, &n, js, i1, STOREPW, strlen(STOREPW)));
+	c = wks_java_cert_der(js, i1, 0, &cl);
+	assert_key_matches(k, n, c, cl);
+	wks_free(k);
+	/* k2 has its own password. */
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_java_get_key(&k, &n, js, i2, STOREPW,
+						      strlen(STOREPW)));
+	assert_null(k);
+	TU_OK(wks_java_get_key(&k, &n, js, i2, KEYPW2, strlen(KEYPW2)));
+	c = wks_java_cert_der(js, i2, 0, &cl);
+	assert_key_matches(k, n, c, cl);
+	wks_free(k);
+	/* A certificate has no key. */
+	TU_EXPECT(WKS_ERR_INVALID, wks_java_get_key(&k, &n, js, ica, STOREPW,
+						    strlen(STOREPW)));
+	wks_java_free(js);
+}
+
+static void test_convert__jceks_secret(void **state)
+{
+	wks_java_store *js = NULL;
+	uint8_t *k = NULL;
+	char *alg = NULL;
+	size_t n = 0, is;
+
+	(void)state;
+	NEED_KEYTOOL();
+	TU_OK(wks_java_parse(&js, jceks, jceks_len, STOREPW, strlen(STOREPW)));
+	assert_int_equal(wks_java_type(js), WKS_KEYSTORE_JCEKS);
+	is = index_of(js, "s1");
+	assert_int_equal(wks_java_entry_type(js, is), WKS_ENTRY_SECRET_KEY);
+	assert_int_equal(wks_java_cert_count(js, is), 0);
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_java_get_secret(&k, &n, &alg, js, is,
+							 "wrong", 5));
+	TU_OK(wks_java_get_secret(&k, &n, &alg, js, is, STOREPW,
+				  strlen(STOREPW)));
+	assert_string_equal(alg, "AES");
+	assert_int_equal(n, 16);
+	wks_free(k);
+	wks_free(alg);
+	wks_java_free(js);
+}
+
+static void test_convert__java_bad_input(void **state)
+{
+	wks_java_store *js = NULL;
+	uint8_t *d;
+
+	(void)state;
+	NEED_KEYTOOL();
+	TU_EXPECT(WKS_ERR_INTEGRITY,
+		  wks_java_parse(&js, jks, jks_len, "wrong", 5));
+	assert_null(js);
+	/* Without a password the digest is not checked. */
+	TU_OK(wks_java_parse(&js, jks, jks_len, NULL, 0));
+	assert_int_equal(wks_java_count(js), 3);
+	wks_java_free(js);
+	js = NULL;
+	/* One byte changed in the middle: the digest catches it. */
+	d = malloc(jks_len + 1);
+	assert_non_null(d);
+	memcpy(d, jks, jks_len);
+	d[jks_len / 2] ^= 1;
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_java_parse(&js, d, jks_len, STOREPW,
+						    strlen(STOREPW)));
+	/* Truncated, and a byte after the digest (unchecked parse). */
+	memcpy(d, jks, jks_len);
+	TU_EXPECT(WKS_ERR_FORMAT, wks_java_parse(&js, d, jks_len - 30, NULL,
+						 0));
+	d[jks_len] = 0;
+	TU_EXPECT(WKS_ERR_FORMAT, wks_java_parse(&js, d, jks_len + 1, NULL,
+						 0));
+	TU_EXPECT(WKS_ERR_FORMAT, wks_java_parse(&js, d, 3, NULL, 0));
+	TU_EXPECT(WKS_ERR_INVALID, wks_java_parse(NULL, d, jks_len, NULL, 0));
+	/* A password that is not UTF-8. */
+	TU_EXPECT(WKS_ERR_INVALID, wks_java_parse(&js, jks, jks_len,
+						  "\xff\xfe", 2));
+	assert_null(js);
+	free(d);
+}
+
+/* The password callback: hands out cb_pw[0], cb_pw[1], ... then gives up;
+ * counts its calls and remembers the aliases. */
+struct cb_state {
+	const char *pw[4];
+	unsigned calls;
+	char alias[64];
+	unsigned last_attempt;
+};
+
+static int cb(void *arg, const char *alias, unsigned attempt, char *buf,
+	      size_t size, size_t *len)
+{
+	struct cb_state *s = arg;
+	const char *pw;
+
+	s->calls++;
+	s->last_attempt = attempt;
+	snprintf(s->alias, sizeof(s->alias), "%s", alias);
+	if (attempt < 1 || attempt > 4 || !(pw = s->pw[attempt - 1]))
+		return 1;
+	assert_true(strlen(pw) <= size);
+	memcpy(buf, pw, strlen(pw));
+	*len = strlen(pw);
+	return 0;
+}
+
+static void test_convert__read_skip_report(void **state)
+{
+	wks_store *st = tu_store_fast();
+	wks_convert_report *r = NULL;
+	wks_key *key = NULL;
+
+	(void)state;
+	NEED_KEYTOOL();
+	/* No callback: k2 (its own password) is skipped, the rest taken. */
+	TU_OK(wks_convert_read(st, jks, jks_len, STOREPW, strlen(STOREPW), 0,
+			       NULL, NULL, &r));
+	assert_int_equal(wks_convert_report_done(r), 2);
+	assert_int_equal(wks_convert_report_skipped(r), 1);
+	assert_string_equal(wks_convert_report_alias(r, 0), "k2");
+	assert_int_equal(wks_convert_report_reason(r, 0), WKS_ERR_INTEGRITY);
+	assert_non_null(strstr(wks_convert_report_detail(r, 0), "password"));
+	assert_null(strstr(wks_convert_report_detail(r, 0), STOREPW));
+	assert_null(wks_convert_report_alias(r, 1));
+	assert_int_equal(wks_convert_report_reason(r, 1), 0);
+	wks_convert_report_free(r);
+	r = NULL;
+	assert_int_equal(wks_store_size(st), 2);
+	assert_int_equal(wks_store_entry_type(st, "ca"), WKS_ENTRY_CERTIFICATE);
+	assert_int_equal(wks_store_entry_type(st, "k2"), WKS_ENTRY_NONE);
+	/* k1 is stored under the password that opened it. */
+	TU_OK(wks_store_get_key(&key, st, "k1", STOREPW, strlen(STOREPW)));
+	wks_key_free(key);
+	key = NULL;
+
+	/* Again into the same store: what it has is skipped (never
+	 * replaced), k2 still has no password. */
+	TU_OK(wks_convert_read(st, jks, jks_len, STOREPW, strlen(STOREPW), 0,
+			       NULL, NULL, &r));
+	assert_int_equal(wks_convert_report_done(r), 0);
+	assert_int_equal(wks_convert_report_skipped(r), 3);
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(wks_convert_report_alias(r, i), "k2"))
+			assert_int_equal(wks_convert_report_reason(r, i),
+					 WKS_ERR_EXISTS);
+	wks_convert_report_free(r);
+	wks_store_free(st);
+}
+
+static void test_convert__read_callback(void **state)
+{
+	wks_store *st = tu_store_fast();
+	wks_convert_report *r = NULL;
+	wks_key *key = NULL;
+	struct cb_state s = { { "nope", KEYPW2, NULL, NULL }, 0, "", 0 };
+	size_t n = 0;
+
+	(void)state;
+	NEED_KEYTOOL();
+	TU_OK(wks_convert_read(st, jks, jks_len, STOREPW, strlen(STOREPW), 0,
+			       cb, &s, &r));
+	/* Asked for k2 only (k1 opened with the store password): a wrong
+	 * one, then the right one. */
+	assert_int_equal(s.calls, 2);
+	assert_int_equal(s.last_attempt, 2);
+	assert_string_equal(s.alias, "k2");
+	assert_int_equal(wks_convert_report_done(r), 3);
+	assert_int_equal(wks_convert_report_skipped(r), 0);
+	wks_convert_report_free(r);
+	r = NULL;
+	/* k2 is stored under its own password, not the store's. */
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_store_get_key(&key, st, "k2", STOREPW,
+						       strlen(STOREPW)));
+	TU_OK(wks_store_get_key(&key, st, "k2", KEYPW2, strlen(KEYPW2)));
+	wks_key_free(key);
+	key = NULL;
+	TU_OK(wks_store_cert_count(&n, st, "k2"));
+	assert_int_equal(n, 1);
+	wks_store_free(st);
+
+	/* A callback that gives up at once: asked once, k2 skipped. */
+	st = tu_store_fast();
+	memset(&s, 0, sizeof(s));
+	TU_OK(wks_convert_read(st, jks, jks_len, STOREPW, strlen(STOREPW), 0,
+			       cb, &s, &r));
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(wks_convert_report_skipped(r), 1);
+	assert_int_equal(wks_convert_report_reason(r, 0), WKS_ERR_INTEGRITY);
+	wks_convert_report_free(r);
+	wks_store_free(st);
+}
+
+/* A callback that never gives up (always a wrong password). */
+static int cb_forever(void *arg, const char *alias, unsigned attempt,
+		      char *buf, size_t size, size_t *len)
+{
+	unsigned *calls = arg;
+
+	(void)alias;
+	(void)attempt;
+	(void)size;
+	(*calls)++;
+	memcpy(buf, "wrong", 5);
+	*len = 5;
+	return 0;
+}
+
+static void test_convert__read_jceks(void **state)
+{
+	wks_store *st = tu_store_fast();
+	wks_convert_report *r = NULL;
+	wks_key *key = NULL;
+	unsigned calls = 0;
+	size_t n = 0;
+
+	(void)state;
+	NEED_KEYTOOL();
+	TU_OK(wks_convert_read(st, jceks, jceks_len, STOREPW, strlen(STOREPW),
+			       0, cb_forever, &calls, &r));
+	/* The callback is not asked without end. */
+	assert_true(calls >= 1 && calls <= 16);
+	assert_int_equal(wks_convert_report_done(r), 1);
+	assert_int_equal(wks_convert_report_skipped(r), 1);
+	assert_string_equal(wks_convert_report_alias(r, 0), "k2");
+	wks_convert_report_free(r);
+	assert_int_equal(wks_store_entry_type(st, "s1"), WKS_ENTRY_SECRET_KEY);
+	TU_OK(wks_store_get_key(&key, st, "s1", STOREPW, strlen(STOREPW)));
+	assert_string_equal(wks_key_algorithm(key), "AES");
+	(void)wks_key_data(key, &n);
+	assert_int_equal(n, 16);
+	wks_key_free(key);
+	wks_store_free(st);
+}
+
+static void test_convert__read_errors(void **state)
+{
+	wks_store *st = tu_store_fast(), *w = tu_store_fast();
+	wks_convert_report *r = NULL;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	NEED_KEYTOOL();
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_convert_read(st, jks, jks_len, "x", 1,
+						      0, NULL, NULL, &r));
+	assert_non_null(r); /* set on failure too */
+	assert_int_equal(wks_convert_report_done(r), 0);
+	wks_convert_report_free(r);
+	assert_int_equal(wks_store_size(st), 0);
+	TU_EXPECT(WKS_ERR_FORMAT, wks_convert_read(st, (const uint8_t *)"junk",
+						   4, NULL, 0, 0, NULL, NULL,
+						   NULL));
+	TU_OK(wks_store_save_buffer(w, &buf, &len, "pw", 2));
+	TU_EXPECT(WKS_ERR_UNSUPPORTED, wks_convert_read(st, buf, len, "pw", 2,
+							0, NULL, NULL, NULL));
+	TU_EXPECT(WKS_ERR_UNSUPPORTED,
+		  wks_convert_read(st, (const uint8_t *)"\x30\x03\x02\x01\x03",
+				   5, "pw", 2, 0, NULL, NULL, NULL));
+	TU_EXPECT(WKS_ERR_INVALID, wks_convert_read(st, jks, jks_len, NULL, 0,
+						    1, NULL, NULL, NULL));
+	TU_EXPECT(WKS_ERR_INVALID, wks_convert_read(NULL, jks, jks_len, NULL,
+						    0, 0, NULL, NULL, NULL));
+	TU_EXPECT(WKS_ERR_INVALID, wks_convert_read(st, jks, jks_len, NULL, 3,
+						    0, NULL, NULL, NULL));
+	/* No store password: the digest is skipped, every key needs the
+	 * callback (none here): only the certificate comes. */
+	TU_OK(wks_convert_read(st, jks, jks_len, NULL, 0, 0, NULL, NULL, &r));
+	assert_int_equal(wks_convert_report_done(r), 1);
+	assert_int_equal(wks_convert_report_skipped(r), 2);
+	wks_convert_report_free(r);
+	wks_free(buf);
+	wks_store_free(w);
+	wks_store_free(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_convert__detect),
+		cmocka_unit_test(test_convert__java_entries),
+		cmocka_unit_test(test_convert__jceks_secret),
+		cmocka_unit_test(test_convert__java_bad_input),
+		cmocka_unit_test(test_convert__read_skip_report),
+		cmocka_unit_test(test_convert__read_callback),
+		cmocka_unit_test(test_convert__read_jceks),
+		cmocka_unit_test(test_convert__read_errors),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
