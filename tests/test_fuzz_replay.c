@@ -5,8 +5,8 @@
  * into this program with their entry points renamed.  A failed check in a
  * target aborts (FUZZ_CHECK), after the input's name was printed.
  *
- * fuzz_jks brings the one CLI source it tests (cli/jks.c, added to this
- * program by tests/CMakeLists.txt).  fuzz_import (the CLI's input paths)
+ * fuzz_jks tests the library's Java keystore reader (src/convert/jks.c,
+ * one of the library sources compiled in).  fuzz_import (the CLI's input paths)
  * needs the CLI's sources and is
  * replayed by the fuzz build instead (fuzz/CMakeLists.txt, .ci/run).
  */
