@@ -6,14 +6,16 @@
  * password; every key is tried with the store password and then with the
  * passwords a callback gives per alias (here: from a table; a real program
  * would prompt); keys keep the password that opened them.  What could not
- * be taken is listed with the reason.  The WKS store is saved to OUT.
+ * be taken is listed with the reason.  The WKS store is saved to OUT, and
+ * the same entries are written as PKCS#12 to OUT.p12 (keys under the
+ * store password, as PKCS#12 readers expect).
  *
  *   usage: wks-example-jks2wks [IN.jks OUT.wks]
  *
  * Without arguments it converts a small JKS built into the program (made
  * by `keytool -genkeypair` and `-importcert`: a key "server" under its own
  * password "serverpw", and a trusted certificate "ca"; store password
- * "changeit") into ./example-from-jks.wks.  The passwords of the program
+ * "changeit") into ./example-from-jks.wks (and .wks.p12).  The passwords of the program
  * are for the demonstration only.
  */
 #include <stdio.h>
@@ -152,6 +154,38 @@ int main(int argc, char **argv)
 	    WKS_OK)
 		goto fail;
 	printf("saved %s\n", out);
+
+	/* The same store as PKCS#12 (each key opened with its password: the
+	 * callback again). */
+	{
+		char p12[4096];
+		uint8_t *der = NULL;
+		size_t der_len = 0;
+		FILE *f;
+
+		wks_convert_report_free(rep);
+		rep = NULL;
+		err = wks_convert_write_p12(&der, &der_len, st, NULL, storepw,
+		                            strlen(storepw), storepw,
+		                            strlen(storepw), in ? 0 : 1000,
+		                            key_password, NULL, &rep);
+		if (err != WKS_OK)
+			goto fail;
+		snprintf(p12, sizeof(p12), "%s.p12", out);
+		f = fopen(p12, "wb");
+		if (!f || fwrite(der, 1, der_len, f) != der_len) {
+			fprintf(stderr, "%s: cannot write\n", p12);
+			if (f)
+				fclose(f);
+			wks_free(der);
+			goto done;
+		}
+		fclose(f);
+		wks_free(der);
+		printf("wrote %s: %zu entries, %zu skipped\n", p12,
+		       wks_convert_report_done(rep),
+		       wks_convert_report_skipped(rep));
+	}
 	rc = 0;
 	goto done;
 fail:

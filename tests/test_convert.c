@@ -7,7 +7,10 @@
  * chains, keys that match their certificate, wrong passwords, modified and
  * truncated files), and wks_convert_read() into a store (keys stored
  * under the password that opened them, the per-alias password callback,
- * the skip report, aliases the store has already, bad arguments).
+ * the skip report, aliases the store has already, bad arguments), and
+ * wks_convert_write_p12() (one entry read back by OpenSSL's PKCS12_parse,
+ * the whole store by keytool; skips and errors), and that OpenSSL's
+ * error queue is left as the caller had it.
  *
  * Without keytool on PATH every test is skipped.  About 6 s of CPU, nearly
  * all of it the six keytool runs (JVM starts) of the setup.
@@ -17,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 
 #include "wks/convert.h"
@@ -448,6 +453,162 @@ static void test_convert__read_errors(void **state)
 	wks_store_free(st);
 }
 
+/* A store with what the PKCS#12 writer meets: k1, k2 (its own password),
+ * ca, s1 (AES, from the JCEKS) and a secret key whose algorithm has no
+ * OID.  (A private key without a certificate, which the writer skips too,
+ * comes only from a file: wks_store_set_private_key() refuses one.) */
+static wks_store *mixed_store(void)
+{
+	wks_store *st = tu_store_fast();
+	struct cb_state s = { { KEYPW2, NULL, NULL, NULL }, 0, "", 0 };
+	TU_OK(wks_convert_read(st, jks, jks_len, STOREPW, strlen(STOREPW), 0,
+			       cb, &s, NULL));
+	TU_OK(wks_convert_read(st, jceks, jceks_len, STOREPW, strlen(STOREPW),
+			       0, NULL, NULL, NULL)); /* s1; k2 exists */
+	TU_OK(wks_store_set_secret_key(st, "odd", "NoSuchAlg",
+				       (const uint8_t *)"0123456789abcdef", 16,
+				       STOREPW, strlen(STOREPW)));
+	assert_int_equal(wks_store_size(st), 5);
+	return st;
+}
+
+static void test_convert__write_p12_one(void **state)
+{
+	wks_store *st;
+	uint8_t *out = NULL, *cder = NULL, *der = NULL;
+	size_t len = 0, clen = 0;
+	const unsigned char *p;
+	PKCS12 *p12;
+	EVP_PKEY *pk = NULL, *orig = NULL;
+	X509 *x = NULL;
+	STACK_OF(X509) *ca = NULL;
+	int dlen;
+
+	(void)state;
+	NEED_KEYTOOL();
+	st = mixed_store();
+	TU_OK(wks_convert_write_p12(&out, &len, st, "k1", STOREPW,
+				    strlen(STOREPW), "p12pass", 7, 1000, NULL,
+				    NULL, NULL));
+	p = out;
+	assert_non_null(p12 = d2i_PKCS12(NULL, &p, (long)len));
+	assert_int_equal(PKCS12_verify_mac(p12, "p12pass", 7), 1);
+	assert_int_equal(PKCS12_verify_mac(p12, "p12pasX", 7), 0);
+	assert_int_equal(PKCS12_parse(p12, "p12pass", &pk, &x, &ca), 1);
+	/* The key and certificate are the store's. */
+	TU_OK(wks_store_get_pkey(&orig, st, "k1", STOREPW, strlen(STOREPW)));
+	assert_int_equal(EVP_PKEY_eq(pk, orig), 1);
+	TU_OK(wks_store_get_cert_der(&cder, &clen, st, "k1", 0));
+	dlen = i2d_X509(x, &der);
+	assert_int_equal((size_t)dlen, clen);
+	assert_memory_equal(der, cder, clen);
+	assert_true(ca == NULL || sk_X509_num(ca) == 0); /* no chain */
+	OPENSSL_free(der);
+	wks_free(cder);
+	EVP_PKEY_free(pk);
+	EVP_PKEY_free(orig);
+	X509_free(x);
+	sk_X509_pop_free(ca, X509_free);
+	PKCS12_free(p12);
+	wks_free(out);
+	out = NULL;
+
+	/* One entry that cannot be written is the call's error. */
+	TU_EXPECT(WKS_ERR_UNSUPPORTED,
+		  wks_convert_write_p12(&out, &len, st, "odd", STOREPW,
+					strlen(STOREPW), "p12pass", 7, 1000,
+					NULL, NULL, NULL));
+	TU_EXPECT(WKS_ERR_INTEGRITY,
+		  wks_convert_write_p12(&out, &len, st, "k2", STOREPW,
+					strlen(STOREPW), "p12pass", 7, 1000,
+					NULL, NULL, NULL));
+	TU_EXPECT(WKS_ERR_NOTFOUND,
+		  wks_convert_write_p12(&out, &len, st, "nope", NULL, 0,
+					"p12pass", 7, 1000, NULL, NULL, NULL));
+	TU_EXPECT(WKS_ERR_INVALID,
+		  wks_convert_write_p12(&out, &len, st, NULL, NULL, 0, NULL, 0,
+					1000, NULL, NULL, NULL));
+	assert_null(out);
+	wks_store_free(st);
+	/* Nothing to write. */
+	st = tu_store_fast();
+	TU_EXPECT(WKS_ERR_INVALID,
+		  wks_convert_write_p12(&out, &len, st, NULL, NULL, 0, "pw", 2,
+					1000, NULL, NULL, NULL));
+	wks_store_free(st);
+}
+
+/* The whole store as PKCS#12, read back by keytool. */
+static void test_convert__write_p12_store_keytool(void **state)
+{
+	wks_store *st;
+	wks_convert_report *r = NULL;
+	struct cb_state s = { { KEYPW2, NULL, NULL, NULL }, 0, "", 0 };
+	uint8_t *out = NULL;
+	size_t len = 0;
+	char path[4096];
+
+	(void)state;
+	NEED_KEYTOOL();
+	st = mixed_store();
+	TU_OK(wks_convert_write_p12(&out, &len, st, NULL, STOREPW,
+				    strlen(STOREPW), "p12pass", 7, 1000, cb,
+				    &s, &r));
+	/* k1, k2 (the callback's password), ca, s1; odd skipped. */
+	assert_int_equal(wks_convert_report_done(r), 4);
+	assert_int_equal(wks_convert_report_skipped(r), 1);
+	assert_string_equal(wks_convert_report_alias(r, 0), "odd");
+	assert_int_equal(wks_convert_report_reason(r, 0), WKS_ERR_UNSUPPORTED);
+	assert_non_null(strstr(wks_convert_report_detail(r, 0), "no OID"));
+	assert_string_equal(s.alias, "k2");
+	wks_convert_report_free(r);
+	snprintf(path, sizeof(path), "%s/out.p12", dir);
+	tu_write_file(path, out, len);
+	assert_int_equal(tu_system("cd '%s' && keytool -J-XX:TieredStopAtLevel=1 "
+				   "-list -storetype PKCS12 -keystore out.p12 "
+				   "-storepass p12pass > list.txt 2>&1", dir), 0);
+	assert_int_equal(tu_system("cd '%s' && grep -q '^k1, .*PrivateKeyEntry' "
+				   "list.txt && grep -q '^k2, .*PrivateKeyEntry'"
+				   " list.txt && grep -q '^ca, .*trustedCertEntry'"
+				   " list.txt && grep -q '^s1, .*SecretKeyEntry' "
+				   "list.txt && grep -q 'contains 4 entries' "
+				   "list.txt", dir), 0);
+	wks_free(out);
+	wks_store_free(st);
+}
+
+/* The caller's OpenSSL errors stay; libwks's own do not pile up. */
+static void test_convert__errqueue(void **state)
+{
+	wks_java_store *js = NULL;
+	wks_store *st;
+	uint8_t *k = NULL, *out = NULL;
+	size_t n = 0;
+
+	(void)state;
+	NEED_KEYTOOL();
+	st = mixed_store();
+	ERR_clear_error();
+	ERR_raise(ERR_LIB_USER, 42);
+	TU_OK(wks_java_parse(&js, jceks, jceks_len, STOREPW, strlen(STOREPW)));
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_java_get_key(&k, &n, js,
+						      index_of(js, "k2"),
+						      "wrong", 5));
+	TU_EXPECT(WKS_ERR_FORMAT, wks_java_parse(&js, jceks, 40, NULL, 0));
+	TU_EXPECT(WKS_ERR_UNSUPPORTED,
+		  wks_convert_write_p12(&out, &n, st, "odd", STOREPW,
+					strlen(STOREPW), "p12pass", 7, 1000,
+					NULL, NULL, NULL));
+	TU_OK(wks_convert_write_p12(&out, &n, st, "k1", STOREPW,
+				    strlen(STOREPW), "p12pass", 7, 1000, NULL,
+				    NULL, NULL));
+	assert_int_equal(ERR_GET_REASON(ERR_get_error()), 42);
+	assert_int_equal(ERR_get_error(), 0);
+	wks_free(out);
+	wks_java_free(js);
+	wks_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +620,9 @@ int main(void)
 		cmocka_unit_test(test_convert__read_callback),
 		cmocka_unit_test(test_convert__read_jceks),
 		cmocka_unit_test(test_convert__read_errors),
+		cmocka_unit_test(test_convert__write_p12_one),
+		cmocka_unit_test(test_convert__write_p12_store_keytool),
+		cmocka_unit_test(test_convert__errqueue),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

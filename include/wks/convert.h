@@ -4,8 +4,9 @@
  *   #include <wks/convert.h>      (includes <wks/wks.h>)
  *
  * Reading Java's JKS and JCEKS keystores (without a JVM) into a wks_store,
- * whole or entry by entry.  (PKCS#12 in and out is still the `wks` tool's
- * own code, cli/p12.c; it is to move here next.)
+ * whole or entry by entry, and writing a store, or one entry of it, as
+ * PKCS#12.  (Reading PKCS#12 is still the `wks` tool's own code,
+ * cli/p12.c; it is to move here next.)
  * The same conventions as wks.h hold: every call returns WKS_OK (0) or a
  * negative wks_err with the detail in wks_error_detail(); out-parameters
  * are overwritten, never freed; memory returned is released with
@@ -22,7 +23,7 @@
  * "Properties"), and trailing bytes are rejected (WKS_ERR_FORMAT).
  *
  * Two levels:
- *   - wks_convert_read(): a whole keystore, with
+ *   - wks_convert_read() / wks_convert_write_p12(): whole keystores, with
  *     per-alias key passwords from a callback and a report of what was
  *     skipped and why;
  *   - wks_java_*(): a Java keystore entry by entry, for callers that
@@ -76,13 +77,14 @@ typedef int (*wks_password_cb)(void *arg, const char *alias,
 			       size_t *len);
 
 /*
- * What a conversion did: how many entries it imported, and
+ * What a conversion did: how many entries it imported or exported, and
  * every entry it skipped, with the alias, a wks_err code saying why and a
  * detail message (no secret in it):
  *   WKS_ERR_INTEGRITY    no password given opened the key;
  *   WKS_ERR_UNSUPPORTED  not representable (a certificate type other than
  *                        X.509, a sealed object other than a raw secret
- *                        key, a key protection libwks does not know);
+ *                        key, a key protection libwks does not know, a
+ *                        secret key whose algorithm has no OID);
  *   WKS_ERR_EXISTS       the destination store holds the alias already;
  *   WKS_ERR_FORMAT, WKS_ERR_LIMIT, WKS_ERR_INVALID  the entry itself is
  *                        malformed, too large, or refused by the store.
@@ -131,6 +133,37 @@ WKS_API int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 			     const char *pw, size_t pw_len, unsigned flags,
 			     wks_password_cb cb, void *cb_arg,
 			     wks_convert_report **report);
+
+/*
+ * Write the private key and certificate entries of `st` (only `alias` if
+ * not NULL), and its secret keys the way Java's PKCS12 keystore stores
+ * them (a secret bag holding an encrypted {OID, key}), as a PKCS#12 file:
+ * shrouded key bags and an encrypted certificate safe under PBES2
+ * (AES-256-CBC, PBKDF2-HMAC-SHA-256) and an HMAC-SHA-256 MAC, all under
+ * `p12_pw` with `iterations` (0: the store's wolfjce.wks.iterationCount;
+ * at most INT32_MAX).  Each key goes with its certificate chain
+ * (friendlyName the alias, localKeyID the SHA-1 of the leaf); trusted
+ * certificates carry Java's trusted-key-usage attribute, so keytool lists
+ * them as trustedCertEntry.  Each key is opened with `key_pw` (NULL:
+ * `p12_pw`), then with the passwords `cb` gives (may be NULL).
+ *
+ * *out (DER; free with wks_free()) is set on success, *report (if not
+ * NULL) on success and failure (free it with wks_convert_report_free()).
+ * Without `alias`, an entry that cannot be written is skipped into the
+ * report: WKS_ERR_INTEGRITY (no password opened its key), WKS_ERR_INVALID
+ * (a private key without a certificate), WKS_ERR_UNSUPPORTED (a secret
+ * key whose algorithm has no OID: Java cannot store it in PKCS#12
+ * either).  With `alias`, such a skip is the call's error.  Other errors:
+ * WKS_ERR_NOTFOUND (no such alias), WKS_ERR_INVALID (NULL arguments,
+ * iterations out of range, nothing to write), WKS_ERR_CRYPTO,
+ * WKS_ERR_NOMEM.
+ */
+WKS_API int wks_convert_write_p12(uint8_t **out, size_t *out_len,
+				  wks_store *st, const char *alias,
+				  const char *key_pw, size_t key_pw_len,
+				  const char *p12_pw, size_t p12_pw_len,
+				  unsigned iterations, wks_password_cb cb,
+				  void *cb_arg, wks_convert_report **report);
 
 /* ------------------------------------------------------------------------
  * Java keystores entry by entry

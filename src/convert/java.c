@@ -13,6 +13,8 @@
 #include "util/error.h"
 #include "util/wipe.h"
 
+#include <openssl/err.h>
+
 struct wks_java_store {
 	uint8_t *data; /* our copy: the entries point into it */
 	size_t len;
@@ -39,7 +41,10 @@ int wks_java_parse(wks_java_store **out, const uint8_t *data, size_t len,
 		memcpy(js->data, data, len);
 	js->len = len;
 	wks__convert_limits(&js->lim);
-	if ((err = jks_parse(&js->f, js->data, len, pw, pw_len, &js->lim)) < 0) {
+	ERR_set_mark(); /* the caller's OpenSSL errors stay, ours go */
+	err = jks_parse(&js->f, js->data, len, pw, pw_len, &js->lim);
+	ERR_pop_to_mark();
+	if (err < 0) {
 		free(js->data);
 		free(js);
 		return err;
@@ -162,8 +167,10 @@ int wks_java_get_key(uint8_t **pkcs8, size_t *pkcs8_len,
 	*pkcs8_len = 0;
 	if (!(e = entry(js, i)))
 		return wks__err(WKS_ERR_INVALID, "no entry %zu", i);
-	if ((err = jks_recover_key(&p, &n, e, pw ? pw : "", pw_len,
-				   &js->lim)) < 0)
+	ERR_set_mark();
+	err = jks_recover_key(&p, &n, e, pw ? pw : "", pw_len, &js->lim);
+	ERR_pop_to_mark();
+	if (err < 0)
 		return err;
 	if ((err = hand_out(pkcs8, p, n)) < 0)
 		return err;
@@ -189,8 +196,11 @@ int wks_java_get_secret(uint8_t **key, size_t *key_len, char **algorithm,
 	*algorithm = NULL;
 	if (!(e = entry(js, i)))
 		return wks__err(WKS_ERR_INVALID, "no entry %zu", i);
-	if ((err = jks_recover_secret(&p, &n, &alg, e, pw ? pw : "", pw_len,
-				      &js->lim)) < 0)
+	ERR_set_mark();
+	err = jks_recover_secret(&p, &n, &alg, e, pw ? pw : "", pw_len,
+				 &js->lim);
+	ERR_pop_to_mark();
+	if (err < 0)
 		return err;
 	*algorithm = wks__out_dup(alg, strlen(alg));
 	free(alg);
@@ -357,7 +367,9 @@ int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 		return wks__err(WKS_ERR_INVALID, "NULL argument");
 	if (!(rep = wks__report_new()))
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	ERR_set_mark();
 	if (flags != 0) {
+		ERR_pop_to_mark();
 		wks_convert_report_free(rep);
 		return wks__err(WKS_ERR_INVALID, "flags must be 0");
 	}
@@ -378,6 +390,7 @@ int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 		err = wks__err(WKS_ERR_FORMAT, "not a JKS, JCEKS or PKCS#12 "
 			       "keystore");
 	}
+	ERR_pop_to_mark();
 	if (err == WKS_ERR_NOMEM)
 		wks__err(err, "out of memory");
 	if (report)

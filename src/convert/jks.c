@@ -9,6 +9,9 @@
  * anything but bytes); every structure is bounded (handles, classes,
  * objects, fields, nesting).  Nothing is ever instantiated: the result is a
  * small tree of spans into the input.
+ *
+ * OpenSSL's error queue: the public entry points (java.c) set a mark and
+ * pop to it, so nothing here clears the queue (the caller's entries stay).
  */
 #include "jks.h"
 
@@ -891,7 +894,6 @@ static int pbe_params(uint8_t salt[8], uint32_t *iter, const uint8_t *der,
 		*iter = (uint32_t)it;
 	}
 	PBEPARAM_free(pp);
-	ERR_clear_error();
 	return err;
 }
 
@@ -972,7 +974,6 @@ done:
 	wks_wipe(salt, sizeof(salt));
 	EVP_MD_CTX_free(md);
 	EVP_CIPHER_CTX_free(cc);
-	ERR_clear_error();
 	return err;
 }
 
@@ -1061,7 +1062,6 @@ int jks_recover_key(uint8_t **pkcs8, size_t *pkcs8_len, const jks_entry *e,
 done:
 	free_secret(plain, plain_len);
 	X509_SIG_free(sig);
-	ERR_clear_error();
 	return err;
 }
 
