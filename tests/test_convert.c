@@ -433,11 +433,11 @@ static void test_convert__read_errors(void **state)
 	TU_OK(wks_store_save_buffer(w, &buf, &len, "pw", 2));
 	TU_EXPECT(WKS_ERR_UNSUPPORTED, wks_convert_read(st, buf, len, "pw", 2,
 							0, NULL, NULL, NULL));
-	TU_EXPECT(WKS_ERR_UNSUPPORTED,
+	TU_EXPECT(WKS_ERR_FORMAT,
 		  wks_convert_read(st, (const uint8_t *)"\x30\x03\x02\x01\x03",
 				   5, "pw", 2, 0, NULL, NULL, NULL));
 	TU_EXPECT(WKS_ERR_INVALID, wks_convert_read(st, jks, jks_len, NULL, 0,
-						    1, NULL, NULL, NULL));
+						    2, NULL, NULL, NULL));
 	TU_EXPECT(WKS_ERR_INVALID, wks_convert_read(NULL, jks, jks_len, NULL,
 						    0, 0, NULL, NULL, NULL));
 	TU_EXPECT(WKS_ERR_INVALID, wks_convert_read(st, jks, jks_len, NULL, 3,
@@ -609,6 +609,151 @@ static void test_convert__errqueue(void **state)
 	wks_store_free(st);
 }
 
+/* wks_convert_write_p12() and back with wks_convert_read(). */
+static void test_convert__p12_round_trip(void **state)
+{
+	wks_store *st, *back = tu_store_fast();
+	wks_convert_report *r = NULL;
+	struct cb_state s = { { KEYPW2, NULL, NULL, NULL }, 0, "", 0 };
+	EVP_PKEY *a = NULL, *b = NULL;
+	wks_key *ka = NULL, *kb = NULL;
+	uint8_t *out = NULL;
+	size_t len = 0, n = 0, na = 0, nb = 0;
+	const uint8_t *da, *db;
+
+	(void)state;
+	NEED_KEYTOOL();
+	st = mixed_store();
+	TU_OK(wks_convert_write_p12(&out, &len, st, NULL, STOREPW,
+				    strlen(STOREPW), "p12pass", 7, 1000, cb,
+				    &s, NULL));
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_convert_read(back, out, len, "nope", 4,
+						      0, NULL, NULL, NULL));
+	assert_int_equal(wks_store_size(back), 0);
+	TU_OK(wks_convert_read(back, out, len, "p12pass", 7, 0, NULL, NULL, &r));
+	assert_int_equal(wks_convert_report_done(r), 4);
+	assert_int_equal(wks_convert_report_skipped(r), 0);
+	wks_convert_report_free(r);
+	assert_int_equal(wks_store_size(back), 4);
+	assert_int_equal(wks_store_entry_type(back, "k1"), WKS_ENTRY_PRIVATE_KEY);
+	assert_int_equal(wks_store_entry_type(back, "k2"), WKS_ENTRY_PRIVATE_KEY);
+	assert_int_equal(wks_store_entry_type(back, "ca"), WKS_ENTRY_CERTIFICATE);
+	assert_int_equal(wks_store_entry_type(back, "s1"), WKS_ENTRY_SECRET_KEY);
+	TU_OK(wks_store_cert_count(&n, back, "k1"));
+	assert_int_equal(n, 1);
+	/* The keys are the same, now under the PKCS#12 password. */
+	TU_OK(wks_store_get_pkey(&a, st, "k2", KEYPW2, strlen(KEYPW2)));
+	TU_OK(wks_store_get_pkey(&b, back, "k2", "p12pass", 7));
+	assert_int_equal(EVP_PKEY_eq(a, b), 1);
+	TU_OK(wks_store_get_key(&ka, st, "s1", STOREPW, strlen(STOREPW)));
+	TU_OK(wks_store_get_key(&kb, back, "s1", "p12pass", 7));
+	da = wks_key_data(ka, &na);
+	db = wks_key_data(kb, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(da, db, na);
+	assert_string_equal(wks_key_algorithm(kb), "AES");
+	/* Once more into the same store: everything exists already. */
+	TU_OK(wks_convert_read(back, out, len, "p12pass", 7, 0, NULL, NULL, &r));
+	assert_int_equal(wks_convert_report_done(r), 0);
+	assert_int_equal(wks_convert_report_skipped(r), 4);
+	assert_int_equal(wks_convert_report_reason(r, 0), WKS_ERR_EXISTS);
+	wks_convert_report_free(r);
+	/* A byte after the structure. */
+	{
+		uint8_t *t = malloc(len + 1);
+
+		assert_non_null(t);
+		memcpy(t, out, len);
+		t[len] = 0;
+		TU_EXPECT(WKS_ERR_FORMAT, wks_convert_read(back, t, len + 1,
+							   "p12pass", 7, 0,
+							   NULL, NULL, NULL));
+		free(t);
+	}
+	wks_key_free(ka);
+	wks_key_free(kb);
+	EVP_PKEY_free(a);
+	EVP_PKEY_free(b);
+	wks_free(out);
+	wks_store_free(back);
+	wks_store_free(st);
+}
+
+static uint8_t *p12_file(const char *name, size_t *len)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return tu_read_file(path, len);
+}
+
+/* PKCS#12 files made by the stock openssl: a key with a chain of two (a
+ * CA and a leaf), without friendlyName; without a MAC; with an iteration
+ * count above the limit. */
+static void test_convert__p12_openssl(void **state)
+{
+	wks_store *st = tu_store_fast();
+	wks_convert_report *r = NULL;
+	uint8_t *d;
+	size_t len = 0, n = 0;
+
+	(void)state;
+	NEED_KEYTOOL();
+	assert_int_equal(tu_system(
+		"cd '%s' && O=openssl && "
+		"$O req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+		"-nodes -keyout ca.key -out ca.pem -subj /CN=ca -days 30 "
+		"2>/dev/null && "
+		"$O req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+		"-nodes -keyout leaf.key -out leaf.csr -subj /CN=leaf "
+		"2>/dev/null && "
+		"$O x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key "
+		"-CAcreateserial -out leaf.pem -days 30 2>/dev/null && "
+		"$O pkcs12 -export -inkey leaf.key -in leaf.pem -certfile ca.pem "
+		"-passout pass:pw -iter 1000 -maciter -out chain.p12 && "
+		"$O pkcs12 -export -inkey leaf.key -in leaf.pem -name nomac "
+		"-passout pass:pw -iter 1000 -nomac -out nomac.p12 && "
+		"$O pkcs12 -export -inkey leaf.key -in leaf.pem -name big "
+		"-passout pass:pw -iter 20000 -maciter -out big.p12", dir), 0);
+
+	d = p12_file("chain.p12", &len);
+	TU_OK(wks_convert_read(st, d, len, "pw", 2, 0, NULL, NULL, &r));
+	/* One key entry, named "1", with the CA in its chain (not an entry
+	 * of its own). */
+	assert_int_equal(wks_convert_report_done(r), 1);
+	assert_int_equal(wks_store_size(st), 1);
+	assert_int_equal(wks_store_entry_type(st, "1"), WKS_ENTRY_PRIVATE_KEY);
+	TU_OK(wks_store_cert_count(&n, st, "1"));
+	assert_int_equal(n, 2);
+	wks_convert_report_free(r);
+	free(d);
+
+	d = p12_file("nomac.p12", &len);
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_convert_read(st, d, len, "pw", 2, 0,
+						      NULL, NULL, NULL));
+	assert_non_null(strstr(wks_error_detail(), "MAC"));
+	TU_OK(wks_convert_read(st, d, len, "pw", 2, WKS_CONVERT_NO_MAC_OK,
+			       NULL, NULL, NULL));
+	assert_int_equal(wks_store_entry_type(st, "nomac"),
+			 WKS_ENTRY_PRIVATE_KEY);
+	/* Without a MAC a wrong password shows only as contents that do
+	 * not decrypt. */
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_convert_read(st, d, len, "px", 2,
+						      WKS_CONVERT_NO_MAC_OK,
+						      NULL, NULL, NULL));
+	free(d);
+
+	d = p12_file("big.p12", &len);
+	TU_OK(wks_set_property("libwks.wks.maxIterationCount", "10000"));
+	TU_EXPECT(WKS_ERR_LIMIT, wks_convert_read(st, d, len, "pw", 2, 0, NULL,
+						  NULL, NULL));
+	TU_OK(wks_set_property("libwks.wks.maxIterationCount", NULL));
+	TU_OK(wks_convert_read(st, d, len, "pw", 2, 0, NULL, NULL, NULL));
+	assert_int_equal(wks_store_entry_type(st, "big"), WKS_ENTRY_PRIVATE_KEY);
+	free(d);
+	wks_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -623,6 +768,8 @@ int main(void)
 		cmocka_unit_test(test_convert__write_p12_one),
 		cmocka_unit_test(test_convert__write_p12_store_keytool),
 		cmocka_unit_test(test_convert__errqueue),
+		cmocka_unit_test(test_convert__p12_round_trip),
+		cmocka_unit_test(test_convert__p12_openssl),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

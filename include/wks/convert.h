@@ -3,10 +3,10 @@
  *
  *   #include <wks/convert.h>      (includes <wks/wks.h>)
  *
- * Reading Java's JKS and JCEKS keystores (without a JVM) into a wks_store,
- * whole or entry by entry, and writing a store, or one entry of it, as
- * PKCS#12.  (Reading PKCS#12 is still the `wks` tool's own code,
- * cli/p12.c; it is to move here next.)
+ * Reading Java's JKS and JCEKS keystores (without a JVM) and PKCS#12 files
+ * into a wks_store, and writing a store, or one entry of it, as PKCS#12.
+ * (The `wks` tool's import-p12 and export-p12 still use its own cli/p12.c,
+ * the code this was taken from; they are to call this next.)
  * The same conventions as wks.h hold: every call returns WKS_OK (0) or a
  * negative wks_err with the detail in wks_error_detail(); out-parameters
  * are overwritten, never freed; memory returned is released with
@@ -15,7 +15,7 @@
  * as far as their arguments are not shared (a wks_store follows wks.h's
  * rules).
  *
- * Bounds.  Every reader is strict and bounded: the integrity digest
+ * Bounds.  Every reader is strict and bounded: the integrity digest or MAC
  * is checked before any entry is trusted, every count is bounded by the
  * bytes left, every length by the process-wide properties
  * wolfjce.wks.maxCertChainLength, wolfjce.wks.maxEntrySize and
@@ -84,7 +84,8 @@ typedef int (*wks_password_cb)(void *arg, const char *alias,
  *   WKS_ERR_UNSUPPORTED  not representable (a certificate type other than
  *                        X.509, a sealed object other than a raw secret
  *                        key, a key protection libwks does not know, a
- *                        secret key whose algorithm has no OID);
+ *                        secret key whose algorithm has no OID, a PKCS#12
+ *                        bag of another kind);
  *   WKS_ERR_EXISTS       the destination store holds the alias already;
  *   WKS_ERR_FORMAT, WKS_ERR_LIMIT, WKS_ERR_INVALID  the entry itself is
  *                        malformed, too large, or refused by the store.
@@ -103,31 +104,48 @@ WKS_API const char *wks_convert_report_detail(const wks_convert_report *r,
 WKS_API void wks_convert_report_free(wks_convert_report *r);
 
 /*
- * Read a JKS or JCEKS keystore from `data` into `dst` (a store made with
- * wks_store_new(), empty or not).
+ * Read a JKS, JCEKS or PKCS#12 keystore from `data` into `dst` (a store
+ * made with wks_store_new(), empty or not).
  *
- * `pw` is the keystore password: the integrity digest is checked with it
- * before any entry is read (WKS_ERR_INTEGRITY: wrong password or modified
- * file); pw == NULL skips the check.  `flags` must be 0 (reserved).
+ * `pw` is the keystore password.  JKS/JCEKS: the integrity digest is
+ * checked with it before any entry is read (WKS_ERR_INTEGRITY: wrong
+ * password or modified file; pw == NULL skips the check).  PKCS#12: the
+ * MAC is verified with it before anything is decrypted, and it decrypts
+ * the contents; a file without a MAC is WKS_ERR_INTEGRITY unless `flags`
+ * has WKS_CONVERT_NO_MAC_OK (nothing in it is then authenticated).
+ * Other bits of `flags` are WKS_ERR_INVALID.
  *
- * Private and secret keys are tried with `pw` first (if not NULL), then
- * with the passwords `cb` gives (may be NULL); a key is stored in `dst`
- * under the password that opened it (Java, like WKS, has one password per
- * key).  Certificates become trusted certificate entries.
+ * JKS/JCEKS private and secret keys are tried with `pw` first (if not
+ * NULL), then with the passwords `cb` gives (may be NULL); a key is stored
+ * in `dst` under the password that opened it (Java, like WKS, has one
+ * password per key).  PKCS#12 keys (one password for the file) are stored
+ * under `pw`; `cb` is not called.  Certificates become trusted certificate
+ * entries: for PKCS#12 those that belong to no key's chain and those Java
+ * marked trusted.  A PKCS#12 key takes its certificate by localKeyID, else
+ * by public key, and its chain from the file's certificates; Java's secret
+ * bags become secret keys; an entry without a friendlyName gets the alias
+ * "1", "2", ... (the first free one).  Every PBE and MAC iteration count
+ * is checked against libwks.wks.maxIterationCount before it runs
+ * (WKS_ERR_LIMIT).  OpenSSL 3 reads the RC2 of old PKCS#12 files only
+ * with its legacy provider loaded (libwks loads none).
  *
  * Entries that cannot be taken are skipped and listed in the report (see
- * above); an alias `dst` has already is skipped (WKS_ERR_EXISTS), never
- * replaced.  *report (if report != NULL) is set on success and on failure
- * (NULL only when out of memory); free it with wks_convert_report_free().
+ * above; for PKCS#12 also bags of other kinds: CRLs, certificates other
+ * than X.509, parts encrypted for a public key, WKS_ERR_UNSUPPORTED; and a
+ * key without a certificate, WKS_ERR_INVALID); an alias `dst` has already
+ * is skipped (WKS_ERR_EXISTS), never replaced.  *report (if report !=
+ * NULL) is set on success and on failure (NULL only when out of memory);
+ * free it with wks_convert_report_free().
  *
  * Errors (the whole call failed): WKS_ERR_FORMAT (not a keystore of these
  * types, malformed, truncated, trailing bytes), WKS_ERR_UNSUPPORTED (a WKS
- * store: load it with wks_store_load_buffer(); a PKCS#12 file: not yet in
- * the library, `wks import-p12` reads it), WKS_ERR_INTEGRITY,
- * WKS_ERR_LIMIT, WKS_ERR_INVALID (NULL arguments, flags, a password that
- * is not UTF-8), WKS_ERR_NOMEM.  After a failure `dst` may hold some of
- * the entries: convert into a fresh store and drop it on failure.
+ * store: load it with wks_store_load_buffer()), WKS_ERR_INTEGRITY (also:
+ * PKCS#12 contents that do not decrypt), WKS_ERR_LIMIT, WKS_ERR_INVALID
+ * (NULL arguments, flags, a password that is not UTF-8), WKS_ERR_NOMEM.
+ * After a failure `dst` may hold some of the entries: convert into a fresh
+ * store and drop it on failure.
  */
+#define WKS_CONVERT_NO_MAC_OK 1u
 
 WKS_API int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 			     const char *pw, size_t pw_len, unsigned flags,

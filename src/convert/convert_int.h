@@ -37,4 +37,9 @@ void wks__convert_limits(jks_limits *lim);
 int wks__ask_pw(wks_password_cb cb, void *arg, const char *alias,
 		unsigned attempt, char *buf, size_t *len);
 
+/* The PKCS#12 branch of wks_convert_read() (p12read.c). */
+int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
+		  const char *pw, size_t pw_len, unsigned flags,
+		  wks_convert_report *rep);
+
 #endif

@@ -368,10 +368,10 @@ int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 	if (!(rep = wks__report_new()))
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	ERR_set_mark();
-	if (flags != 0) {
+	if (flags & ~WKS_CONVERT_NO_MAC_OK) {
 		ERR_pop_to_mark();
 		wks_convert_report_free(rep);
-		return wks__err(WKS_ERR_INVALID, "flags must be 0");
+		return wks__err(WKS_ERR_INVALID, "unknown flags");
 	}
 	switch (wks_keystore_detect(data, len)) {
 	case WKS_KEYSTORE_JKS:
@@ -379,8 +379,7 @@ int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 		err = read_java(dst, data, len, pw, pw_len, cb, cb_arg, rep);
 		break;
 	case WKS_KEYSTORE_PKCS12:
-		err = wks__err(WKS_ERR_UNSUPPORTED, "PKCS#12 is not read by "
-			       "the library yet");
+		err = wks__p12_read(dst, data, len, pw, pw_len, flags, rep);
 		break;
 	case WKS_KEYSTORE_WKS:
 		err = wks__err(WKS_ERR_UNSUPPORTED, "a WKS keystore: load it "
