@@ -580,7 +580,7 @@ static void test_convert__write_p12_store_keytool(void **state)
 /* The caller's OpenSSL errors stay; libwks's own do not pile up. */
 static void test_convert__errqueue(void **state)
 {
-	wks_java_store *js = NULL;
+	wks_java_store *js = NULL, *bad = NULL;
 	wks_store *st;
 	uint8_t *k = NULL, *out = NULL;
 	size_t n = 0;
@@ -594,7 +594,8 @@ static void test_convert__errqueue(void **state)
 	TU_EXPECT(WKS_ERR_INTEGRITY, wks_java_get_key(&k, &n, js,
 						      index_of(js, "k2"),
 						      "wrong", 5));
-	TU_EXPECT(WKS_ERR_FORMAT, wks_java_parse(&js, jceks, 40, NULL, 0));
+	TU_EXPECT(WKS_ERR_FORMAT, wks_java_parse(&bad, jceks, 40, NULL, 0));
+	assert_null(bad);
 	TU_EXPECT(WKS_ERR_UNSUPPORTED,
 		  wks_convert_write_p12(&out, &n, st, "odd", STOREPW,
 					strlen(STOREPW), "p12pass", 7, 1000,
