@@ -59,8 +59,14 @@ typedef struct {
 	int passlen;
 	long max_iter;
 	size_t max_chain;
+	size_t work; /* issuer checks left for building chains */
 	wks_convert_report *rep;
 } bags;
+
+/* Building chains looks at every certificate for every link of every
+ * key's chain: a hostile file of many keys and long chains could make
+ * that billions of checks.  Real files need a few thousand. */
+#define MAX_ISSUER_CHECKS 4000000u
 
 static void item_clear(item *it)
 {
@@ -402,6 +408,10 @@ static int key_chain(size_t *chain, size_t *n, bags *l, const item *k)
 		for (size_t j = 0; j < l->n && next == SIZE_MAX; j++) {
 			int dup = 0;
 
+			if (l->v[j].cert && l->work-- == 0)
+				return wks__err(WKS_ERR_LIMIT, "PKCS#12: too "
+						"many certificates to sort into "
+						"chains");
 			if (!l->v[j].cert ||
 			    X509_check_issued(l->v[j].cert, cur) != X509_V_OK)
 				continue;
@@ -561,6 +571,7 @@ int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
 	wks__convert_limits(&lim);
 	l.max_iter = (long)lim.max_iterations;
 	l.max_chain = lim.max_chain;
+	l.work = MAX_ISSUER_CHECKS;
 	l.rep = rep;
 	l.pass = pw ? pw : "";
 	if (pw_len > INT_MAX)
