@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wks/wks.h"
+#include <wks/wks.h>
 
 #ifdef __cplusplus
 extern "C" {
