@@ -14,8 +14,8 @@
  * INVALID, UNSUPPORTED, INTEGRITY); a report always comes back; on
  * success every entry the report counts as done is in the (fresh) store,
  * and every skipped entry has an alias and a negative reason.
- * Seeds: the PKCS#12 seeds of fuzz_import (same mode byte) and the
- * keytool-made seeds of fuzz_jks.
+ * Seeds: the PKCS#12 seeds of fuzz_import (same mode byte) and some of
+ * fuzz_jks's (mode 0), merged after a first run (docs/FUZZING.md).
  */
 #include "fuzz_common.h"
 
