@@ -6,7 +6,8 @@
  * password.c (password sources and the prompt), store.c (opening and
  * saving the keystore), pki.c (keys and certificates through OpenSSL) and
  * p12.c (PKCS#12) are the helpers they share.  The tool uses only the
- * public API of wks.h and OpenSSL.
+ * public API of wks.h and wks/convert.h (Java keystores: src/convert/)
+ * and OpenSSL.
  */
 #ifndef WKS_CLI_H
 #define WKS_CLI_H

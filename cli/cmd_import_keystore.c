@@ -24,7 +24,7 @@
 #include <openssl/x509.h>
 
 #include "cli.h"
-#include "jks.h"
+#include "wks/convert.h"
 
 typedef struct {
 	char *alias;           /* source alias, API form */
@@ -43,7 +43,7 @@ typedef struct {
 typedef struct {
 	cli_ctx *c;
 	const char *file;          /* the source */
-	cli_ks_type type;
+	wks_keystore_type type;
 	const cli_pwsrc *storepass;
 	const char *storepass_opt;
 	cli_pw pw;                 /* source store password */
@@ -175,39 +175,51 @@ static int open_key(ks_src *s, const char *alias, key_open_fn open, void *arg)
 
 /* ---- JKS / JCEKS -------------------------------------------------------- */
 
-static void get_limits(jks_limits *lim)
-{
-	char v[32];
-
-	lim->max_chain = 100;
-	lim->max_blob = 10485760;
-	lim->max_iterations = 5000000;
-	if (wks_get_property(v, sizeof(v), NULL,
-			     "wolfjce.wks.maxCertChainLength") == WKS_OK)
-		lim->max_chain = (size_t)strtoul(v, NULL, 10);
-	if (wks_get_property(v, sizeof(v), NULL, "wolfjce.wks.maxEntrySize") ==
-	    WKS_OK)
-		lim->max_blob = (size_t)strtoul(v, NULL, 10);
-	if (wks_get_property(v, sizeof(v), NULL,
-			     "libwks.wks.maxIterationCount") == WKS_OK)
-		lim->max_iterations = (uint32_t)strtoul(v, NULL, 10);
-}
-
 struct jks_key_arg {
-	const jks_entry *e;
-	const jks_limits *lim;
+	const wks_java_store *js;
+	size_t i;
 	ks_item *t;
 };
+
+/* A copy in our own memory (item_free() wipes and frees it). */
+static int own_copy(uint8_t **out, size_t *out_len, uint8_t *lib, size_t n)
+{
+	uint8_t *p = malloc(n ? n : 1);
+
+	if (p && n)
+		memcpy(p, lib, n);
+	wks_free(lib);
+	if (!p)
+		return WKS_ERR_NOMEM;
+	*out = p;
+	*out_len = n;
+	return 0;
+}
 
 static int jks_key_open(void *arg, const char *pw, size_t pw_len)
 {
 	struct jks_key_arg *a = arg;
+	uint8_t *k = NULL;
+	char *alg = NULL;
+	size_t n = 0;
+	int err;
 
-	if (a->e->tag == JKS_TAG_KEY)
-		return jks_recover_key(&a->t->pkcs8, &a->t->pkcs8_len, a->e, pw,
-				       pw_len, a->lim);
-	return jks_recover_secret(&a->t->secret, &a->t->secret_len,
-				  &a->t->algorithm, a->e, pw, pw_len, a->lim);
+	if (wks_java_entry_type(a->js, a->i) == WKS_ENTRY_PRIVATE_KEY) {
+		if ((err = wks_java_get_key(&k, &n, a->js, a->i, pw,
+					    pw_len)) < 0)
+			return err;
+		return own_copy(&a->t->pkcs8, &a->t->pkcs8_len, k, n);
+	}
+	if ((err = wks_java_get_secret(&k, &n, &alg, a->js, a->i, pw,
+				       pw_len)) < 0)
+		return err;
+	a->t->algorithm = strdup(alg);
+	wks_free(alg);
+	if (!a->t->algorithm) {
+		wks_free(k);
+		return WKS_ERR_NOMEM;
+	}
+	return own_copy(&a->t->secret, &a->t->secret_len, k, n);
 }
 
 /* Why an entry is skipped; the hint names options the command takes. */
@@ -235,52 +247,54 @@ static const char *skip_reason(const ks_src *s, const char *alias, int err,
 
 static int read_jks(ks_src *s, const uint8_t *data, size_t len)
 {
-	jks_file f = JKS_FILE_INIT;
-	jks_limits lim;
+	wks_java_store *js = NULL;
 	char why[400];
 	int err;
 
-	get_limits(&lim);
-	if ((err = jks_parse(&f, data, len, s->pw.p, s->pw.len, &lim)) < 0)
+	if ((err = wks_java_parse(&js, data, len, s->pw.p, s->pw.len)) < 0)
 		return cli_lib_err(s->file, NULL, err, NULL);
-	for (size_t i = 0; i < f.count; i++) {
-		const jks_entry *e = &f.e[i];
-		struct jks_key_arg a = { e, &lim, NULL };
+	for (size_t i = 0; i < wks_java_count(js); i++) {
+		const char *alias = wks_java_alias(js, i);
+		wks_entry_type type = wks_java_entry_type(js, i);
+		size_t ncerts = wks_java_cert_count(js, i);
+		struct jks_key_arg a = { js, i, NULL };
 		ks_item *t;
 
-		if (!selected(s, e->alias))
+		if (!selected(s, alias))
 			continue;
-		t = src_add(s, e->alias, e->tag == JKS_TAG_KEY ?
-			    WKS_ENTRY_PRIVATE_KEY : e->tag == JKS_TAG_CERT ?
-			    WKS_ENTRY_CERTIFICATE : WKS_ENTRY_SECRET_KEY);
+		t = src_add(s, alias, type);
 		if (!t)
 			goto nomem;
-		for (size_t k = 0; k < e->ncerts; k++)
-			if (item_add_cert(t, e->cert[k], e->cert_len[k]) < 0)
+		for (size_t k = 0; k < ncerts; k++) {
+			size_t n = 0;
+			const uint8_t *der = wks_java_cert_der(js, i, k, &n);
+
+			if (item_add_cert(t, der, n) < 0)
 				goto nomem;
-		if (e->non_x509) {
+		}
+		if (!wks_java_certs_x509(js, i)) {
 			if (item_skip(t, "a certificate is not X.509") < 0)
 				goto nomem;
 			continue;
 		}
-		if (e->tag == JKS_TAG_CERT)
+		if (type == WKS_ENTRY_CERTIFICATE)
 			continue;
-		if (e->tag == JKS_TAG_KEY && e->ncerts == 0) {
+		if (type == WKS_ENTRY_PRIVATE_KEY && ncerts == 0) {
 			if (item_skip(t, "a private key without a certificate "
 				      "chain") < 0)
 				goto nomem;
 			continue;
 		}
 		a.t = t;
-		err = open_key(s, e->alias, jks_key_open, &a);
-		if (err < 0 && item_skip(t, skip_reason(s, e->alias, err,
+		err = open_key(s, alias, jks_key_open, &a);
+		if (err < 0 && item_skip(t, skip_reason(s, alias, err,
 							why, sizeof(why))) < 0)
 			goto nomem;
 	}
-	jks_file_free(&f);
+	wks_java_free(js);
 	return 0;
 nomem:
-	jks_file_free(&f);
+	wks_java_free(js);
 	return oom(s->file);
 }
 
@@ -445,15 +459,15 @@ done:
 
 /* ---- the import --------------------------------------------------------- */
 
-static int parse_type(cli_ks_type *out, const char *s)
+static int parse_type(wks_keystore_type *out, const char *s)
 {
 	static const struct {
 		const char *name;
-		cli_ks_type t;
+		wks_keystore_type t;
 	} types[] = {
-		{ "jks", CLI_KS_JKS }, { "jceks", CLI_KS_JCEKS },
-		{ "pkcs12", CLI_KS_PKCS12 }, { "p12", CLI_KS_PKCS12 },
-		{ "wks", CLI_KS_WKS }
+		{ "jks", WKS_KEYSTORE_JKS }, { "jceks", WKS_KEYSTORE_JCEKS },
+		{ "pkcs12", WKS_KEYSTORE_PKCS12 }, { "p12", WKS_KEYSTORE_PKCS12 },
+		{ "wks", WKS_KEYSTORE_WKS }
 	};
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
@@ -592,23 +606,23 @@ static void print_items(const ks_src *s, const cli_ctx *c, size_t *imported,
 static int read_source(ks_src *s, const uint8_t *data, size_t len,
 		       const char *srctype)
 {
-	cli_ks_type want = CLI_KS_UNKNOWN;
+	wks_keystore_type want = WKS_KEYSTORE_UNKNOWN;
 	char prompt[600];
 	int rc;
 
-	s->type = cli_ks_detect(data, len);
+	s->type = wks_keystore_detect(data, len);
 	if (srctype) {
 		if ((rc = parse_type(&want, srctype)) != 0)
 			return rc;
 		if (want != s->type) {
 			cli_err(s->file, "this is %s %s file, not %s (leave out "
 				"--srcstoretype to detect the type)",
-				s->type == CLI_KS_UNKNOWN ? "an" : "a",
-				cli_ks_type_name(s->type), srctype);
+				s->type == WKS_KEYSTORE_UNKNOWN ? "an" : "a",
+				wks_keystore_type_name(s->type), srctype);
 			return CLI_EXIT_MALFORMED;
 		}
 	}
-	if (s->type == CLI_KS_UNKNOWN) {
+	if (s->type == WKS_KEYSTORE_UNKNOWN) {
 		cli_err(s->file, "not a keystore wks can read (JKS, JCEKS, "
 			"PKCS#12 or WKS)");
 		return CLI_EXIT_MALFORMED;
@@ -647,11 +661,11 @@ static int read_source(ks_src *s, const uint8_t *data, size_t len,
 			return -rc;
 	}
 	switch (s->type) {
-	case CLI_KS_JKS:
-	case CLI_KS_JCEKS:
+	case WKS_KEYSTORE_JKS:
+	case WKS_KEYSTORE_JCEKS:
 		rc = read_jks(s, data, len);
 		break;
-	case CLI_KS_PKCS12:
+	case WKS_KEYSTORE_PKCS12:
 		rc = read_p12(s, data, len);
 		break;
 	default:

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "jks.h"
+#include "wks/convert.h"
 
 int cmd_import_p12(cli_ctx *c)
 {
@@ -14,7 +14,7 @@ int cmd_import_p12(cli_ctx *c)
 	size_t count = 0, len = 0;
 	uint8_t *data = NULL;
 	char prompt[512];
-	cli_ks_type t;
+	wks_keystore_type t;
 	int rc;
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
@@ -22,12 +22,12 @@ int cmd_import_p12(cli_ctx *c)
 		return rc;
 	if ((rc = cli_read_file(&data, &len, c->in)) != 0)
 		return rc;
-	t = cli_ks_detect(data, len);
-	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS || t == CLI_KS_WKS) {
+	t = wks_keystore_detect(data, len);
+	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS || t == WKS_KEYSTORE_WKS) {
 		/* Before any password: name the command that reads it. */
 		cli_err(c->in, "this is a %s keystore, not PKCS#12; import it "
 			"with: wks import-keystore --srckeystore %s -k %s",
-			cli_ks_type_name(t), c->in, c->keystore);
+			wks_keystore_type_name(t), c->in, c->keystore);
 		rc = CLI_EXIT_MALFORMED;
 		goto done;
 	}

@@ -19,7 +19,7 @@
 #include <openssl/x509.h>
 
 #include "cli.h"
-#include "jks.h"
+#include "wks/convert.h"
 
 int cli_store_iterations(wks_store *st, cli_ctx *c)
 {
@@ -349,13 +349,13 @@ lib_fail:
  * keystore or a PKCS#12 file given where a WKS store was expected). */
 void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 {
-	cli_ks_type t = cli_ks_detect(data, len);
+	wks_keystore_type t = wks_keystore_detect(data, len);
 
-	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS)
+	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS)
 		cli_err(file, "this is a %s keystore; convert it with: wks "
 			"import-keystore --srckeystore %s -k NEW.wks",
-			cli_ks_type_name(t), file);
-	else if (t == CLI_KS_PKCS12)
+			wks_keystore_type_name(t), file);
+	else if (t == WKS_KEYSTORE_PKCS12)
 		cli_err(file, "not a WKS keystore (a PKCS#12 file?); import it "
 			"with: wks import-keystore --srckeystore %s -k NEW.wks",
 			file);
@@ -367,7 +367,7 @@ void cli_keystore_note(const cli_ctx *c, const char *path)
 {
 	uint8_t *data = NULL;
 	size_t len = 0;
-	cli_ks_type t;
+	wks_keystore_type t;
 	PKCS12 *p12 = NULL;
 	const unsigned char *p;
 
@@ -378,13 +378,13 @@ void cli_keystore_note(const cli_ctx *c, const char *path)
 	if (!path || !strcmp(path, "-") || stat(path, &sb) != 0 ||
 	    !S_ISREG(sb.st_mode) || cli_read_file(&data, &len, path) != 0)
 		return;
-	t = cli_ks_detect(data, len);
-	if (t == CLI_KS_JKS || t == CLI_KS_JCEKS || t == CLI_KS_WKS) {
+	t = wks_keystore_detect(data, len);
+	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS || t == WKS_KEYSTORE_WKS) {
 		cli_note(path, "this is a %s keystore; import its entries with: "
 			 "wks import-keystore --srckeystore %s -k %s "
-			 "[--srcalias ALIAS]", cli_ks_type_name(t), path,
+			 "[--srcalias ALIAS]", wks_keystore_type_name(t), path,
 			 c->keystore ? c->keystore : "STORE");
-	} else if (t == CLI_KS_PKCS12 && len <= LONG_MAX) {
+	} else if (t == WKS_KEYSTORE_PKCS12 && len <= LONG_MAX) {
 		p = data;
 		p12 = d2i_PKCS12(NULL, &p, (long)len);
 		if (p12 && p == data + len)

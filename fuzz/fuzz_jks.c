@@ -1,6 +1,6 @@
 /*
  * fuzz_jks: hostile JKS / JCEKS files through the CLI's Java keystore
- * reader (cli/jks.c): parsed without a password, then again with its
+ * reader (src/convert/jks.c): parsed without a password, then again with its
  * integrity digest recomputed for FUZZ_PW (so that mutations reach the
  * entries behind the digest, as the WKS targets re-MAC theirs), and every
  * key and sealed secret key of what parses decrypted with FUZZ_PW.
@@ -20,7 +20,7 @@
 
 #include <openssl/evp.h>
 
-#include "jks.h"
+#include "convert/jks.h"
 
 int FUZZ_INIT(int *argc, char ***argv);
 int FUZZ_ENTRY(const uint8_t *data, size_t size);

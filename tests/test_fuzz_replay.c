@@ -5,8 +5,8 @@
  * into this program with their entry points renamed.  A failed check in a
  * target aborts (FUZZ_CHECK), after the input's name was printed.
  *
- * fuzz_jks brings the one CLI source it tests (cli/jks.c, added to this
- * program by tests/CMakeLists.txt).  fuzz_import (the CLI's input paths)
+ * fuzz_jks and fuzz_convert test the library's conversions (src/convert/,
+ * one of the library sources compiled in).  fuzz_import (the CLI's input paths)
  * needs the CLI's sources and is
  * replayed by the fuzz build instead (fuzz/CMakeLists.txt, .ci/run).
  */
@@ -45,6 +45,12 @@
 #define FUZZ_ENTRY fuzz_jks_one
 #define FUZZ_INIT fuzz_jks_init
 #include "../fuzz/fuzz_jks.c"
+#undef FUZZ_ENTRY
+#undef FUZZ_INIT
+
+#define FUZZ_ENTRY fuzz_convert_one
+#define FUZZ_INIT fuzz_convert_init
+#include "../fuzz/fuzz_convert.c"
 #undef FUZZ_ENTRY
 #undef FUZZ_INIT
 
@@ -136,6 +142,13 @@ static void test_fuzz_replay__jks(void **state)
 	replay("jks", fuzz_jks_one);
 }
 
+static void test_fuzz_replay__convert(void **state)
+{
+	(void)state;
+	fuzz_convert_init(NULL, NULL);
+	replay("convert", fuzz_convert_one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +157,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz_replay__getkey),
 		cmocka_unit_test(test_fuzz_replay__props),
 		cmocka_unit_test(test_fuzz_replay__jks),
+		cmocka_unit_test(test_fuzz_replay__convert),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

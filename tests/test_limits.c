@@ -441,6 +441,12 @@ static void test_limits__layers(void **state)
 		"\"crypto/", "\"store/", "\"cache/", "\"config/", "<openssl/", NULL
 	};
 	static const char *const for_config[] = { "\"store/", "\"cache/", NULL };
+	/* convert sits on the public store API (it is a client of the
+	 * store, as cli/ is, inside the library): no store, cache, config
+	 * or crypto internals. */
+	static const char *const for_convert[] = {
+		"\"crypto/", "\"store/", "\"cache/", "\"config/", NULL
+	};
 	static const char *const for_util[] = {
 		"\"crypto/", "\"store/", "\"cache/", "\"config/", "\"format/", NULL
 	};
@@ -449,6 +455,7 @@ static void test_limits__layers(void **state)
 	check_layer("format", for_format);
 	check_layer("config", for_config);
 	check_layer("util", for_util);
+	check_layer("convert", for_convert);
 }
 
 int main(void)

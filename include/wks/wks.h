@@ -16,6 +16,9 @@
  * and the other way round, byte for byte (see docs/FORMAT.md and the spec
  * it points to).
  *
+ * Other keystores: <wks/convert.h> (installed next to this header) reads
+ * Java's JKS and JCEKS and PKCS#12 into a wks_store and writes PKCS#12.
+ *
  * Conventions used throughout this header
  * ---------------------------------------
  *

@@ -2,7 +2,7 @@
 # Install and packaging test (CTest: install_packaging): what a user or a
 # distribution meets after `cmake --install`.
 #
-#   1. `cmake --install BUILD_DIR --prefix TMP` succeeds; the header, the
+#   1. `cmake --install BUILD_DIR --prefix TMP` succeeds; the headers, the
 #      libraries, libwks.pc, the CMake package, wks and the man pages are
 #      where the GNU install directories say; nothing installed carries an
 #      RPATH into the build tree; a DESTDIR install stays under DESTDIR.
@@ -90,7 +90,8 @@ else
 	cat "$T/stage.log"
 	fail "DESTDIR=... cmake --install"
 fi
-for f in include/wks/wks.h "$LIBDIR/libwks.so" "$LIBDIR/libwks.a" \
+for f in include/wks/wks.h include/wks/convert.h \
+	"$LIBDIR/libwks.so" "$LIBDIR/libwks.a" \
 	"$LIBDIR/pkgconfig/libwks.pc" "$LIBDIR/cmake/libwks/libwksConfig.cmake" \
 	"$LIBDIR/cmake/libwks/libwksConfigVersion.cmake" \
 	"$LIBDIR/cmake/libwks/libwksTargets.cmake" bin/wks \

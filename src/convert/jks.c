@@ -9,6 +9,9 @@
  * anything but bytes); every structure is bounded (handles, classes,
  * objects, fields, nesting).  Nothing is ever instantiated: the result is a
  * small tree of spans into the input.
+ *
+ * OpenSSL's error queue: the public entry points (java.c) set a mark and
+ * pop to it, so nothing here clears the queue (the caller's entries stay).
  */
 #include "jks.h"
 
@@ -36,31 +39,31 @@
 #define OID_JCE_PBE "1.3.6.1.4.1.42.2.19.1"
 #define SEAL_ALG "PBEWithMD5AndTripleDES"
 
-cli_ks_type cli_ks_detect(const uint8_t *d, size_t n)
+wks_keystore_type wks_keystore_detect(const uint8_t *d, size_t n)
 {
 	uint32_t m;
 
 	if (n < 4)
-		return n >= 1 && d[0] == 0x30 ? CLI_KS_PKCS12 : CLI_KS_UNKNOWN;
+		return n >= 1 && d[0] == 0x30 ? WKS_KEYSTORE_PKCS12 : WKS_KEYSTORE_UNKNOWN;
 	m = wks_load_u32be(d);
 	if (m == JKS_MAGIC)
-		return CLI_KS_JKS;
+		return WKS_KEYSTORE_JKS;
 	if (m == JCEKS_MAGIC)
-		return CLI_KS_JCEKS;
+		return WKS_KEYSTORE_JCEKS;
 	if (wks_probe(d, n))
-		return CLI_KS_WKS;
+		return WKS_KEYSTORE_WKS;
 	if (d[0] == 0x30)
-		return CLI_KS_PKCS12;
-	return CLI_KS_UNKNOWN;
+		return WKS_KEYSTORE_PKCS12;
+	return WKS_KEYSTORE_UNKNOWN;
 }
 
-const char *cli_ks_type_name(cli_ks_type t)
+const char *wks_keystore_type_name(wks_keystore_type t)
 {
 	switch (t) {
-	case CLI_KS_WKS: return "WKS";
-	case CLI_KS_JKS: return "JKS";
-	case CLI_KS_JCEKS: return "JCEKS";
-	case CLI_KS_PKCS12: return "PKCS12";
+	case WKS_KEYSTORE_WKS: return "WKS";
+	case WKS_KEYSTORE_JKS: return "JKS";
+	case WKS_KEYSTORE_JCEKS: return "JCEKS";
+	case WKS_KEYSTORE_PKCS12: return "PKCS12";
 	default: return "unknown";
 	}
 }
@@ -891,7 +894,6 @@ static int pbe_params(uint8_t salt[8], uint32_t *iter, const uint8_t *der,
 		*iter = (uint32_t)it;
 	}
 	PBEPARAM_free(pp);
-	ERR_clear_error();
 	return err;
 }
 
@@ -972,7 +974,6 @@ done:
 	wks_wipe(salt, sizeof(salt));
 	EVP_MD_CTX_free(md);
 	EVP_CIPHER_CTX_free(cc);
-	ERR_clear_error();
 	return err;
 }
 
@@ -1061,7 +1062,6 @@ int jks_recover_key(uint8_t **pkcs8, size_t *pkcs8_len, const jks_entry *e,
 done:
 	free_secret(plain, plain_len);
 	X509_SIG_free(sig);
-	ERR_clear_error();
 	return err;
 }
 

@@ -1,5 +1,6 @@
 /*
- * Java keystores in: a strict, bounded reader of JKS (magic FEEDFEED) and
+ * Java keystores in (internal to src/convert/; the public face is
+ * include/wks/convert.h): a strict, bounded reader of JKS (magic FEEDFEED) and
  * JCEKS (CECECECE) files, and the decryption of their keys.
  *
  * The format (sun.security.provider.JavaKeyStore, com.sun.crypto.provider.
@@ -26,24 +27,13 @@
  * from a count in the file), checks every length against the bytes left
  * and against the limits below, and rejects trailing bytes.
  */
-#ifndef WKS_CLI_JKS_H
-#define WKS_CLI_JKS_H
+#ifndef WKS_CONVERT_JKS_H
+#define WKS_CONVERT_JKS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum {
-	CLI_KS_UNKNOWN = 0,
-	CLI_KS_WKS,
-	CLI_KS_JKS,
-	CLI_KS_JCEKS,
-	CLI_KS_PKCS12 /* a DER SEQUENCE: not checked further */
-} cli_ks_type;
-
-/* The type of a keystore file by its first bytes. */
-cli_ks_type cli_ks_detect(const uint8_t *data, size_t len);
-/* "WKS", "JKS", "JCEKS", "PKCS12" or "unknown". */
-const char *cli_ks_type_name(cli_ks_type t);
+#include "wks/convert.h"
 
 enum { JKS_TAG_KEY = 1, JKS_TAG_CERT = 2, JKS_TAG_SECRET = 3 };
 

@@ -1,0 +1,253 @@
+/*
+ * libwks conversions: foreign keystores in and out.
+ *
+ *   #include <wks/convert.h>      (includes <wks/wks.h>)
+ *
+ * Reading Java's JKS and JCEKS keystores (without a JVM) and PKCS#12 files
+ * into a wks_store, and writing a store, or one entry of it, as PKCS#12.
+ * (The `wks` tool's import-p12 and export-p12 still use its own cli/p12.c,
+ * the code this was taken from; they are to call this next.)
+ * The same conventions as wks.h hold: every call returns WKS_OK (0) or a
+ * negative wks_err with the detail in wks_error_detail(); out-parameters
+ * are overwritten, never freed; memory returned is released with
+ * wks_free() (which wipes it); passwords are UTF-8 with an explicit length
+ * and are never kept or echoed in messages.  All functions are thread-safe
+ * as far as their arguments are not shared (a wks_store follows wks.h's
+ * rules).
+ *
+ * Bounds.  Every reader is strict and bounded: the integrity digest or MAC
+ * is checked before any entry is trusted, every count is bounded by the
+ * bytes left, every length by the process-wide properties
+ * wolfjce.wks.maxCertChainLength, wolfjce.wks.maxEntrySize and
+ * libwks.wks.maxIterationCount (read at each call; see wks.h
+ * "Properties"), and trailing bytes are rejected (WKS_ERR_FORMAT).
+ *
+ * Two levels:
+ *   - wks_convert_read() / wks_convert_write_p12(): whole keystores, with
+ *     per-alias key passwords from a callback and a report of what was
+ *     skipped and why;
+ *   - wks_java_*(): a Java keystore entry by entry, for callers that
+ *     decide per entry themselves (the `wks` tool's import-keystore).
+ */
+#ifndef WKS_CONVERT_H
+#define WKS_CONVERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <wks/wks.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Keystore types
+ */
+
+typedef enum {
+	WKS_KEYSTORE_UNKNOWN = 0,
+	WKS_KEYSTORE_WKS,
+	WKS_KEYSTORE_JKS,    /* magic FEEDFEED */
+	WKS_KEYSTORE_JCEKS,  /* magic CECECECE */
+	WKS_KEYSTORE_PKCS12  /* a DER SEQUENCE: not checked further */
+} wks_keystore_type;
+
+/* The type of a keystore by its first bytes (a guess for PKCS#12: any DER
+ * SEQUENCE).  Never fails. */
+WKS_API wks_keystore_type wks_keystore_detect(const uint8_t *data, size_t len);
+/* "WKS", "JKS", "JCEKS", "PKCS12" or "unknown" (static). */
+WKS_API const char *wks_keystore_type_name(wks_keystore_type t);
+
+/* ------------------------------------------------------------------------
+ * Whole keystores
+ */
+
+/*
+ * Key passwords per alias.  Called when the passwords given did not open
+ * the key of `alias` (UTF-8, API form), with attempt = 1, 2, ...: write a
+ * password of at most `size` bytes into `buf` and its length into *len and
+ * return 0 to have it tried, or return non-zero to give up on this entry
+ * (it is then skipped with WKS_ERR_INTEGRITY).  libwks wipes `buf` after
+ * use.  The callback is never called again for an alias after it gave up
+ * and is called at most 16 times per alias.
+ */
+typedef int (*wks_password_cb)(void *arg, const char *alias,
+			       unsigned attempt, char *buf, size_t size,
+			       size_t *len);
+
+/*
+ * What a conversion did: how many entries it imported or exported, and
+ * every entry it skipped, with the alias, a wks_err code saying why and a
+ * detail message (no secret in it):
+ *   WKS_ERR_INTEGRITY    no password given opened the key;
+ *   WKS_ERR_UNSUPPORTED  not representable (a certificate type other than
+ *                        X.509, a sealed object other than a raw secret
+ *                        key, a key protection libwks does not know, a
+ *                        secret key whose algorithm has no OID, a PKCS#12
+ *                        bag of another kind);
+ *   WKS_ERR_EXISTS       the destination store holds the alias already;
+ *   WKS_ERR_FORMAT, WKS_ERR_LIMIT, WKS_ERR_INVALID  the entry itself is
+ *                        malformed, too large, or refused by the store.
+ * Indexes run from 0 to wks_convert_report_skipped() - 1; out of range
+ * gives NULL / 0.
+ */
+typedef struct wks_convert_report wks_convert_report;
+
+WKS_API size_t wks_convert_report_done(const wks_convert_report *r);
+WKS_API size_t wks_convert_report_skipped(const wks_convert_report *r);
+WKS_API const char *wks_convert_report_alias(const wks_convert_report *r,
+					     size_t i);
+WKS_API int wks_convert_report_reason(const wks_convert_report *r, size_t i);
+WKS_API const char *wks_convert_report_detail(const wks_convert_report *r,
+					      size_t i);
+WKS_API void wks_convert_report_free(wks_convert_report *r);
+
+/*
+ * Read a JKS, JCEKS or PKCS#12 keystore from `data` into `dst` (a store
+ * made with wks_store_new(), empty or not).
+ *
+ * `pw` is the keystore password.  JKS/JCEKS: the integrity digest is
+ * checked with it before any entry is read (WKS_ERR_INTEGRITY: wrong
+ * password or modified file; pw == NULL skips the check).  PKCS#12: the
+ * MAC is verified with it before anything is decrypted, and it decrypts
+ * the contents; a file without a MAC is WKS_ERR_INTEGRITY unless `flags`
+ * has WKS_CONVERT_NO_MAC_OK (nothing in it is then authenticated).
+ * Other bits of `flags` are WKS_ERR_INVALID.
+ *
+ * JKS/JCEKS private and secret keys are tried with `pw` first (if not
+ * NULL), then with the passwords `cb` gives (may be NULL); a key is stored
+ * in `dst` under the password that opened it (Java, like WKS, has one
+ * password per key).  PKCS#12 keys (one password for the file) are stored
+ * under `pw`; `cb` is not called.  Certificates become trusted certificate
+ * entries: for PKCS#12 those that belong to no key's chain and those Java
+ * marked trusted.  A PKCS#12 key takes its certificate by localKeyID, else
+ * by public key, and its chain from the file's certificates; Java's secret
+ * bags become secret keys; an entry without a friendlyName gets the alias
+ * "1", "2", ... (the first free one).  Every PBE and MAC iteration count
+ * is checked against libwks.wks.maxIterationCount before it runs
+ * (WKS_ERR_LIMIT).  OpenSSL 3 reads the RC2 of old PKCS#12 files only
+ * with its legacy provider loaded (libwks loads none).
+ *
+ * Entries that cannot be taken are skipped and listed in the report (see
+ * above; for PKCS#12 also bags of other kinds: CRLs, certificates other
+ * than X.509, parts encrypted for a public key, WKS_ERR_UNSUPPORTED; and a
+ * key without a certificate, WKS_ERR_INVALID); an alias `dst` has already
+ * is skipped (WKS_ERR_EXISTS), never replaced.  *report (if report !=
+ * NULL) is set on success and on failure (NULL only when out of memory);
+ * free it with wks_convert_report_free().
+ *
+ * Errors (the whole call failed): WKS_ERR_FORMAT (not a keystore of these
+ * types, malformed, truncated, trailing bytes), WKS_ERR_UNSUPPORTED (a WKS
+ * store: load it with wks_store_load_buffer()), WKS_ERR_INTEGRITY (also:
+ * PKCS#12 contents that do not decrypt), WKS_ERR_LIMIT, WKS_ERR_INVALID
+ * (NULL arguments, flags, a password that is not UTF-8), WKS_ERR_NOMEM.
+ * After a failure `dst` may hold some of the entries: convert into a fresh
+ * store and drop it on failure.
+ */
+#define WKS_CONVERT_NO_MAC_OK 1u
+
+WKS_API int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
+			     const char *pw, size_t pw_len, unsigned flags,
+			     wks_password_cb cb, void *cb_arg,
+			     wks_convert_report **report);
+
+/*
+ * Write the private key and certificate entries of `st` (only `alias` if
+ * not NULL), and its secret keys the way Java's PKCS12 keystore stores
+ * them (a secret bag holding an encrypted {OID, key}), as a PKCS#12 file:
+ * shrouded key bags and an encrypted certificate safe under PBES2
+ * (AES-256-CBC, PBKDF2-HMAC-SHA-256) and an HMAC-SHA-256 MAC, all under
+ * `p12_pw` with `iterations` (0: the store's wolfjce.wks.iterationCount;
+ * at most INT32_MAX).  Each key goes with its certificate chain
+ * (friendlyName the alias, localKeyID the SHA-1 of the leaf); trusted
+ * certificates carry Java's trusted-key-usage attribute, so keytool lists
+ * them as trustedCertEntry.  Each key is opened with `key_pw` (NULL:
+ * `p12_pw`), then with the passwords `cb` gives (may be NULL).
+ *
+ * *out (DER; free with wks_free()) is set on success, *report (if not
+ * NULL) on success and failure (free it with wks_convert_report_free()).
+ * Without `alias`, an entry that cannot be written is skipped into the
+ * report: WKS_ERR_INTEGRITY (no password opened its key), WKS_ERR_INVALID
+ * (a private key without a certificate), WKS_ERR_UNSUPPORTED (a secret
+ * key whose algorithm has no OID: Java cannot store it in PKCS#12
+ * either).  With `alias`, such a skip is the call's error.  Other errors:
+ * WKS_ERR_NOTFOUND (no such alias), WKS_ERR_INVALID (NULL arguments,
+ * iterations out of range, nothing to write), WKS_ERR_CRYPTO,
+ * WKS_ERR_NOMEM.
+ */
+WKS_API int wks_convert_write_p12(uint8_t **out, size_t *out_len,
+				  wks_store *st, const char *alias,
+				  const char *key_pw, size_t key_pw_len,
+				  const char *p12_pw, size_t p12_pw_len,
+				  unsigned iterations, wks_password_cb cb,
+				  void *cb_arg, wks_convert_report **report);
+
+/* ------------------------------------------------------------------------
+ * Java keystores entry by entry
+ */
+
+typedef struct wks_java_store wks_java_store;
+
+/*
+ * Parse a JKS or JCEKS keystore.  `data` is copied (the caller may free it
+ * at once).  With `pw` (UTF-8; as Java's char[]) the integrity digest is
+ * checked first, before any entry is read (WKS_ERR_INTEGRITY: wrong
+ * password or modified file); pw == NULL skips it.  Errors:
+ * WKS_ERR_FORMAT (not JKS/JCEKS, malformed, truncated, trailing bytes, an
+ * alias twice), WKS_ERR_LIMIT, WKS_ERR_UNSUPPORTED (version),
+ * WKS_ERR_INVALID (a password that is not UTF-8), WKS_ERR_NOMEM.  Free
+ * *out with wks_java_free().
+ */
+WKS_API int wks_java_parse(wks_java_store **out, const uint8_t *data,
+			   size_t len, const char *pw, size_t pw_len);
+WKS_API void wks_java_free(wks_java_store *js);
+
+/* WKS_KEYSTORE_JKS or WKS_KEYSTORE_JCEKS; its version (1 or 2). */
+WKS_API wks_keystore_type wks_java_type(const wks_java_store *js);
+WKS_API int wks_java_version(const wks_java_store *js);
+/* Number of entries, in file order. */
+WKS_API size_t wks_java_count(const wks_java_store *js);
+
+/* Entry i (0-based; out of range: NULL, WKS_ENTRY_NONE, 0): its alias (API
+ * form, borrowed), kind (PRIVATE_KEY, CERTIFICATE or SECRET_KEY), creation
+ * time in ms since 1970, number of certificates (a key's chain, leaf
+ * first; 1 for a certificate; 0 for a secret key), certificate j's DER
+ * (borrowed), and whether every certificate is of type "X.509" (1) or not
+ * (0: the DER is then not an X.509 certificate). */
+WKS_API const char *wks_java_alias(const wks_java_store *js, size_t i);
+WKS_API wks_entry_type wks_java_entry_type(const wks_java_store *js,
+					   size_t i);
+WKS_API int64_t wks_java_creation_time(const wks_java_store *js, size_t i);
+WKS_API size_t wks_java_cert_count(const wks_java_store *js, size_t i);
+WKS_API const uint8_t *wks_java_cert_der(const wks_java_store *js, size_t i,
+					 size_t j, size_t *len);
+WKS_API int wks_java_certs_x509(const wks_java_store *js, size_t i);
+
+/*
+ * Decrypt the private key of entry i with `pw`: *pkcs8 is the PKCS#8 DER
+ * (free with wks_free()).  WKS_ERR_INTEGRITY for a wrong password,
+ * WKS_ERR_UNSUPPORTED for a protection algorithm other than JKS's and
+ * JCEKS's, WKS_ERR_INVALID (not a private key entry; a JCEKS password that
+ * is not printable ASCII), WKS_ERR_FORMAT, WKS_ERR_LIMIT (iterations).
+ */
+WKS_API int wks_java_get_key(uint8_t **pkcs8, size_t *pkcs8_len,
+			     const wks_java_store *js, size_t i,
+			     const char *pw, size_t pw_len);
+
+/*
+ * Unseal the secret key of JCEKS entry i with `pw`: *key is the raw key,
+ * *algorithm its JCA name (both freed with wks_free()).  The sealed object
+ * must be a javax.crypto.spec.SecretKeySpec or a java.security.KeyRep of
+ * type SECRET and format RAW; anything else is WKS_ERR_UNSUPPORTED.
+ * Other errors as wks_java_get_key().
+ */
+WKS_API int wks_java_get_secret(uint8_t **key, size_t *key_len,
+				char **algorithm, const wks_java_store *js,
+				size_t i, const char *pw, size_t pw_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WKS_CONVERT_H */

@@ -1,0 +1,45 @@
+/* src/convert/: what its files share (the public face is
+ * include/wks/convert.h). */
+#ifndef WKS_CONVERT_INT_H
+#define WKS_CONVERT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "convert/jks.h"
+#include "wks/convert.h"
+
+struct wks_convert_report {
+	size_t done;
+	size_t n, cap;
+	struct {
+		char *alias;
+		int reason;
+		char *detail;
+	} *v;
+};
+
+/* A new empty report (NULL when out of memory). */
+wks_convert_report *wks__report_new(void);
+/* Record that `alias` was skipped for `reason` (a wks_err) with the
+ * message `detail`.  Returns 0 or WKS_ERR_NOMEM. */
+int wks__report_skip(wks_convert_report *r, const char *alias, int reason,
+		     const char *detail);
+
+/* The limits of the Java and PKCS#12 readers from the process-wide
+ * properties. */
+void wks__convert_limits(jks_limits *lim);
+
+/* Ask `cb` for password number `attempt` of `alias` into buf (size
+ * WKS__CB_PW_MAX): 1 with *len set, 0 when it gave up or is NULL. */
+#define WKS__CB_PW_MAX 1024
+#define WKS__CB_MAX_TRIES 16
+int wks__ask_pw(wks_password_cb cb, void *arg, const char *alias,
+		unsigned attempt, char *buf, size_t *len);
+
+/* The PKCS#12 branch of wks_convert_read() (p12read.c). */
+int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
+		  const char *pw, size_t pw_len, unsigned flags,
+		  wks_convert_report *rep);
+
+#endif

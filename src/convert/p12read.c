@@ -1,0 +1,656 @@
+/*
+ * PKCS#12 in: the PKCS#12 branch of wks_convert_read() (convert.h).
+ *
+ * The MAC is verified before anything is decrypted (a file without one is
+ * refused unless WKS_CONVERT_NO_MAC_OK); every PBE and the MAC have their
+ * iteration count checked against libwks.wks.maxIterationCount before
+ * OpenSSL runs them; nesting is bounded.  Keys are matched to their
+ * certificate by localKeyID, else by public key, and their chain is built
+ * from the file's certificates (issuer by issuer, at most
+ * wolfjce.wks.maxCertChainLength).  Certificates that belong to no chain,
+ * and those Java marked trusted (its trusted-key-usage attribute), become
+ * trusted certificate entries; Java's secret bags become secret keys.
+ * Whatever fails to decrypt gives one message (a wrong password, bad
+ * padding and undecodable plaintext look the same), so that a file without
+ * a MAC is no padding oracle.
+ *
+ * (The reading of the `wks` tool's cli/p12.c, with errors as wks_err and
+ * skips into the report instead of messages.)
+ */
+#include "convert/convert_int.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/asn1t.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "util/error.h"
+#include "util/wipe.h"
+
+#define JAVA_TRUSTED_OID "2.16.840.1.113894.746875.1.1"
+#define MAX_DEPTH 8
+
+typedef struct {
+	char *name;       /* friendlyName (UTF-8) or NULL */
+	uint8_t *id;      /* localKeyID or NULL */
+	size_t id_len;
+	uint8_t *pkcs8;   /* keys */
+	size_t pkcs8_len;
+	X509 *cert;       /* certificates */
+	char *secret_alg; /* secret keys (Java's secret bags) */
+	uint8_t *secret;
+	size_t secret_len;
+	int trusted;      /* Java's trusted-key-usage attribute */
+	int used;         /* a certificate of a key's chain */
+} item;
+
+typedef struct {
+	item *v;
+	size_t n, cap;
+	const char *pass;
+	int passlen;
+	long max_iter;
+	size_t max_chain;
+	size_t work; /* issuer checks left for building chains */
+	wks_convert_report *rep;
+} bags;
+
+/* Building chains looks at every certificate for every link of every
+ * key's chain: a hostile file of many keys and long chains could make
+ * that billions of checks.  Real files need a few thousand. */
+#define MAX_ISSUER_CHECKS 4000000u
+
+static void item_clear(item *it)
+{
+	OPENSSL_free(it->name);
+	free(it->id);
+	if (it->pkcs8)
+		wks_wipe_free(it->pkcs8, it->pkcs8_len);
+	X509_free(it->cert);
+	free(it->secret_alg);
+	if (it->secret)
+		wks_wipe_free(it->secret, it->secret_len);
+}
+
+static int nomem(void)
+{
+	return wks__err(WKS_ERR_NOMEM, "out of memory");
+}
+
+static int decrypt_failed(void)
+{
+	return wks__err(WKS_ERR_INTEGRITY, "PKCS#12: cannot decrypt: wrong "
+			"password, or the file was modified (or it uses an "
+			"algorithm OpenSSL lacks, e.g. RC2 without the legacy "
+			"provider)");
+}
+
+static int trusted_nid(void)
+{
+	int nid = OBJ_txt2nid(JAVA_TRUSTED_OID);
+
+	if (nid == NID_undef)
+		nid = OBJ_create(JAVA_TRUSTED_OID, "javaTrustedKeyUsage",
+				 "Java trusted key usage");
+	return nid;
+}
+
+/* The iteration count of a PBES1 / PKCS#12 PBE or PBES2-with-PBKDF2
+ * algorithm; LONG_MAX for scrypt (not taken), -1 if unreadable (left to
+ * OpenSSL to refuse). */
+static long pbe_iterations(const X509_ALGOR *alg)
+{
+	long iter = -1;
+
+	if (!alg || !alg->parameter)
+		return -1;
+	if (OBJ_obj2nid(alg->algorithm) == NID_pbes2) {
+		PBE2PARAM *p2 = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBE2PARAM),
+							  alg->parameter);
+
+		if (p2 && p2->keyfunc && p2->keyfunc->parameter &&
+		    OBJ_obj2nid(p2->keyfunc->algorithm) == NID_id_pbkdf2) {
+			PBKDF2PARAM *kdf = ASN1_TYPE_unpack_sequence(
+				ASN1_ITEM_rptr(PBKDF2PARAM), p2->keyfunc->parameter);
+
+			if (kdf)
+				iter = ASN1_INTEGER_get(kdf->iter);
+			PBKDF2PARAM_free(kdf);
+		} else if (p2 && p2->keyfunc &&
+			   OBJ_obj2nid(p2->keyfunc->algorithm) == NID_id_scrypt) {
+			iter = LONG_MAX;
+		}
+		PBE2PARAM_free(p2);
+	} else {
+		PBEPARAM *pbe = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBEPARAM),
+							  alg->parameter);
+
+		if (pbe)
+			iter = ASN1_INTEGER_get(pbe->iter);
+		PBEPARAM_free(pbe);
+	}
+	return iter;
+}
+
+static int iter_check(const bags *l, long iter, const char *what)
+{
+	if (iter > l->max_iter)
+		return wks__err(WKS_ERR_LIMIT, "PKCS#12 %s: iteration count %ld "
+				"exceeds limit %ld (libwks.wks.maxIterationCount)",
+				what, iter, l->max_iter);
+	return 0;
+}
+
+static item *item_add(bags *l, PKCS12_SAFEBAG *bag)
+{
+	const ASN1_TYPE *id;
+	item *it;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		item *v = cap > SIZE_MAX / sizeof(*v) ? NULL :
+			  realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		l->v = v;
+		l->cap = cap;
+	}
+	it = &l->v[l->n];
+	memset(it, 0, sizeof(*it));
+	id = PKCS12_SAFEBAG_get0_attr(bag, NID_localKeyID);
+	if (id && id->type == V_ASN1_OCTET_STRING &&
+	    id->value.octet_string->length > 0) {
+		it->id_len = (size_t)id->value.octet_string->length;
+		if (!(it->id = malloc(it->id_len)))
+			return NULL;
+		memcpy(it->id, id->value.octet_string->data, it->id_len);
+	}
+	it->name = PKCS12_get_friendlyname(bag);
+	it->trusted = PKCS12_get_attr_gen(PKCS12_SAFEBAG_get0_attrs(bag),
+					  trusted_nid()) != NULL;
+	l->n++;
+	return it;
+}
+
+static int skip_bag(bags *l, PKCS12_SAFEBAG *bag, const char *why)
+{
+	char *name = bag ? PKCS12_get_friendlyname(bag) : NULL;
+	int err = wks__report_skip(l->rep, name ? name : "", WKS_ERR_UNSUPPORTED,
+				   why);
+
+	OPENSSL_free(name);
+	return err < 0 ? nomem() : 0;
+}
+
+static int add_p8(bags *l, PKCS12_SAFEBAG *bag, const PKCS8_PRIV_KEY_INFO *p8)
+{
+	unsigned char *der = NULL;
+	int n = p8 ? i2d_PKCS8_PRIV_KEY_INFO(p8, &der) : -1;
+	item *it;
+
+	if (n <= 0)
+		return wks__err(WKS_ERR_FORMAT, "PKCS#12: malformed private key");
+	if (!(it = item_add(l, bag)) || !(it->pkcs8 = malloc((size_t)n))) {
+		OPENSSL_clear_free(der, (size_t)n);
+		return nomem();
+	}
+	memcpy(it->pkcs8, der, (size_t)n);
+	it->pkcs8_len = (size_t)n;
+	OPENSSL_clear_free(der, (size_t)n);
+	return 0;
+}
+
+/* The JCA name of a secret key algorithm (as Java reports it). */
+static char *jca_name(const ASN1_OBJECT *obj)
+{
+	static const struct {
+		const char *name, *oid;
+	} names[] = {
+		{ "AES", "2.16.840.1.101.3.4.1" },
+		{ "DESede", "1.3.14.3.2.17" },
+		{ "DES/CBC", "1.3.14.3.2.7" },
+		{ "HmacSHA1", "1.2.840.113549.2.7" },
+		{ "HmacSHA224", "1.2.840.113549.2.8" },
+		{ "HmacSHA256", "1.2.840.113549.2.9" },
+		{ "HmacSHA384", "1.2.840.113549.2.10" },
+		{ "HmacSHA512", "1.2.840.113549.2.11" },
+		{ "HmacSHA512/224", "1.2.840.113549.2.12" },
+		{ "HmacSHA512/256", "1.2.840.113549.2.13" },
+		{ "HmacSHA3-224", "2.16.840.1.101.3.4.2.13" },
+		{ "HmacSHA3-256", "2.16.840.1.101.3.4.2.14" },
+		{ "HmacSHA3-384", "2.16.840.1.101.3.4.2.15" },
+		{ "HmacSHA3-512", "2.16.840.1.101.3.4.2.16" },
+	};
+	char dotted[128];
+	int n = OBJ_obj2txt(dotted, sizeof(dotted), obj, 1);
+
+	if (n <= 0 || (size_t)n >= sizeof(dotted))
+		return NULL;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i].oid, dotted))
+			return strdup(names[i].name);
+	return strdup(dotted);
+}
+
+/* A secret bag in Java's form: an EncryptedPrivateKeyInfo of
+ * { OID, OCTET STRING key }. */
+static int add_secret(bags *l, PKCS12_SAFEBAG *bag)
+{
+	const ASN1_OBJECT *type = PKCS12_SAFEBAG_get0_bag_type(bag);
+	const ASN1_TYPE *val = PKCS12_SAFEBAG_get0_bag_obj(bag);
+	const X509_ALGOR *pbe = NULL, *kalg = NULL;
+	const ASN1_OBJECT *kobj = NULL;
+	const unsigned char *p, *pk = NULL;
+	X509_SIG *sig = NULL;
+	PKCS8_PRIV_KEY_INFO *p8 = NULL;
+	int pklen = 0, ptype = V_ASN1_UNDEF, err;
+	item *it;
+
+	if (!type || OBJ_obj2nid(type) != NID_pkcs8ShroudedKeyBag || !val ||
+	    val->type != V_ASN1_OCTET_STRING)
+		return skip_bag(l, bag, "a secret bag that is not an encrypted "
+				"key (Java's form)");
+	p = val->value.octet_string->data;
+	sig = d2i_X509_SIG(NULL, &p, val->value.octet_string->length);
+	if (!sig || p != val->value.octet_string->data +
+			      val->value.octet_string->length) {
+		err = wks__err(WKS_ERR_FORMAT, "PKCS#12: malformed encrypted "
+			       "secret key");
+		goto done;
+	}
+	X509_SIG_get0(sig, &pbe, NULL);
+	if ((err = iter_check(l, pbe_iterations(pbe), "secret key")) < 0)
+		goto done;
+	if (!(p8 = PKCS8_decrypt(sig, l->pass, l->passlen))) {
+		err = decrypt_failed();
+		goto done;
+	}
+	if (!PKCS8_pkey_get0(&kobj, &pk, &pklen, &kalg, p8) || !kobj ||
+	    pklen <= 0) {
+		err = wks__err(WKS_ERR_FORMAT, "PKCS#12: malformed secret key");
+		goto done;
+	}
+	X509_ALGOR_get0(NULL, &ptype, NULL, kalg);
+	if (ptype != V_ASN1_UNDEF && ptype != V_ASN1_NULL) {
+		err = wks__err(WKS_ERR_FORMAT, "PKCS#12: secret key with "
+			       "unexpected algorithm parameters");
+		goto done;
+	}
+	if (!(it = item_add(l, bag)) || !(it->secret_alg = jca_name(kobj)) ||
+	    !(it->secret = malloc((size_t)pklen))) {
+		err = nomem();
+		goto done;
+	}
+	memcpy(it->secret, pk, (size_t)pklen);
+	it->secret_len = (size_t)pklen;
+	err = 0;
+done:
+	if (p8 && pk && pklen > 0)
+		OPENSSL_cleanse((void *)pk, (size_t)pklen);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	X509_SIG_free(sig);
+	return err;
+}
+
+static int walk(bags *l, const STACK_OF(PKCS12_SAFEBAG) *sk, int depth,
+		int encrypted)
+{
+	for (int i = 0; i < sk_PKCS12_SAFEBAG_num(sk); i++) {
+		PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(sk, i);
+		PKCS8_PRIV_KEY_INFO *p8;
+		const X509_ALGOR *alg = NULL;
+		X509 *x;
+		item *it;
+		int err = 0;
+
+		switch (PKCS12_SAFEBAG_get_nid(bag)) {
+		case NID_keyBag:
+			err = add_p8(l, bag, PKCS12_SAFEBAG_get0_p8inf(bag));
+			break;
+		case NID_pkcs8ShroudedKeyBag:
+			X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &alg, NULL);
+			if ((err = iter_check(l, pbe_iterations(alg),
+					      "private key")) < 0)
+				return err;
+			if (!(p8 = PKCS12_decrypt_skey(bag, l->pass, l->passlen)))
+				return decrypt_failed();
+			err = add_p8(l, bag, p8);
+			PKCS8_PRIV_KEY_INFO_free(p8);
+			break;
+		case NID_certBag:
+			if (PKCS12_SAFEBAG_get_bag_nid(bag) != NID_x509Certificate) {
+				err = skip_bag(l, bag, "a certificate of another "
+					       "kind than X.509");
+				break;
+			}
+			if (!(x = PKCS12_SAFEBAG_get1_cert(bag)))
+				return encrypted ? decrypt_failed() :
+				       wks__err(WKS_ERR_FORMAT, "PKCS#12: "
+						"malformed certificate");
+			if (!(it = item_add(l, bag))) {
+				X509_free(x);
+				return nomem();
+			}
+			it->cert = x;
+			break;
+		case NID_safeContentsBag:
+			if (depth >= MAX_DEPTH)
+				return wks__err(WKS_ERR_LIMIT, "PKCS#12: safe "
+						"contents nested too deeply");
+			err = walk(l, PKCS12_SAFEBAG_get0_safes(bag), depth + 1,
+				   encrypted);
+			break;
+		case NID_secretBag:
+			err = add_secret(l, bag);
+			break;
+		case NID_crlBag:
+			err = skip_bag(l, bag, "a CRL");
+			break;
+		default:
+			err = skip_bag(l, bag, "an item of an unknown kind");
+			break;
+		}
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int same_id(const item *a, const item *b)
+{
+	return a->id && b->id && a->id_len == b->id_len &&
+	       !memcmp(a->id, b->id, a->id_len);
+}
+
+/* The chain of key k: its certificate (localKeyID, else public key), then
+ * issuer after issuer from the file's certificates.  Indexes into l->v;
+ * *n = 0 when the key has no certificate. */
+static int key_chain(size_t *chain, size_t *n, bags *l, const item *k)
+{
+	const unsigned char *p = k->pkcs8;
+	PKCS8_PRIV_KEY_INFO *p8;
+	EVP_PKEY *pk = NULL;
+	size_t leaf = SIZE_MAX;
+
+	*n = 0;
+	for (size_t j = 0; j < l->n && leaf == SIZE_MAX; j++)
+		if (l->v[j].cert && same_id(k, &l->v[j]))
+			leaf = j;
+	if (leaf == SIZE_MAX) {
+		if ((p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)k->pkcs8_len))) {
+			pk = EVP_PKCS82PKEY(p8);
+			PKCS8_PRIV_KEY_INFO_free(p8);
+		}
+		for (size_t j = 0; pk && j < l->n && leaf == SIZE_MAX; j++)
+			if (l->v[j].cert &&
+			    X509_check_private_key(l->v[j].cert, pk) == 1)
+				leaf = j;
+		EVP_PKEY_free(pk);
+	}
+	if (leaf == SIZE_MAX)
+		return 0;
+	chain[(*n)++] = leaf;
+	while (*n < l->max_chain) {
+		X509 *cur = l->v[chain[*n - 1]].cert;
+		size_t next = SIZE_MAX;
+
+		if (X509_check_issued(cur, cur) == X509_V_OK)
+			break; /* self-signed: the root */
+		for (size_t j = 0; j < l->n && next == SIZE_MAX; j++) {
+			int dup = 0;
+
+			if (l->v[j].cert && l->work-- == 0)
+				return wks__err(WKS_ERR_LIMIT, "PKCS#12: too "
+						"many certificates to sort into "
+						"chains");
+			if (!l->v[j].cert ||
+			    X509_check_issued(l->v[j].cert, cur) != X509_V_OK)
+				continue;
+			for (size_t m = 0; m < *n; m++)
+				dup |= !X509_cmp(l->v[chain[m]].cert,
+						 l->v[j].cert);
+			if (!dup)
+				next = j;
+		}
+		if (next == SIZE_MAX)
+			break;
+		chain[(*n)++] = next;
+	}
+	return 0;
+}
+
+/* The alias of an entry: its friendlyName, else "1", "2", ... (the first
+ * that neither the store nor this file has). */
+static int pick_alias(char *buf, size_t size, wks_store *dst, const bags *l,
+		      const item *it, unsigned *next)
+{
+	if (it->name) {
+		snprintf(buf, size, "%s", it->name);
+		return strlen(it->name) < size ? 0 : WKS_ERR_LIMIT;
+	}
+	for (;;) {
+		int clash = 0;
+
+		snprintf(buf, size, "%u", ++*next);
+		for (size_t j = 0; j < l->n && !clash; j++)
+			clash = l->v[j].name && !strcmp(l->v[j].name, buf);
+		if (!clash && !wks_store_contains(dst, buf))
+			return 0;
+	}
+}
+
+static int store_all(wks_store *dst, bags *l, const char *pw, size_t pw_len)
+{
+	size_t *chain = calloc(l->max_chain ? l->max_chain : 1, sizeof(*chain));
+	const uint8_t **der = calloc(l->max_chain ? l->max_chain : 1,
+				     sizeof(*der));
+	size_t *der_len = calloc(l->max_chain ? l->max_chain : 1,
+				 sizeof(*der_len));
+	uint8_t **own = calloc(l->max_chain ? l->max_chain : 1, sizeof(*own));
+	unsigned next = 0;
+	char alias[1024];
+	int err = 0;
+
+	if (!chain || !der || !der_len || !own) {
+		err = nomem();
+		goto done;
+	}
+	/* Keys first (they claim their chains), then secrets, then the
+	 * certificates of no chain and the trusted ones. */
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < l->n; i++) {
+			item *it = &l->v[i];
+			int e = 0, what;
+			size_t n = 0;
+
+			what = it->pkcs8 ? 0 : it->secret ? 1 :
+			       it->cert ? 2 : -1;
+			if (what != pass)
+				continue;
+			if (pass == 2 && it->used)
+				continue; /* in a chain, not trusted itself */
+			if (pass == 0 && (e = key_chain(chain, &n, l, it)) < 0) {
+				err = e;
+				goto done;
+			}
+			if (pass == 0)
+				for (size_t m = 0; m < n; m++)
+					if (!l->v[chain[m]].trusted ||
+					    same_id(it, &l->v[chain[m]]))
+						l->v[chain[m]].used = 1;
+			if ((e = pick_alias(alias, sizeof(alias), dst, l, it,
+					    &next)) < 0) {
+				e = wks__report_skip(l->rep, it->name, e,
+						     "alias too long");
+			} else if (wks_store_contains(dst, alias)) {
+				e = wks__report_skip(l->rep, alias,
+						     WKS_ERR_EXISTS, "the store "
+						     "has this alias already");
+			} else if (pass == 0 && n == 0) {
+				e = wks__report_skip(l->rep, alias,
+						     WKS_ERR_INVALID, "a private "
+						     "key without a certificate");
+			} else {
+				if (pass == 0) {
+					for (size_t m = 0; m < n && !e; m++) {
+						unsigned char *q = NULL;
+						int dl = i2d_X509(l->v[chain[m]].cert,
+								  &q);
+
+						if (dl <= 0) {
+							e = WKS_ERR_NOMEM;
+							break;
+						}
+						own[m] = q;
+						der[m] = q;
+						der_len[m] = (size_t)dl;
+					}
+					if (!e)
+						e = wks_store_set_private_key(
+							dst, alias, it->pkcs8,
+							it->pkcs8_len, der,
+							der_len, n, pw, pw_len);
+					for (size_t m = 0; m < n; m++) {
+						OPENSSL_free(own[m]);
+						own[m] = NULL;
+					}
+				} else if (pass == 1) {
+					e = wks_store_set_secret_key(
+						dst, alias, it->secret_alg,
+						it->secret, it->secret_len, pw,
+						pw_len);
+				} else {
+					e = wks_store_set_cert(dst, alias,
+							       it->cert);
+				}
+				if (e == WKS_ERR_NOMEM) {
+					err = nomem();
+					goto done;
+				}
+				if (e == 0)
+					l->rep->done++;
+				else
+					e = wks__report_skip(l->rep, alias, e,
+							     wks_error_detail());
+			}
+			if (e < 0) {
+				err = nomem();
+				goto done;
+			}
+		}
+	}
+done:
+	free(chain);
+	free(der);
+	free(der_len);
+	free(own);
+	return err;
+}
+
+int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
+		  const char *pw, size_t pw_len, unsigned flags,
+		  wks_convert_report *rep)
+{
+	const unsigned char *p = data;
+	PKCS12 *p12 = NULL;
+	STACK_OF(PKCS7) *safes = NULL;
+	jks_limits lim;
+	bags l;
+	int err = 0;
+
+	memset(&l, 0, sizeof(l));
+	wks__convert_limits(&lim);
+	l.max_iter = (long)lim.max_iterations;
+	l.max_chain = lim.max_chain;
+	l.work = MAX_ISSUER_CHECKS;
+	l.rep = rep;
+	l.pass = pw ? pw : "";
+	if (pw_len > INT_MAX)
+		return wks__err(WKS_ERR_INVALID, "password too long");
+	l.passlen = (int)pw_len;
+	if (len > LONG_MAX || !(p12 = d2i_PKCS12(NULL, &p, (long)len)))
+		return wks__err(WKS_ERR_FORMAT, "not a PKCS#12 file");
+	if ((size_t)(p - data) != len) {
+		err = wks__err(WKS_ERR_FORMAT, "%zu bytes after the PKCS#12 "
+			       "structure", len - (size_t)(p - data));
+		goto done;
+	}
+	if (PKCS12_mac_present(p12)) {
+		const ASN1_INTEGER *iter = NULL;
+
+		PKCS12_get0_mac(NULL, NULL, NULL, &iter, p12);
+		if (iter && (err = iter_check(&l, ASN1_INTEGER_get(iter),
+					      "MAC")) < 0)
+			goto done;
+		if (PKCS12_verify_mac(p12, l.pass, l.passlen)) {
+			/* ok */
+		} else if (l.passlen == 0 && PKCS12_verify_mac(p12, NULL, 0)) {
+			l.pass = NULL;
+		} else {
+			err = wks__err(WKS_ERR_INTEGRITY, "PKCS#12 integrity "
+				       "check failed: wrong password, or the "
+				       "file was modified");
+			goto done;
+		}
+	} else if (!(flags & WKS_CONVERT_NO_MAC_OK)) {
+		err = wks__err(WKS_ERR_INTEGRITY, "PKCS#12 without a MAC: its "
+			       "contents cannot be authenticated "
+			       "(WKS_CONVERT_NO_MAC_OK takes it anyway)");
+		goto done;
+	}
+	if (!(safes = PKCS12_unpack_authsafes(p12))) {
+		err = wks__err(WKS_ERR_FORMAT, "malformed PKCS#12 contents");
+		goto done;
+	}
+	for (int i = 0; i < sk_PKCS7_num(safes) && err == 0; i++) {
+		PKCS7 *p7 = sk_PKCS7_value(safes, i);
+		STACK_OF(PKCS12_SAFEBAG) *sk = NULL;
+		int nid = OBJ_obj2nid(p7->type), enc = 0;
+
+		if (nid == NID_pkcs7_data) {
+			sk = PKCS12_unpack_p7data(p7);
+		} else if (nid == NID_pkcs7_encrypted) {
+			enc = 1;
+			if (p7->d.encrypted && p7->d.encrypted->enc_data &&
+			    (err = iter_check(&l, pbe_iterations(
+					p7->d.encrypted->enc_data->algorithm),
+					"certificates")) < 0)
+				break;
+			if (!(sk = PKCS12_unpack_p7encdata(p7, l.pass,
+							   l.passlen))) {
+				err = decrypt_failed();
+				break;
+			}
+		} else {
+			err = skip_bag(&l, NULL, "a part encrypted for a public "
+				       "key: whatever it holds is not read");
+			continue;
+		}
+		if (!sk) {
+			err = wks__err(WKS_ERR_FORMAT, "malformed PKCS#12 "
+				       "contents");
+			break;
+		}
+		err = walk(&l, sk, 0, enc);
+		sk_PKCS12_SAFEBAG_pop_free(sk, PKCS12_SAFEBAG_free);
+	}
+	if (err == 0)
+		err = store_all(dst, &l, l.pass ? l.pass : "",
+				l.pass ? pw_len : 0);
+done:
+	for (size_t i = 0; i < l.n; i++)
+		item_clear(&l.v[i]);
+	free(l.v);
+	sk_PKCS7_pop_free(safes, PKCS7_free);
+	PKCS12_free(p12);
+	return err;
+}
