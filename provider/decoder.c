@@ -70,9 +70,9 @@ static void ref_freectx(void *vctx)
  * the decoders that produce keys (ossl_decoder_ctx_setup_for_pkey(), which
  * compares each decoder that says yes with every key type name, about
  * 44,000 instructions for this one at each PEM_read_bio_PrivateKey()):
- * this decoder produces none, it hands DER to OpenSSL's key decoders.  It
- * still joins the chain as a PEM-to-DER step (OSSL_DECODER_CTX_add_extra()
- * does not ask), and ref_decode() checks the selection itself.
+ * this decoder produces none, it hands a PEM block to OpenSSL's PEM
+ * decoder.  It still joins the chain (OSSL_DECODER_CTX_add_extra() does
+ * not ask), and ref_decode() checks the selection itself.
  */
 static int ref_does_selection(void *provctx, int selection)
 {

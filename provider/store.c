@@ -2,9 +2,9 @@
  * The OSSL_STORE loader for wks: URIs.
  *
  * OpenSSL drives a loader as open -> set_ctx_params (expect, a search
- * by alias, subject name, issuer and serial or fingerprint) -> load ... until eof ->
- * close, and hands the application's passphrase callback to load only.
- * So the first load does all the work: it gets the passwords, loads and
+ * by alias, subject name, issuer and serial or fingerprint) -> load ...
+ * until eof -> close, and hands the application's passphrase callback to
+ * load only.  So the first load does all the work: it gets the passwords, loads and
  * verifies the file, decrypts the keys that were asked for and queues
  * every object; each load then passes one object to OpenSSL.  Doing it
  * all up front is what makes a wrong password return nothing at all,
@@ -17,8 +17,8 @@
  *
  * A search for certificates (by name: X509_LOOKUP_store's by-subject
  * lookup, behind -CAstore; by issuer and serial; by fingerprint, the
- * digest of a certificate's DER) must return certificates only: OpenSSL 3.0's
- * lookup stops at the first object of another type.  The URI's only=
+ * digest of a certificate's DER) must return certificates only: OpenSSL
+ * 3.0's lookup stops at the first object of another type.  The URI's only=
  * does the same for callers that set neither a search nor an expected
  * type, and only=issuers leaves the leaf out of a key entry's chain.
  *
