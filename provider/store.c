@@ -4,11 +4,11 @@
  * OpenSSL drives a loader as open -> set_ctx_params (expect, a search
  * by alias, subject name, issuer and serial or fingerprint) -> load ...
  * until eof -> close, and hands the application's passphrase callback to
- * load only.  So the first load does all the work: it gets the passwords, loads and
- * verifies the file, decrypts the keys that were asked for and queues
- * every object; each load then passes one object to OpenSSL.  Doing it
- * all up front is what makes a wrong password return nothing at all,
- * never a partial result.
+ * load only.  So the first load does all the work: it gets the passwords,
+ * loads and verifies the file, decrypts the keys that were asked for and
+ * queues every object; each load then passes one object to OpenSSL.
+ * Doing it all up front is what makes a wrong password return nothing at
+ * all, never a partial result.
  *
  * Objects go back by value: a private key as PKCS#8 PrivateKeyInfo DER,
  * a certificate as DER; OpenSSL's decoders make the EVP_PKEY and X509
