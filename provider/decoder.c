@@ -1,19 +1,25 @@
 /*
  * The decoder for key reference files (ref.h, docs/PROVIDER.md "Key
  * references"): registered only with `references = yes` in the
- * provider's openssl.cnf section, as a "DER" decoder for input "pem", the
- * place where OpenSSL 3's PEM_read_bio_PrivateKey() and
- * SSL_CTX_use_PrivateKey_file() ask providers' decoders first
- * (pem_read_bio_key -> OSSL_DECODER_CTX_new_for_pkey(..., "PEM", ...)).
+ * provider's openssl.cnf section, as a "pem" decoder for input "pem"
+ * (PEM to PEM), so that OpenSSL 3's PEM_read_bio_PrivateKey() and
+ * SSL_CTX_use_PrivateKey_file() (pem_read_bio_key ->
+ * OSSL_DECODER_CTX_new_for_pkey(..., "PEM", ...)) and the file: store
+ * loader try it first, before OpenSSL's own PEM-to-DER decoder.  Named so,
+ * it is chained after that decoder's instance only; named "DER" (as that
+ * decoder is), OpenSSL 3.0's chain builder would make and drop an
+ * instance of it for each of the ~80 key decoders taking DER, at every
+ * PEM key read (docs/PROVIDER.md, "What a reference costs").
  *
  * For any other PEM block it reads lines up to the first BEGIN line,
  * compares it with its own and returns "nothing decoded" (1 without a
  * callback): no allocation, no copy of the block (OpenSSL seeks the input
  * back for the next decoder).  For a reference it reads the block
  * (bounded), parses it (ref.c), opens the store through the kept stores
- * (keep.c: the KEK cache as for wks: URIs) and passes the key on as
- * PKCS#8 PrivateKeyInfo DER, which OpenSSL's own decoders turn into a key
- * of the application's providers, exactly as the store loader's keys.
+ * (keep.c: the KEK cache as for wks: URIs) and passes the key on as a
+ * PEM "PRIVATE KEY" block (PKCS#8 PrivateKeyInfo) to OpenSSL's own PEM
+ * decoder, whose DER its key decoders turn into a key of the
+ * application's providers, exactly as the store loader's keys.
  *
  * Passwords: the reference's storepass=/keypass= sources (file:, env:,
  * fd:); a store password it does not give comes from the application's
@@ -24,6 +30,7 @@
  * reference, the callback is asked for it.  Prompts and errors name the
  * store and the alias, never a password.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +40,7 @@
 #include <openssl/core_names.h>
 #include <openssl/core_object.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/params.h>
 
 #include <wks/wks.h>
@@ -57,11 +65,20 @@ static void ref_freectx(void *vctx)
 	(void)vctx;
 }
 
+/*
+ * "No" to every selection.  OpenSSL 3.0 asks this only where it collects
+ * the decoders that produce keys (ossl_decoder_ctx_setup_for_pkey(), which
+ * compares each decoder that says yes with every key type name, about
+ * 44,000 instructions for this one at each PEM_read_bio_PrivateKey()):
+ * this decoder produces none, it hands a PEM block to OpenSSL's PEM
+ * decoder.  It still joins the chain (OSSL_DECODER_CTX_add_extra() does
+ * not ask), and ref_decode() checks the selection itself.
+ */
 static int ref_does_selection(void *provctx, int selection)
 {
 	(void)provctx;
-	return selection == 0 ||
-	       (selection & OSSL_KEYMGMT_SELECT_PRIVATE_KEY) != 0;
+	(void)selection;
+	return 0;
 }
 
 /*
@@ -191,20 +208,50 @@ static void raise_ref(wksp_provctx *pc, int err, const wksp_uri *u)
 			   wks_error_detail());
 }
 
+#define PEM_KEY_BEGIN "-----BEGIN PRIVATE KEY-----\n"
+#define PEM_KEY_END "-----END PRIVATE KEY-----\n"
+
+/* PKCS#8 PrivateKeyInfo DER as a PEM "PRIVATE KEY" block (malloc'ed, NUL
+ * not counted in *out_len), or NULL. */
+static char *to_pem(const uint8_t *der, size_t len, size_t *out_len)
+{
+	size_t lines = (len + 47) / 48;
+	size_t max = sizeof(PEM_KEY_BEGIN) + sizeof(PEM_KEY_END) +
+		     lines * 65 + 1;
+	char *pem, *p;
+
+	*out_len = 0;
+	if (len > INT_MAX / 2 || !(pem = malloc(max)))
+		return NULL;
+	p = pem;
+	memcpy(p, PEM_KEY_BEGIN, sizeof(PEM_KEY_BEGIN) - 1);
+	p += sizeof(PEM_KEY_BEGIN) - 1;
+	for (size_t i = 0; i < len; i += 48) {
+		size_t n = len - i < 48 ? len - i : 48;
+
+		p += EVP_EncodeBlock((unsigned char *)p, der + i, (int)n);
+		*p++ = '\n';
+	}
+	memcpy(p, PEM_KEY_END, sizeof(PEM_KEY_END));
+	p += sizeof(PEM_KEY_END) - 1;
+	*out_len = (size_t)(p - pem);
+	return pem;
+}
+
 /* Open the store, decrypt the key and pass it on.  1 or 0 (raised). */
 static int ref_load(wksp_provctx *pc, const wksp_uri *u,
 		    OSSL_CALLBACK *data_cb, void *data_cbarg,
 		    OSSL_PASSPHRASE_CALLBACK *pw_cb, void *pw_cbarg)
 {
 	char *spw = NULL, *kpw = NULL, err[256], info[512];
-	size_t spw_len = 0, kpw_len = 0, len = 0;
+	size_t spw_len = 0, kpw_len = 0, len = 0, pem_len = 0;
 	int spw_from_ref = u->storepass.kind != WKSP_PW_NONE;
 	wks_store *st = NULL;
 	wksp_kept *kept = NULL;
 	wks_key *key = NULL;
 	const uint8_t *data;
-	unsigned char *der = NULL;
-	OSSL_PARAM params[4];
+	char *der = NULL;     /* the key as a PEM block */
+	OSSL_PARAM params[3];
 	int objtype = OSSL_OBJECT_PKEY, rc = 0, e;
 	wks_entry_type t;
 
@@ -270,27 +317,28 @@ static int ref_load(wksp_provctx *pc, const wksp_uri *u,
 		goto done;
 	}
 	data = wks_key_data(key, &len);
-	if (!(der = malloc(len ? len : 1))) {
+	if (!(der = to_pem(data, len, &pem_len))) {
 		wksp_raise(pc, WKSP_R_INTERNAL, "out of memory");
 		goto done;
 	}
-	memcpy(der, data, len);
 	wks_key_free(key);
 	key = NULL;
 	/* Release the store before OpenSSL builds the key: nothing of it is
 	 * needed any more. */
 	wksp_keep_release(pc, kept);
 	kept = NULL;
+	/* A PEM block for OpenSSL's own PEM decoder, the next in the chain
+	 * (this decoder is "pem" to "pem"), which takes it to DER and on to
+	 * the key decoders: no data type or structure, which would keep it
+	 * from that decoder. */
 	params[0] = OSSL_PARAM_construct_int(OSSL_OBJECT_PARAM_TYPE, &objtype);
-	params[1] = OSSL_PARAM_construct_utf8_string(
-		OSSL_OBJECT_PARAM_DATA_STRUCTURE, (char *)"PrivateKeyInfo", 0);
-	params[2] = OSSL_PARAM_construct_octet_string(OSSL_OBJECT_PARAM_DATA,
-						      der, len);
-	params[3] = OSSL_PARAM_construct_end();
+	params[1] = OSSL_PARAM_construct_octet_string(OSSL_OBJECT_PARAM_DATA,
+						      der, pem_len);
+	params[2] = OSSL_PARAM_construct_end();
 	rc = data_cb(params, data_cbarg);
 done:
 	if (der) {
-		OPENSSL_cleanse(der, len);
+		OPENSSL_cleanse(der, pem_len);
 		free(der);
 	}
 	wks_key_free(key);

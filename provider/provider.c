@@ -71,10 +71,11 @@ static const OSSL_ALGORITHM store_algorithms[] = {
 };
 
 /* Key reference files (decoder.c), offered only with references = yes:
- * named "DER" for input "pem", as OpenSSL's own PEM decoder, so that
- * PEM_read_bio_PrivateKey() and SSL_CTX_use_PrivateKey_file() try it. */
+ * PEM to PEM (named "pem" for input "pem"), so that
+ * PEM_read_bio_PrivateKey() and SSL_CTX_use_PrivateKey_file() try it
+ * before OpenSSL's own PEM decoder, which takes what it gives. */
 static const OSSL_ALGORITHM decoder_algorithms[] = {
-	{ "DER", "provider=wks,fips=yes,input=pem", wksp_ref_decoder_functions,
+	{ "pem", "provider=wks,fips=yes,input=pem", wksp_ref_decoder_functions,
 	  "WKS key references (PEM \"WKS KEY REFERENCE\")" },
 	{ NULL, NULL, NULL, NULL }
 };

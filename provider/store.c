@@ -2,13 +2,13 @@
  * The OSSL_STORE loader for wks: URIs.
  *
  * OpenSSL drives a loader as open -> set_ctx_params (expect, a search
- * by alias, subject name or issuer and serial) -> load ... until eof ->
- * close, and hands the application's passphrase callback to load only.
- * So the first load does all the work: it gets the passwords, loads and
- * verifies the file, decrypts the keys that were asked for and queues
- * every object; each load then passes one object to OpenSSL.  Doing it
- * all up front is what makes a wrong password return nothing at all,
- * never a partial result.
+ * by alias, subject name, issuer and serial or fingerprint) -> load ...
+ * until eof -> close, and hands the application's passphrase callback to
+ * load only.  So the first load does all the work: it gets the passwords,
+ * loads and verifies the file, decrypts the keys that were asked for and
+ * queues every object; each load then passes one object to OpenSSL.
+ * Doing it all up front is what makes a wrong password return nothing at
+ * all, never a partial result.
  *
  * Objects go back by value: a private key as PKCS#8 PrivateKeyInfo DER,
  * a certificate as DER; OpenSSL's decoders make the EVP_PKEY and X509
@@ -16,8 +16,9 @@
  * bytes are wiped as soon as OpenSSL has them.
  *
  * A search for certificates (by name: X509_LOOKUP_store's by-subject
- * lookup, behind -CAstore) must return certificates only: OpenSSL 3.0's
- * lookup stops at the first object of another type.  The URI's only=
+ * lookup, behind -CAstore; by issuer and serial; by fingerprint, the
+ * digest of a certificate's DER) must return certificates only: OpenSSL
+ * 3.0's lookup stops at the first object of another type.  The URI's only=
  * does the same for callers that set neither a search nor an expected
  * type, and only=issuers leaves the leaf out of a key entry's chain.
  *
@@ -36,6 +37,7 @@
 #include <openssl/core_names.h>
 #include <openssl/core_object.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/params.h>
 #include <openssl/store.h>
 #include <openssl/x509.h>
@@ -65,7 +67,20 @@ typedef struct {
 	X509_NAME *subject;    /* by name: OSSL_STORE_PARAM_SUBJECT */
 	X509_NAME *issuer;     /* by issuer and serial: OSSL_STORE_PARAM_ISSUER */
 	ASN1_INTEGER *serial;  /* ... and OSSL_STORE_PARAM_SERIAL */
+	/* by key fingerprint: OSSL_STORE_PARAM_FINGERPRINT, the digest of
+	 * the certificate's DER (what `openssl x509 -fingerprint` prints)
+	 * with OSSL_STORE_PARAM_DIGEST (SHA1 if not given) */
+	unsigned char *fingerprint;
+	size_t fingerprint_len;
+	char *digest;
+	EVP_MD *md;            /* fetched by the first load */
 } cert_search;
+
+/* Whether any search for certificates was set. */
+static int cert_search_set(const cert_search *s)
+{
+	return s->subject || s->issuer || s->serial || s->fingerprint;
+}
 
 typedef struct {
 	wksp_provctx *pc;
@@ -163,6 +178,8 @@ static const OSSL_PARAM settable[] = {
 	OSSL_PARAM_octet_string(OSSL_STORE_PARAM_SUBJECT, NULL, 0),
 	OSSL_PARAM_octet_string(OSSL_STORE_PARAM_ISSUER, NULL, 0),
 	OSSL_PARAM_BN(OSSL_STORE_PARAM_SERIAL, NULL, 0),
+	OSSL_PARAM_utf8_string(OSSL_STORE_PARAM_DIGEST, NULL, 0),
+	OSSL_PARAM_octet_string(OSSL_STORE_PARAM_FINGERPRINT, NULL, 0),
 	OSSL_PARAM_END
 };
 
@@ -177,8 +194,15 @@ static void cert_search_clear(cert_search *s)
 	X509_NAME_free(s->subject);
 	X509_NAME_free(s->issuer);
 	ASN1_INTEGER_free(s->serial);
+	free(s->fingerprint);
+	free(s->digest);
+	EVP_MD_free(s->md);
 	s->subject = s->issuer = NULL;
 	s->serial = NULL;
+	s->fingerprint = NULL;
+	s->fingerprint_len = 0;
+	s->digest = NULL;
+	s->md = NULL;
 }
 
 /* A DER Name from an octet-string parameter (the whole of it). */
@@ -259,6 +283,46 @@ static int wksp_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 		BN_free(bn);
 		ASN1_INTEGER_free(c->search.serial);
 		c->search.serial = ai;
+	}
+	p = OSSL_PARAM_locate_const(params, OSSL_STORE_PARAM_DIGEST);
+	if (p) {
+		char *d = NULL;
+
+		/* OSSL_STORE_find() passes a NULL name when the search has no
+		 * digest (storeutl -fingerprint without -sha256 etc.). */
+		if (p->data_type != OSSL_PARAM_UTF8_STRING ||
+		    (p->data && !OSSL_PARAM_get_utf8_string(p, &d, 0))) {
+			wksp_raise(c->pc, WKSP_R_BAD_SEARCH, "digest: not a "
+				   "digest name");
+			return 0;
+		}
+		free(c->search.digest);
+		c->search.digest = NULL;
+		if (d && *d && !(c->search.digest = strdup(d))) {
+			OPENSSL_free(d);
+			wksp_raise(c->pc, WKSP_R_INTERNAL, "out of memory");
+			return 0;
+		}
+		OPENSSL_free(d);
+	}
+	p = OSSL_PARAM_locate_const(params, OSSL_STORE_PARAM_FINGERPRINT);
+	if (p) {
+		unsigned char *fp;
+
+		if (p->data_type != OSSL_PARAM_OCTET_STRING || !p->data ||
+		    p->data_size == 0 || p->data_size > EVP_MAX_MD_SIZE) {
+			wksp_raise(c->pc, WKSP_R_BAD_SEARCH, "fingerprint: "
+				   "not 1 to %d bytes", EVP_MAX_MD_SIZE);
+			return 0;
+		}
+		if (!(fp = malloc(p->data_size))) {
+			wksp_raise(c->pc, WKSP_R_INTERNAL, "out of memory");
+			return 0;
+		}
+		memcpy(fp, p->data, p->data_size);
+		free(c->search.fingerprint);
+		c->search.fingerprint = fp;
+		c->search.fingerprint_len = p->data_size;
 	}
 	/* Everything else (input-type, properties, ...) does not apply. */
 	return 1;
@@ -425,6 +489,17 @@ static int cert_matches(const cert_search *s, const unsigned char *der,
 {
 	cert_fields f;
 
+	if (!cert_search_set(s))
+		return 1;
+	if (s->fingerprint) {
+		unsigned char md[EVP_MAX_MD_SIZE];
+		unsigned int mdlen = 0;
+
+		if (!EVP_Digest(der, len, md, &mdlen, s->md, NULL) ||
+		    mdlen != s->fingerprint_len ||
+		    CRYPTO_memcmp(md, s->fingerprint, mdlen) != 0)
+			return 0;
+	}
 	if (!s->subject && !s->issuer)
 		return 1;
 	if (len > LONG_MAX || !cert_fields_get(&f, der, len))
@@ -515,11 +590,11 @@ static int add_key(loader_ctx *c, wks_store *st, const char *alias,
 static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 		   void *pw_cbarg)
 {
-	/* A search by name or issuer finds certificates only, as only=
-	 * does: no key is decrypted for them. */
+	/* A search by name, issuer or fingerprint finds certificates only,
+	 * as only= does: no key is decrypted for them. */
 	int want_keys = (c->expect == 0 || c->expect == OSSL_STORE_INFO_PKEY) &&
-			c->uri.only == WKSP_ONLY_ALL && !c->search.subject &&
-			!c->search.issuer;
+			c->uri.only == WKSP_ONLY_ALL &&
+			!cert_search_set(&c->search);
 	int want_certs = c->expect == 0 || c->expect == OSSL_STORE_INFO_CERT;
 	/* only=issuers: key entries' chains from the second certificate. */
 	int issuers = c->uri.only == WKSP_ONLY_ISSUERS;
@@ -539,6 +614,24 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 		wksp_raise(c->pc, WKSP_R_BAD_SEARCH, "an issuer search needs "
 			   "both the issuer and the serial number");
 		return 0;
+	}
+	if (c->search.fingerprint) {
+		const char *name = c->search.digest ? c->search.digest : "SHA1";
+		int size;
+
+		/* From the child context: the application's providers. */
+		if (!(c->search.md = EVP_MD_fetch(c->pc->libctx, name, NULL))) {
+			wksp_raise(c->pc, WKSP_R_BAD_SEARCH, "digest \"%s\" is "
+				   "not available", name);
+			return 0;
+		}
+		size = EVP_MD_get_size(c->search.md);
+		if (size <= 0 || (size_t)size != c->search.fingerprint_len) {
+			wksp_raise(c->pc, WKSP_R_BAD_SEARCH, "a %s fingerprint "
+				   "has %d bytes, not %zu", name, size,
+				   c->search.fingerprint_len);
+			return 0;
+		}
 	}
 	if (c->uri.alias && c->search_alias &&
 	    strcmp(c->uri.alias, c->search_alias) != 0) {

@@ -4,6 +4,9 @@
 #   pkey -in wks:...          gives the imported key (store password from
 #                             the URI, from -passin, key password apart)
 #   storeutl -certs wks:...   lists every certificate
+#   storeutl -subject, -issuer -serial, -fingerprint, -alias
+#                             exactly the matching objects, no key
+#                             decrypted for a certificate search
 #   verify -CAstore wks:...   trusts a WKS truststore
 #   req -key wks:...          signs with a key from a store
 #   x509 -req -CAkey wks:...  a CA key from a store
@@ -191,6 +194,79 @@ if [ $rc -eq 0 ] && grep -q "Total found: 1" "$T/out" &&
 ossl storeutl -passin pass:storepw "$S?alias=rsa"
 if [ $rc -eq 0 ] && grep -q "Total found: 3" "$T/out"; then ok; else
 	bad "storeutl alias=rsa (key + chain): exit $rc"; fi
+
+# ---- storeutl searches (-subject, -issuer/-serial, -fingerprint, -alias) ---------
+
+# subjects: the subject of every certificate in $T/out, one a line.
+subjects() {
+	awk '/^-----BEGIN CERTIFICATE-----$/{c=""; on=1} on{c=c $0 "\n"}
+	     /^-----END CERTIFICATE-----$/{printf "%s", c | "openssl x509 -noout -subject"; close("openssl x509 -noout -subject"); on=0}' "$T/out"
+}
+fp_of() { openssl x509 -in "$2" -noout -fingerprint "-$1" | sed 's/.*=//; s/://g'; }
+
+# By subject: the CA of the four chains that hold it, no key.
+ossl storeutl -passin pass:storepw -subject "/CN=WKS Test Root" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 4" "$T/out" && ! grep -q Pkey "$T/out" &&
+   [ "$(subjects | sort -u)" = "subject=CN = WKS Test Root" ]; then ok; else
+	bad "storeutl -subject root: exit $rc, $(grep Total "$T/out")"; fi
+ossl storeutl -subject "/CN=rsa.test" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 1" "$T/out" &&
+   [ "$(subjects)" = "subject=CN = rsa.test" ]; then ok; else
+	bad "storeutl -subject rsa.test without password: exit $rc"; fi
+# By issuer and serial number: that one certificate.
+ossl storeutl -passin pass:storepw -issuer "/CN=WKS Test Root" \
+	-serial "0x$(openssl x509 -in rsa.crt -noout -serial | sed 's/.*=//')" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 1" "$T/out" &&
+   [ "$(subjects)" = "subject=CN = rsa.test" ]; then ok; else
+	bad "storeutl -issuer -serial: exit $rc, $(grep Total "$T/out")"; fi
+# By fingerprint, the digest of the certificate's DER as openssl x509
+# -fingerprint prints it: ec.crt is in "ec" and "kp".  (OpenSSL 3.0's
+# storeutl needs the digest option: without it OSSL_STORE_find() crashes.)
+ossl storeutl -passin pass:storepw -sha256 -fingerprint "$(fp_of sha256 ec.crt)" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 2" "$T/out" && ! grep -q Pkey "$T/out" &&
+   [ "$(subjects | sort -u)" = "subject=CN = ec.test" ]; then ok; else
+	bad "storeutl -sha256 -fingerprint: exit $rc, $(grep Total "$T/out")"; fi
+ossl storeutl -passin pass:storepw -sha1 -fingerprint "$(fp_of sha1 rsa.crt)" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 1" "$T/out" &&
+   [ "$(subjects)" = "subject=CN = rsa.test" ]; then ok; else
+	bad "storeutl -sha1 -fingerprint: exit $rc, $(grep Total "$T/out")"; fi
+# By alias: the entry (key and chain), or its certificates.
+ossl storeutl -passin pass:storepw -alias rsa "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 3" "$T/out" && grep -q "^0: Pkey$" "$T/out"; then
+	ok; else bad "storeutl -alias rsa: exit $rc"; fi
+ossl storeutl -certs -alias rsa "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 2" "$T/out"; then ok; else
+	bad "storeutl -certs -alias rsa: exit $rc"; fi
+# No match: nothing, and no error.
+ossl storeutl -passin pass:storepw -subject "/CN=nobody" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 0" "$T/out" && [ ! -s "$T/err" ]; then ok; else
+	bad "storeutl -subject nobody: exit $rc"; fi
+ossl storeutl -passin pass:storepw -sha256 -fingerprint "$(printf '%064d' 0)" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 0" "$T/out"; then ok; else
+	bad "storeutl -fingerprint of nothing: exit $rc"; fi
+ossl storeutl -passin pass:storepw -sha1 -fingerprint "$(fp_of sha256 rsa.crt | cut -c1-40)" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 0" "$T/out"; then ok; else
+	bad "storeutl -sha1 -fingerprint of a SHA-256 prefix: exit $rc"; fi
+# (storeutl exits 0 after a loader error at the first load: it checks
+# OSSL_STORE_eof() before OSSL_STORE_error().)
+ossl storeutl -passin pass:storepw -alias nope "$S"
+if grep -q "Total found: 0" "$T/out" && grep -q 'no entry "nope"' "$T/err"; then ok; else
+	bad "storeutl -alias nope: exit $rc"; fi
+# A certificate search decrypts no key: with a wrong key password in the
+# URI it still works, where a plain load of the same URI fails.
+ossl storeutl -passin pass:storepw "$S?keypass=pass:wrong"
+if grep -q "Total found: 0" "$T/out" && grep -q "integrity check failed" "$T/err"; then ok; else
+	bad "storeutl keypass=wrong: exit $rc"; fi
+for crit in "-subject /CN=rsa.test" "-sha256 -fingerprint $(fp_of sha256 rsa.crt)" \
+	"-issuer /CN=WKS\ Test\ Root -serial 0x$(openssl x509 -in rsa.crt -noout -serial | sed 's/.*=//')"; do
+	eval "set -- $crit"
+	ossl storeutl -passin pass:storepw "$@" "$S?keypass=pass:wrong"
+	if [ $rc -eq 0 ] && grep -q "Total found: 1" "$T/out" && [ ! -s "$T/err" ]; then ok; else
+		bad "storeutl $crit, keypass=wrong: exit $rc"; fi
+done
+ossl storeutl -keys -passin pass:storepw -subject "/CN=rsa.test" "$S"
+if [ $rc -eq 0 ] && grep -q "Total found: 0" "$T/out"; then ok; else
+	bad "storeutl -keys -subject: exit $rc"; fi
 
 # ---- verify -CAstore, req -key -------------------------------------------------------
 

@@ -1743,6 +1743,148 @@ static void test_provider__search_by_issuer_serial(void **state)
 	ASN1_INTEGER_free(other);
 }
 
+/* A fingerprint search for the digest `md` of x's DER (the first byte
+ * xor `flip`).  OpenSSL 3.0's search keeps a pointer to the bytes, not a
+ * copy: one search at a time. */
+static unsigned char fp[EVP_MAX_MD_SIZE];
+
+static OSSL_STORE_SEARCH *by_fingerprint(const EVP_MD *md, X509 *x, int flip)
+{
+	unsigned int n = 0;
+
+	assert_int_equal(X509_digest(x, md, fp, &n), 1);
+	fp[0] ^= (unsigned char)flip;
+	return OSSL_STORE_SEARCH_by_key_fingerprint(md, fp, n);
+}
+
+/*
+ * OSSL_STORE_SEARCH_by_key_fingerprint (openssl storeutl -fingerprint):
+ * the certificates whose DER has that digest (what openssl x509
+ * -fingerprint prints), never a key (none is decrypted).
+ */
+static void test_provider__search_by_fingerprint(void **state)
+{
+	ui_data u = { STOREPASS, 0, "" };
+	X509 *two_ca[2] = { ca_cert, ca_cert };
+	result r;
+
+	(void)state;
+	load_criterion = by_fingerprint(EVP_sha256(), leaf_cert, 0);
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_string_equal(r.errors, "");
+	assert_certs(&r, &leaf_cert, 1);
+	result_free(&r);
+	/* Asking for keys only: nothing (the fingerprint is a
+	 * certificate's). */
+	load(&r, uri_of(path, NULL), OSSL_STORE_INFO_PKEY, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_string_equal(r.errors, "");
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+
+	/* SHA-1: the trusted root and the CA of "server"'s chain; with a
+	 * wrong key password too, which shows that no key is decrypted. */
+	load_criterion = by_fingerprint(EVP_sha1(), ca_cert, 0);
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_certs(&r, two_ca, 2);
+	result_free(&r);
+	load(&r, uri_of(path, "keypass=pass:wrong"), 0, NULL, &u);
+	assert_string_equal(r.errors, "");
+	assert_certs(&r, two_ca, 2);
+	result_free(&r);
+	/* In one entry only. */
+	load(&r, uri_of(path, "alias=root"), 0, NULL, &u);
+	assert_certs(&r, two_ca, 1);
+	result_free(&r);
+	load(&r, uri_of(path, "alias=ec"), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+
+	/* A fingerprint of nothing in the store: nothing, no error. */
+	load_criterion = by_fingerprint(EVP_sha256(), leaf_cert, 1);
+	load(&r, uri_of(path, NULL), 0, NULL, &u);
+	assert_true(r.opened);
+	assert_int_equal(r.n, 0);
+	assert_string_equal(r.errors, "");
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+	/* The right bytes under another digest of the same size: nothing. */
+	{
+		unsigned int n = 0;
+
+		assert_int_equal(X509_digest(leaf_cert, EVP_sha256(), fp, &n),
+				 1);
+		load_criterion = OSSL_STORE_SEARCH_by_key_fingerprint(
+			EVP_sha3_256(), fp, n);
+		load(&r, uri_of(path, NULL), 0, NULL, &u);
+		assert_true(r.opened);
+		assert_int_equal(r.n, 0);
+		result_free(&r);
+		OSSL_STORE_SEARCH_free(load_criterion);
+	}
+	load_criterion = NULL;
+}
+
+/*
+ * A store of many trusted certificates: each search gives exactly the
+ * one that matches (bench/wks-search-bench times the same with 5,000).
+ */
+static void test_provider__search_many(void **state)
+{
+	enum { N = 300 };
+	ui_data u = { STOREPASS, 0, "" };
+	char many[600], name[32];
+	X509 *certs[N], *want;
+	wks_store *st = tu_store_fast();
+	X509_NAME *subject = X509_NAME_new();
+	result r;
+
+	(void)state;
+	snprintf(many, sizeof(many), "%s/many.wks", dir);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "ca-%04d", i);
+		certs[i] = make_cert(ec_key, name, NULL, NULL, 1);
+		TU_OK(wks_store_set_cert(st, name, certs[i]));
+	}
+	TU_OK(wks_store_save_file(st, many, STOREPASS, strlen(STOREPASS)));
+	wks_store_free(st);
+
+	want = certs[N / 2];
+	assert_non_null(subject);
+	X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC,
+				   (const unsigned char *)"CA-0150", -1, -1, 0);
+	/* By name (case folded, as X509_NAME_cmp() does). */
+	load_criterion = OSSL_STORE_SEARCH_by_name(subject);
+	load(&r, uri_of(many, NULL), 0, NULL, &u);
+	assert_string_equal(r.errors, "");
+	assert_certs(&r, &want, 1);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+	/* By issuer and serial, by fingerprint, by alias. */
+	load_criterion = OSSL_STORE_SEARCH_by_issuer_serial(
+		X509_get_issuer_name(want), X509_get_serialNumber(want));
+	load(&r, uri_of(many, NULL), 0, NULL, &u);
+	assert_certs(&r, &want, 1);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+	load_criterion = by_fingerprint(EVP_sha256(), want, 0);
+	load(&r, uri_of(many, NULL), 0, NULL, &u);
+	assert_certs(&r, &want, 1);
+	result_free(&r);
+	OSSL_STORE_SEARCH_free(load_criterion);
+	load_criterion = NULL;
+	load(&r, uri_of(many, NULL), 0, "ca-0150", &u);
+	assert_certs(&r, &want, 1);
+	result_free(&r);
+
+	X509_NAME_free(subject);
+	for (int i = 0; i < N; i++)
+		X509_free(certs[i]);
+}
+
 /*
  * Verification through X509_LOOKUP_store, as openssl verify -CAstore and
  * SSL_CTX_load_verify_store() use it: the chain of leaf_cert must find
@@ -2051,6 +2193,8 @@ int main(void)
 		cmocka_unit_test(test_provider__bad_uri),
 		cmocka_unit_test(test_provider__search_by_name),
 		cmocka_unit_test(test_provider__search_by_issuer_serial),
+		cmocka_unit_test(test_provider__search_by_fingerprint),
+		cmocka_unit_test(test_provider__search_many),
 		cmocka_unit_test(test_provider__trust_lookup),
 		cmocka_unit_test(test_provider__only),
 		cmocka_unit_test(test_provider__threads),
