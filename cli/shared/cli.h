@@ -1,15 +1,14 @@
 /*
  * wks(1) - the command-line tool of libwks: shared declarations.
  *
- * Layout: main.c holds the command table and the option parser; every
- * subcommand lives in cmd_<verb>.c; util.c (messages, files, escaping),
- * password.c (password sources and the prompt), store.c (opening and
- * saving the keystore), pki.c (keys and certificates through OpenSSL) and
- * pkcs12.c (PKCS#12, read and written by the library) are the helpers
- * they share.  The tool uses only the
- * public API of wks.h and wks/convert.h (Java keystores and PKCS#12:
- * src/convert/)
- * and OpenSSL.
+ * Layout (cli/README.md): main.c holds the command table and the option
+ * parser; every subcommand lives in cmd/cmd_<verb>.c; shared/ (with this
+ * header) holds the pieces they share: util.c (messages, files,
+ * escaping), password.c (password sources and the prompt), store.c
+ * (opening and saving the keystore), pki.c (keys and certificates through
+ * OpenSSL), pkcs12.c (PKCS#12, read and written by the library) and the
+ * rest.  The tool uses only the public API of wks.h and wks/convert.h
+ * (Java keystores and PKCS#12: src/convert/) and OpenSSL.
  */
 #ifndef WKS_CLI_H
 #define WKS_CLI_H
