@@ -1,5 +1,5 @@
 /*
- * fuzz_certs: `wks import-certs` on hostile CA bundles (cli/certbundle.c):
+ * fuzz_certs: `wks import-certs` on hostile CA bundles (cli/shared/certbundle.c):
  * cli_cert_list_read_buffer() on the input (PEM with CERTIFICATE /
  * TRUSTED CERTIFICATE / PKCS7 blocks, a DER PKCS#7, DER certificates back
  * to back), then what the import does with the result: the certificates

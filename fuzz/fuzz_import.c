@@ -1,5 +1,6 @@
 /*
- * fuzz_import: the input paths of `wks import-*` (cli/pki.c, cli/p12.c):
+ * fuzz_import: the input paths of `wks import-*` (cli/shared/pki.c, cli/shared/pkcs12.c
+ * over the library's wks_p12_parse()):
  * the functions the CLI calls on a user's key, certificate and PKCS#12
  * files, then what the import does with their result (the library's
  * wks_store_set_private_key() / wks_store_set_cert_der() checks).

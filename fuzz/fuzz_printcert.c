@@ -1,9 +1,9 @@
 /*
  * fuzz_printcert: `wks printcert` and the certificate input of `wks
- * import-cert` (CA replies): cli_parse_certs_p7() (cli/certfile.c: PEM
+ * import-cert` (CA replies): cli_parse_certs_p7() (cli/shared/certfile.c: PEM
  * with CERTIFICATE / TRUSTED CERTIFICATE / PKCS7 blocks, DER PKCS#7, DER
  * certificates back to back) on the input, then cli_print_certs()
- * (cli/cmd_printcert.c) on what it parsed: every field and extension
+ * (cli/cmd/cmd_printcert.c) on what it parsed: every field and extension
  * keytool -printcert shows, decoded from hostile certificates.
  *
  * Checks: a failure is a clean one (malformed or a limit), a success has

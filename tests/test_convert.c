@@ -9,7 +9,8 @@
  * under the password that opened them, the per-alias password callback,
  * the skip report, aliases the store has already, bad arguments), and
  * wks_convert_write_p12() (one entry read back by OpenSSL's PKCS12_parse,
- * the whole store by keytool; skips and errors), and that OpenSSL's
+ * the whole store by keytool; skips and errors), PKCS#12 entry by entry
+ * (wks_p12_*, wks_convert_write_p12_keys()), and that OpenSSL's
  * error queue is left as the caller had it.
  *
  * Without keytool on PATH every test is skipped.  About 6 s of CPU, nearly
@@ -755,6 +756,158 @@ static void test_convert__p12_openssl(void **state)
 	wks_store_free(st);
 }
 
+/* The key source of wks_convert_write_p12_keys(): k2 under its own
+ * password, the others under the store's; `fail` names an alias to
+ * refuse. */
+struct key_src {
+	wks_store *st;
+	const char *fail;
+	unsigned calls;
+};
+
+static int key_src_get(void *arg, const char *alias, wks_key **key)
+{
+	struct key_src *k = arg;
+	const char *pw = strcmp(alias, "k2") ? STOREPW : KEYPW2;
+
+	k->calls++;
+	if (k->fail && !strcmp(alias, k->fail))
+		return WKS_ERR_INTEGRITY;
+	return wks_store_get_key(key, k->st, alias, pw, strlen(pw));
+}
+
+/* PKCS#12 entry by entry (wks_p12_*) on what wks_convert_write_p12_keys()
+ * wrote: two keys with one certificate (two leaf bags with one
+ * localKeyID: neither is an entry of its own), a secret key whose
+ * algorithm reads back by its JCA name (PBEWithMD5AndDES), the skip of a
+ * key PKCS#12 cannot hold, and a key source that gives up. */
+static void test_convert__p12_entries(void **state)
+{
+	wks_store *st, *back = tu_store_fast();
+	struct key_src ks = { NULL, NULL, 0 };
+	wks_convert_report *r = NULL;
+	wks_p12_file *f = NULL;
+	wks_key *k1 = NULL;
+	X509 *leaf = NULL, *x;
+	unsigned char *cder = NULL;
+	const uint8_t *ders[1], *kd, *pd;
+	size_t lens[1], kl = 0, pl = 0, len = 0;
+	uint8_t *out = NULL;
+	int seen = 0;
+
+	(void)state;
+	NEED_KEYTOOL();
+	st = mixed_store();
+	ks.st = st;
+	TU_OK(wks_store_get_key(&k1, st, "k1", STOREPW, strlen(STOREPW)));
+	TU_OK(wks_store_get_cert(&leaf, st, "k1", 0));
+	lens[0] = (size_t)i2d_X509(leaf, &cder);
+	ders[0] = cder;
+	kd = wks_key_data(k1, &kl);
+	TU_OK(wks_store_set_private_key(st, "k1b", kd, kl, ders, lens, 1,
+					STOREPW, strlen(STOREPW)));
+	TU_OK(wks_store_set_secret_key(st, "pbe", "PBEWithMD5AndDES",
+				       (const uint8_t *)"password", 8, STOREPW,
+				       strlen(STOREPW)));
+
+	/* A key source that gives up ends the call: nothing is skipped. */
+	ks.fail = "k2";
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_convert_write_p12_keys(&out, &len, st,
+			NULL, key_src_get, &ks, "p12pass", 7, 1000, &r));
+	assert_null(out);
+	assert_int_equal(wks_convert_report_skipped(r), 0);
+	wks_convert_report_free(r);
+	ks.fail = NULL;
+	ks.calls = 0;
+	TU_OK(wks_convert_write_p12_keys(&out, &len, st, NULL, key_src_get, &ks,
+					 "p12pass", 7, 1000, &r));
+	assert_int_equal(ks.calls, 6); /* k1, k1b, k2, s1, odd, pbe */
+	assert_int_equal(wks_convert_report_done(r), 6);
+	assert_int_equal(wks_convert_report_skipped(r), 1);
+	assert_string_equal(wks_convert_report_alias(r, 0), "odd");
+	assert_int_equal(wks_convert_report_reason(r, 0), WKS_ERR_UNSUPPORTED);
+	assert_non_null(strstr(wks_convert_report_detail(r, 0),
+			       "algorithm \"NoSuchAlg\" has no OID"));
+	wks_convert_report_free(r);
+	TU_EXPECT(WKS_ERR_INVALID, wks_convert_write_p12_keys(&out, &len, st,
+			NULL, NULL, NULL, "p12pass", 7, 1000, NULL));
+
+	assert_int_equal(wks_p12_has_mac(out, len), 1);
+	TU_EXPECT(WKS_ERR_FORMAT, wks_p12_has_mac((const uint8_t *)"xx", 2));
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_p12_parse(&f, out, len, "nope", 4, 0));
+	assert_null(f);
+	TU_OK(wks_p12_parse(&f, out, len, "p12pass", 7, 0));
+	assert_int_equal(wks_convert_report_skipped(wks_p12_skipped(f)), 0);
+	/* Keys, secret keys, certificates: k1, k1b, k2, s1, pbe, ca. */
+	assert_int_equal(wks_p12_count(f), 6);
+	for (size_t i = 0; i < wks_p12_count(f); i++) {
+		const char *a = wks_p12_alias(f, i);
+
+		assert_non_null(a);
+		if (wks_p12_entry_type(f, i) == WKS_ENTRY_CERTIFICATE) {
+			assert_string_equal(a, "ca");
+			assert_int_equal(wks_p12_cert_count(f, i), 1);
+			seen |= 1;
+		}
+		if (!strcmp(a, "k1b")) {
+			assert_int_equal(wks_p12_entry_type(f, i),
+					 WKS_ENTRY_PRIVATE_KEY);
+			assert_int_equal(wks_p12_cert_count(f, i), 1);
+			assert_non_null(x = wks_p12_get_cert(f, i, 0));
+			assert_int_equal(X509_cmp(x, leaf), 0);
+			X509_free(x);
+			assert_null(wks_p12_get_cert(f, i, 1));
+			pd = wks_p12_key(f, i, &pl);
+			assert_int_equal(pl, kl);
+			assert_memory_equal(pd, kd, kl);
+			seen |= 2;
+		}
+		if (!strcmp(a, "pbe")) {
+			assert_int_equal(wks_p12_entry_type(f, i),
+					 WKS_ENTRY_SECRET_KEY);
+			assert_string_equal(wks_p12_secret_algorithm(f, i),
+					    "PBEWithMD5AndDES");
+			pd = wks_p12_key(f, i, &pl);
+			assert_int_equal(pl, 8);
+			assert_memory_equal(pd, "password", 8);
+			seen |= 4;
+		}
+	}
+	assert_int_equal(seen, 7);
+	assert_null(wks_p12_alias(f, 6));
+	assert_int_equal(wks_p12_entry_type(f, 6), WKS_ENTRY_NONE);
+	wks_p12_free(f);
+	/* The same through wks_convert_read(): every entry, nothing
+	 * skipped (no second "k1b" as a certificate). */
+	TU_OK(wks_convert_read(back, out, len, "p12pass", 7, 0, NULL, NULL, &r));
+	assert_int_equal(wks_convert_report_done(r), 6);
+	assert_int_equal(wks_convert_report_skipped(r), 0);
+	wks_convert_report_free(r);
+	wks_free(out);
+	OPENSSL_free(cder);
+	X509_free(leaf);
+	wks_key_free(k1);
+	wks_store_free(back);
+	wks_store_free(st);
+}
+
+/* wks_pbe_iterations(): PBES2 with PBKDF2, PKCS#12 PBE, nothing. */
+static void test_convert__pbe_iterations(void **state)
+{
+	X509_ALGOR *a = PKCS5_pbe2_set(EVP_aes_256_cbc(), 1234, NULL, 0);
+	X509_ALGOR *b = PKCS5_pbe_set(NID_pbe_WithSHA1And3_Key_TripleDES_CBC,
+				      777, NULL, 0);
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(wks_pbe_iterations(a), 1234);
+	assert_int_equal(wks_pbe_iterations(b), 777);
+	assert_int_equal(wks_pbe_iterations(NULL), -1);
+	X509_ALGOR_free(a);
+	X509_ALGOR_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -771,6 +924,8 @@ int main(void)
 		cmocka_unit_test(test_convert__errqueue),
 		cmocka_unit_test(test_convert__p12_round_trip),
 		cmocka_unit_test(test_convert__p12_openssl),
+		cmocka_unit_test(test_convert__p12_entries),
+		cmocka_unit_test(test_convert__pbe_iterations),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -5,8 +5,6 @@
  *
  * Reading Java's JKS and JCEKS keystores (without a JVM) and PKCS#12 files
  * into a wks_store, and writing a store, or one entry of it, as PKCS#12.
- * (The `wks` tool's import-p12 and export-p12 still use its own cli/p12.c,
- * the code this was taken from; they are to call this next.)
  * The same conventions as wks.h hold: every call returns WKS_OK (0) or a
  * negative wks_err with the detail in wks_error_detail(); out-parameters
  * are overwritten, never freed; memory returned is released with
@@ -26,8 +24,9 @@
  *   - wks_convert_read() / wks_convert_write_p12(): whole keystores, with
  *     per-alias key passwords from a callback and a report of what was
  *     skipped and why;
- *   - wks_java_*(): a Java keystore entry by entry, for callers that
- *     decide per entry themselves (the `wks` tool's import-keystore).
+ *   - wks_java_*() and wks_p12_*(): a Java keystore or a PKCS#12 file
+ *     entry by entry, and wks_convert_write_p12_keys(), for callers that
+ *     decide per entry themselves (the `wks` tool).
  */
 #ifndef WKS_CONVERT_H
 #define WKS_CONVERT_H
@@ -182,6 +181,79 @@ WKS_API int wks_convert_write_p12(uint8_t **out, size_t *out_len,
 				  const char *p12_pw, size_t p12_pw_len,
 				  unsigned iterations, wks_password_cb cb,
 				  void *cb_arg, wks_convert_report **report);
+
+/*
+ * wks_convert_write_p12() with the keys from the caller: get_key(arg,
+ * alias, &key) is called for every private and secret key entry written
+ * (in store order) and returns 0 with *key set (libwks frees it with
+ * wks_key_free()), or a negative wks_err that ends the call with that
+ * error (nothing is skipped for it).  A caller that asks for passwords
+ * itself, names aliases in its own messages, or needs another password
+ * rule than "key_pw, then the callback's" uses this one.  Otherwise as
+ * wks_convert_write_p12(), whose skips (a key without a certificate, a
+ * secret key whose algorithm has no OID: detail "algorithm \"NAME\" has
+ * no OID ...") come before get_key is called for a key without a
+ * certificate, after it for a secret key.
+ */
+typedef int (*wks_key_cb)(void *arg, const char *alias, wks_key **key);
+
+WKS_API int wks_convert_write_p12_keys(uint8_t **out, size_t *out_len,
+				       wks_store *st, const char *alias,
+				       wks_key_cb get_key, void *arg,
+				       const char *p12_pw, size_t p12_pw_len,
+				       unsigned iterations,
+				       wks_convert_report **report);
+
+/* ------------------------------------------------------------------------
+ * PKCS#12 entry by entry
+ */
+
+typedef struct wks_p12_file wks_p12_file;
+
+/*
+ * Parse and decrypt a PKCS#12 file as wks_convert_read() does (the same
+ * MAC rule, flags, bounds and errors; WKS_ERR_FORMAT for trailing bytes),
+ * without storing anything: the entries are what wks_convert_read() would
+ * store, in its order (keys, secret keys, then certificates), with their
+ * friendlyNames (no alias made up).  Free *out with wks_p12_free().
+ */
+WKS_API int wks_p12_parse(wks_p12_file **out, const uint8_t *data,
+			  size_t len, const char *pw, size_t pw_len,
+			  unsigned flags);
+WKS_API void wks_p12_free(wks_p12_file *f);
+/* 1 if `data` is a PKCS#12 file with a MAC, 0 without one (nothing is
+ * decrypted), WKS_ERR_FORMAT if it is no PKCS#12 file. */
+WKS_API int wks_p12_has_mac(const uint8_t *data, size_t len);
+/* What the parse skipped (bags of other kinds; borrowed; alias "" for a
+ * bag without a friendlyName). */
+WKS_API const wks_convert_report *wks_p12_skipped(const wks_p12_file *f);
+
+/* Entry i (0-based; out of range: NULL, WKS_ENTRY_NONE, 0): its
+ * friendlyName (borrowed; NULL if it has none), kind, number of
+ * certificates (a key's chain, leaf first, 0 if no certificate matched
+ * it; 1 for a certificate; 0 for a secret key), certificate j (a new
+ * reference: X509_free() it), the key (borrowed: a private key's PKCS#8
+ * DER, a secret key's raw bytes) and a secret key's JCA algorithm name
+ * (borrowed). */
+WKS_API size_t wks_p12_count(const wks_p12_file *f);
+WKS_API const char *wks_p12_alias(const wks_p12_file *f, size_t i);
+WKS_API wks_entry_type wks_p12_entry_type(const wks_p12_file *f, size_t i);
+WKS_API size_t wks_p12_cert_count(const wks_p12_file *f, size_t i);
+WKS_API X509 *wks_p12_get_cert(const wks_p12_file *f, size_t i, size_t j);
+WKS_API const uint8_t *wks_p12_key(const wks_p12_file *f, size_t i,
+				   size_t *len);
+WKS_API const char *wks_p12_secret_algorithm(const wks_p12_file *f,
+					     size_t i);
+
+/*
+ * The iteration count an encryption algorithm (an EncryptedPrivateKeyInfo's
+ * or a PKCS#12 safe's) names: PBES1, PKCS#12 PBE, PBES2 with PBKDF2;
+ * LONG_MAX for PBES2 with scrypt (which libwks does not run), -1 if it
+ * cannot be read (OpenSSL then refuses the algorithm).  For callers that
+ * decrypt such data with OpenSSL themselves and want the bound the readers
+ * here apply (libwks.wks.maxIterationCount) before the work is done.
+ */
+WKS_API long wks_pbe_iterations(const X509_ALGOR *alg);
 
 /* ------------------------------------------------------------------------
  * Java keystores entry by entry

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/types.h>
+
 #include "convert/jks.h"
 #include "wks/convert.h"
 
@@ -36,6 +38,11 @@ void wks__convert_limits(jks_limits *lim);
 #define WKS__CB_MAX_TRIES 16
 int wks__ask_pw(wks_password_cb cb, void *arg, const char *alias,
 		unsigned attempt, char *buf, size_t *len);
+
+/* The JCA name of a secret key algorithm OID as PKCS#12 readers report
+ * it: the first name p12.c's table has for it, else the dotted OID (as
+ * Java reports an OID it does not know).  Heap; NULL if out of memory. */
+char *wks__p12_alg_name(const ASN1_OBJECT *obj);
 
 /* The PKCS#12 branch of wks_convert_read() (p12read.c). */
 int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,

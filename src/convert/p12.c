@@ -8,9 +8,6 @@
  * caller's iteration count.  Trusted certificates carry Java's
  * trusted-key-usage attribute and secret keys go into Java's secret bags,
  * so that keytool reads the file as the store it came from.
- *
- * (The same construction as the `wks` tool's cli/p12.c and p12secret.c,
- * which are to use this one when PKCS#12 reading moves here too.)
  */
 #include "convert/convert_int.h"
 
@@ -37,7 +34,7 @@
 
 /* JCA names and OIDs of secret key algorithms, as Java's KnownOIDs has
  * them (any listed name exports to its OID; names compare without case,
- * as Java's do). */
+ * as Java's do; an OID reads back as the first name listed for it). */
 static const struct {
 	const char *name, *oid;
 } algs[] = {
@@ -70,6 +67,19 @@ static const struct {
 	{ "PBEWithSHA1AndRC2_40", "1.2.840.113549.1.12.1.6" },
 };
 
+char *wks__p12_alg_name(const ASN1_OBJECT *obj)
+{
+	char dotted[128];
+	int n = OBJ_obj2txt(dotted, sizeof(dotted), obj, 1);
+
+	if (n <= 0 || (size_t)n >= sizeof(dotted))
+		return NULL;
+	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++)
+		if (!strcmp(algs[i].oid, dotted))
+			return strdup(algs[i].name);
+	return strdup(dotted);
+}
+
 static ASN1_OBJECT *oid_of(const char *name)
 {
 	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++)
@@ -89,6 +99,9 @@ typedef struct {
 	int iterations;
 	wks_password_cb cb;
 	void *cb_arg;
+	wks_key_cb get_key; /* instead of the passwords */
+	void *get_arg;
+	int cb_failed;      /* get_key failed: the call ends */
 	STACK_OF(PKCS12_SAFEBAG) *keybags, *certbags;
 	STACK_OF(X509) *added; /* chain certificates written already */
 	wks_convert_report *rep;
@@ -105,7 +118,21 @@ static int open_key(wks_key **key, p12_out *o, const char *alias)
 {
 	char buf[WKS__CB_PW_MAX];
 	size_t n = 0;
-	int err = wks_store_get_key(key, o->st, alias, o->key_pw, o->key_pw_len);
+	int err;
+
+	if (o->get_key) {
+		*key = NULL;
+		err = o->get_key(o->get_arg, alias, key);
+		if (err == 0 && !*key)
+			err = WKS_ERR_INVALID;
+		if (err < 0) {
+			o->cb_failed = 1;
+			if (!wks_error_detail()[0])
+				wks__err(err, "entry \"%s\": no key", alias);
+		}
+		return err > 0 ? WKS_ERR_INVALID : err;
+	}
+	err = wks_store_get_key(key, o->st, alias, o->key_pw, o->key_pw_len);
 
 	for (unsigned attempt = 1; err == WKS_ERR_INTEGRITY; attempt++) {
 		if (!wks__ask_pw(o->cb, o->cb_arg, alias, attempt, buf, &n))
@@ -240,10 +267,9 @@ static int export_secret(p12_out *o, const char *alias)
 		return err;
 	data = wks_key_data(key, &len);
 	if (!(obj = oid_of(wks_key_algorithm(key)))) {
-		err = wks__err(WKS_ERR_UNSUPPORTED, "secret key \"%s\": its "
-			       "algorithm \"%s\" has no OID, so PKCS#12 cannot "
-			       "hold it (Java's neither)", alias,
-			       wks_key_algorithm(key));
+		err = wks__err(WKS_ERR_UNSUPPORTED, "algorithm \"%s\" has no "
+			       "OID, so PKCS#12 cannot hold it (Java's "
+			       "neither)", wks_key_algorithm(key));
 		goto done;
 	}
 	if (len == 0 || len > 65536) {
@@ -320,12 +346,11 @@ static int store_iterations(wks_store *st)
 	return v >= 10000 && v <= INT32_MAX ? (int)v : 210000;
 }
 
-int wks_convert_write_p12(uint8_t **out, size_t *out_len, wks_store *st,
-			  const char *alias, const char *key_pw,
-			  size_t key_pw_len, const char *p12_pw,
-			  size_t p12_pw_len, unsigned iterations,
-			  wks_password_cb cb, void *cb_arg,
-			  wks_convert_report **report)
+static int write_p12(uint8_t **out, size_t *out_len, wks_store *st,
+		     const char *alias, const char *key_pw, size_t key_pw_len,
+		     const char *p12_pw, size_t p12_pw_len, unsigned iterations,
+		     wks_password_cb cb, void *cb_arg, wks_key_cb get_key,
+		     void *get_arg, wks_convert_report **report)
 {
 	p12_out o;
 	STACK_OF(PKCS7) *safes = NULL;
@@ -356,6 +381,8 @@ int wks_convert_write_p12(uint8_t **out, size_t *out_len, wks_store *st,
 	o.iterations = iterations ? (int)iterations : store_iterations(st);
 	o.cb = cb;
 	o.cb_arg = cb_arg;
+	o.get_key = get_key;
+	o.get_arg = get_arg;
 	if (!(o.rep = wks__report_new()) || !(o.added = sk_X509_new_null())) {
 		err = wks__err(WKS_ERR_NOMEM, "out of memory");
 		goto done;
@@ -392,7 +419,8 @@ int wks_convert_write_p12(uint8_t **out, size_t *out_len, wks_store *st,
 			o.rep->done++;
 			continue;
 		}
-		if (alias || err == WKS_ERR_NOMEM || err == WKS_ERR_CRYPTO)
+		if (alias || o.cb_failed || err == WKS_ERR_NOMEM ||
+		    err == WKS_ERR_CRYPTO)
 			goto done;
 		if ((err = wks__report_skip(o.rep, a, err,
 					    wks_error_detail())) < 0)
@@ -435,4 +463,33 @@ done:
 	else
 		wks_convert_report_free(o.rep);
 	return err;
+}
+
+int wks_convert_write_p12(uint8_t **out, size_t *out_len, wks_store *st,
+			  const char *alias, const char *key_pw,
+			  size_t key_pw_len, const char *p12_pw,
+			  size_t p12_pw_len, unsigned iterations,
+			  wks_password_cb cb, void *cb_arg,
+			  wks_convert_report **report)
+{
+	return write_p12(out, out_len, st, alias, key_pw, key_pw_len, p12_pw,
+			 p12_pw_len, iterations, cb, cb_arg, NULL, NULL,
+			 report);
+}
+
+int wks_convert_write_p12_keys(uint8_t **out, size_t *out_len,
+			       wks_store *st, const char *alias,
+			       wks_key_cb get_key, void *arg,
+			       const char *p12_pw, size_t p12_pw_len,
+			       unsigned iterations,
+			       wks_convert_report **report)
+{
+	if (!get_key) {
+		wks__err_clear();
+		if (report)
+			*report = NULL;
+		return wks__err(WKS_ERR_INVALID, "NULL argument");
+	}
+	return write_p12(out, out_len, st, alias, NULL, 0, p12_pw, p12_pw_len,
+			 iterations, NULL, NULL, get_key, arg, report);
 }

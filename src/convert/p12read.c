@@ -14,8 +14,9 @@
  * padding and undecodable plaintext look the same), so that a file without
  * a MAC is no padding oracle.
  *
- * (The reading of the `wks` tool's cli/p12.c, with errors as wks_err and
- * skips into the report instead of messages.)
+ * wks_p12_parse() and the wks_p12_*() accessors give the entries one by
+ * one (the `wks` tool decides and reports per entry); wks_convert_read()
+ * stores them all.  Errors are wks_err, skips go into the report.
  */
 #include "convert/convert_int.h"
 
@@ -140,6 +141,16 @@ static long pbe_iterations(const X509_ALGOR *alg)
 	return iter;
 }
 
+long wks_pbe_iterations(const X509_ALGOR *alg)
+{
+	long iter;
+
+	ERR_set_mark(); /* the caller's OpenSSL errors stay, ours go */
+	iter = pbe_iterations(alg);
+	ERR_pop_to_mark();
+	return iter;
+}
+
 static int iter_check(const bags *l, long iter, const char *what)
 {
 	if (iter > l->max_iter)
@@ -209,38 +220,6 @@ static int add_p8(bags *l, PKCS12_SAFEBAG *bag, const PKCS8_PRIV_KEY_INFO *p8)
 	return 0;
 }
 
-/* The JCA name of a secret key algorithm (as Java reports it). */
-static char *jca_name(const ASN1_OBJECT *obj)
-{
-	static const struct {
-		const char *name, *oid;
-	} names[] = {
-		{ "AES", "2.16.840.1.101.3.4.1" },
-		{ "DESede", "1.3.14.3.2.17" },
-		{ "DES/CBC", "1.3.14.3.2.7" },
-		{ "HmacSHA1", "1.2.840.113549.2.7" },
-		{ "HmacSHA224", "1.2.840.113549.2.8" },
-		{ "HmacSHA256", "1.2.840.113549.2.9" },
-		{ "HmacSHA384", "1.2.840.113549.2.10" },
-		{ "HmacSHA512", "1.2.840.113549.2.11" },
-		{ "HmacSHA512/224", "1.2.840.113549.2.12" },
-		{ "HmacSHA512/256", "1.2.840.113549.2.13" },
-		{ "HmacSHA3-224", "2.16.840.1.101.3.4.2.13" },
-		{ "HmacSHA3-256", "2.16.840.1.101.3.4.2.14" },
-		{ "HmacSHA3-384", "2.16.840.1.101.3.4.2.15" },
-		{ "HmacSHA3-512", "2.16.840.1.101.3.4.2.16" },
-	};
-	char dotted[128];
-	int n = OBJ_obj2txt(dotted, sizeof(dotted), obj, 1);
-
-	if (n <= 0 || (size_t)n >= sizeof(dotted))
-		return NULL;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(names[i].oid, dotted))
-			return strdup(names[i].name);
-	return strdup(dotted);
-}
-
 /* A secret bag in Java's form: an EncryptedPrivateKeyInfo of
  * { OID, OCTET STRING key }. */
 static int add_secret(bags *l, PKCS12_SAFEBAG *bag)
@@ -285,7 +264,7 @@ static int add_secret(bags *l, PKCS12_SAFEBAG *bag)
 			       "unexpected algorithm parameters");
 		goto done;
 	}
-	if (!(it = item_add(l, bag)) || !(it->secret_alg = jca_name(kobj)) ||
+	if (!(it = item_add(l, bag)) || !(it->secret_alg = wks__p12_alg_name(kobj)) ||
 	    !(it->secret = malloc((size_t)pklen))) {
 		err = nomem();
 		goto done;
@@ -428,157 +407,129 @@ static int key_chain(size_t *chain, size_t *n, bags *l, const item *k)
 	return 0;
 }
 
-/* The alias of an entry: its friendlyName, else "1", "2", ... (the first
- * that neither the store nor this file has). */
-static int pick_alias(char *buf, size_t size, wks_store *dst, const bags *l,
-		      const item *it, unsigned *next)
-{
-	if (it->name) {
-		snprintf(buf, size, "%s", it->name);
-		return strlen(it->name) < size ? 0 : WKS_ERR_LIMIT;
-	}
-	for (;;) {
-		int clash = 0;
+/* A parsed PKCS#12 file (convert.h, wks_p12_parse()). */
+struct wks_p12_file {
+	bags l;
+	int null_pass;  /* the MAC took the absent password */
+	struct {
+		size_t item;
+		size_t *chain; /* key: indexes into l.v, leaf first */
+		size_t n;
+	} *e;
+	size_t ne;
+	wks_convert_report *rep; /* owned only when made by wks_p12_parse() */
+	int own_rep;
+};
 
-		snprintf(buf, size, "%u", ++*next);
-		for (size_t j = 0; j < l->n && !clash; j++)
-			clash = l->v[j].name && !strcmp(l->v[j].name, buf);
-		if (!clash && !wks_store_contains(dst, buf))
-			return 0;
-	}
+void wks_p12_free(wks_p12_file *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->l.n; i++)
+		item_clear(&f->l.v[i]);
+	free(f->l.v);
+	for (size_t i = 0; i < f->ne; i++)
+		free(f->e[i].chain);
+	free(f->e);
+	if (f->own_rep)
+		wks_convert_report_free(f->rep);
+	free(f);
 }
 
-static int store_all(wks_store *dst, bags *l, const char *pw, size_t pw_len)
+/* The chain belongs to key k: its certificates are no entries of their
+ * own, every bag of them (two keys with one certificate have two bags
+ * with one localKeyID), unless a bag is a trusted certificate entry
+ * (Java's attribute) and not the key's own (its localKeyID). */
+static int claim_chain(bags *l, const item *k, const size_t *chain, size_t n)
 {
-	size_t *chain = calloc(l->max_chain ? l->max_chain : 1, sizeof(*chain));
-	const uint8_t **der = calloc(l->max_chain ? l->max_chain : 1,
-				     sizeof(*der));
-	size_t *der_len = calloc(l->max_chain ? l->max_chain : 1,
-				 sizeof(*der_len));
-	uint8_t **own = calloc(l->max_chain ? l->max_chain : 1, sizeof(*own));
-	unsigned next = 0;
-	char alias[1024];
-	int err = 0;
+	for (size_t j = 0; j < l->n; j++) {
+		item *c = &l->v[j];
 
-	if (!chain || !der || !der_len || !own) {
-		err = nomem();
-		goto done;
+		if (!c->cert)
+			continue;
+		if (same_id(k, c))
+			c->used = 1;
+		for (size_t m = 0; m < n && !c->trusted && !c->used; m++) {
+			if (l->work-- == 0)
+				return wks__err(WKS_ERR_LIMIT, "PKCS#12: too "
+						"many certificates to sort into "
+						"chains");
+			if (!X509_cmp(c->cert, l->v[chain[m]].cert))
+				c->used = 1;
+		}
 	}
-	/* Keys first (they claim their chains), then secrets, then the
-	 * certificates of no chain and the trusted ones. */
+	return 0;
+}
+
+/* The entries: keys first (they claim their chains), then secrets, then
+ * the certificates of no chain and the trusted ones. */
+static int make_entries(wks_p12_file *f)
+{
+	bags *l = &f->l;
+	size_t max = l->max_chain ? l->max_chain : 1;
+
+	if (!(f->e = calloc(l->n ? l->n : 1, sizeof(*f->e))))
+		return nomem();
 	for (int pass = 0; pass < 3; pass++) {
 		for (size_t i = 0; i < l->n; i++) {
 			item *it = &l->v[i];
-			int e = 0, what;
-			size_t n = 0;
+			int what = it->pkcs8 ? 0 : it->secret ? 1 :
+				   it->cert ? 2 : -1;
+			int err;
 
-			what = it->pkcs8 ? 0 : it->secret ? 1 :
-			       it->cert ? 2 : -1;
-			if (what != pass)
+			if (what != pass || (pass == 2 && it->used))
 				continue;
-			if (pass == 2 && it->used)
-				continue; /* in a chain, not trusted itself */
-			if (pass == 0 && (e = key_chain(chain, &n, l, it)) < 0) {
-				err = e;
-				goto done;
-			}
-			if (pass == 0)
-				for (size_t m = 0; m < n; m++)
-					if (!l->v[chain[m]].trusted ||
-					    same_id(it, &l->v[chain[m]]))
-						l->v[chain[m]].used = 1;
-			if ((e = pick_alias(alias, sizeof(alias), dst, l, it,
-					    &next)) < 0) {
-				e = wks__report_skip(l->rep, it->name, e,
-						     "alias too long");
-			} else if (wks_store_contains(dst, alias)) {
-				e = wks__report_skip(l->rep, alias,
-						     WKS_ERR_EXISTS, "the store "
-						     "has this alias already");
-			} else if (pass == 0 && n == 0) {
-				e = wks__report_skip(l->rep, alias,
-						     WKS_ERR_INVALID, "a private "
-						     "key without a certificate");
-			} else {
-				if (pass == 0) {
-					for (size_t m = 0; m < n && !e; m++) {
-						unsigned char *q = NULL;
-						int dl = i2d_X509(l->v[chain[m]].cert,
-								  &q);
+			f->e[f->ne].item = i;
+			if (pass == 0) {
+				size_t *chain = calloc(max, sizeof(*chain));
+				size_t n = 0;
 
-						if (dl <= 0) {
-							e = WKS_ERR_NOMEM;
-							break;
-						}
-						own[m] = q;
-						der[m] = q;
-						der_len[m] = (size_t)dl;
-					}
-					if (!e)
-						e = wks_store_set_private_key(
-							dst, alias, it->pkcs8,
-							it->pkcs8_len, der,
-							der_len, n, pw, pw_len);
-					for (size_t m = 0; m < n; m++) {
-						OPENSSL_free(own[m]);
-						own[m] = NULL;
-					}
-				} else if (pass == 1) {
-					e = wks_store_set_secret_key(
-						dst, alias, it->secret_alg,
-						it->secret, it->secret_len, pw,
-						pw_len);
-				} else {
-					e = wks_store_set_cert(dst, alias,
-							       it->cert);
-				}
-				if (e == WKS_ERR_NOMEM) {
-					err = nomem();
-					goto done;
-				}
-				if (e == 0)
-					l->rep->done++;
-				else
-					e = wks__report_skip(l->rep, alias, e,
-							     wks_error_detail());
+				if (!chain)
+					return nomem();
+				f->e[f->ne].chain = chain;
+				if ((err = key_chain(chain, &n, l, it)) < 0)
+					return err;
+				f->e[f->ne].n = n;
+				if ((err = claim_chain(l, it, chain, n)) < 0)
+					return err;
 			}
-			if (e < 0) {
-				err = nomem();
-				goto done;
-			}
+			f->ne++;
 		}
 	}
-done:
-	free(chain);
-	free(der);
-	free(der_len);
-	free(own);
-	return err;
+	return 0;
 }
 
-int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
-		  const char *pw, size_t pw_len, unsigned flags,
-		  wks_convert_report *rep)
+static int p12_parse(wks_p12_file **out, const uint8_t *data, size_t len,
+		     const char *pw, size_t pw_len, unsigned flags,
+		     wks_convert_report *rep)
 {
 	const unsigned char *p = data;
 	PKCS12 *p12 = NULL;
 	STACK_OF(PKCS7) *safes = NULL;
+	wks_p12_file *f;
 	jks_limits lim;
-	bags l;
+	bags *l;
 	int err = 0;
 
-	memset(&l, 0, sizeof(l));
+	*out = NULL;
+	if (!(f = calloc(1, sizeof(*f))))
+		return nomem();
+	l = &f->l;
 	wks__convert_limits(&lim);
-	l.max_iter = (long)lim.max_iterations;
-	l.max_chain = lim.max_chain;
-	l.work = MAX_ISSUER_CHECKS;
-	l.rep = rep;
-	l.pass = pw ? pw : "";
-	if (pw_len > INT_MAX)
-		return wks__err(WKS_ERR_INVALID, "password too long");
-	l.passlen = (int)pw_len;
-	if (len > LONG_MAX || !(p12 = d2i_PKCS12(NULL, &p, (long)len)))
-		return wks__err(WKS_ERR_FORMAT, "not a PKCS#12 file");
+	l->max_iter = (long)lim.max_iterations;
+	l->max_chain = lim.max_chain;
+	l->work = MAX_ISSUER_CHECKS;
+	l->rep = f->rep = rep;
+	l->pass = pw ? pw : "";
+	if (pw_len > INT_MAX) {
+		err = wks__err(WKS_ERR_INVALID, "password too long");
+		goto done;
+	}
+	l->passlen = (int)pw_len;
+	if (len > LONG_MAX || !(p12 = d2i_PKCS12(NULL, &p, (long)len))) {
+		err = wks__err(WKS_ERR_FORMAT, "not a PKCS#12 file");
+		goto done;
+	}
 	if ((size_t)(p - data) != len) {
 		err = wks__err(WKS_ERR_FORMAT, "%zu bytes after the PKCS#12 "
 			       "structure", len - (size_t)(p - data));
@@ -588,13 +539,14 @@ int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
 		const ASN1_INTEGER *iter = NULL;
 
 		PKCS12_get0_mac(NULL, NULL, NULL, &iter, p12);
-		if (iter && (err = iter_check(&l, ASN1_INTEGER_get(iter),
+		if (iter && (err = iter_check(l, ASN1_INTEGER_get(iter),
 					      "MAC")) < 0)
 			goto done;
-		if (PKCS12_verify_mac(p12, l.pass, l.passlen)) {
+		if (PKCS12_verify_mac(p12, l->pass, l->passlen)) {
 			/* ok */
-		} else if (l.passlen == 0 && PKCS12_verify_mac(p12, NULL, 0)) {
-			l.pass = NULL;
+		} else if (l->passlen == 0 && PKCS12_verify_mac(p12, NULL, 0)) {
+			l->pass = NULL;
+			f->null_pass = 1;
 		} else {
 			err = wks__err(WKS_ERR_INTEGRITY, "PKCS#12 integrity "
 				       "check failed: wrong password, or the "
@@ -621,17 +573,17 @@ int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
 		} else if (nid == NID_pkcs7_encrypted) {
 			enc = 1;
 			if (p7->d.encrypted && p7->d.encrypted->enc_data &&
-			    (err = iter_check(&l, pbe_iterations(
+			    (err = iter_check(l, pbe_iterations(
 					p7->d.encrypted->enc_data->algorithm),
 					"certificates")) < 0)
 				break;
-			if (!(sk = PKCS12_unpack_p7encdata(p7, l.pass,
-							   l.passlen))) {
+			if (!(sk = PKCS12_unpack_p7encdata(p7, l->pass,
+							   l->passlen))) {
 				err = decrypt_failed();
 				break;
 			}
 		} else {
-			err = skip_bag(&l, NULL, "a part encrypted for a public "
+			err = skip_bag(l, NULL, "a part encrypted for a public "
 				       "key: whatever it holds is not read");
 			continue;
 		}
@@ -640,17 +592,249 @@ int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
 				       "contents");
 			break;
 		}
-		err = walk(&l, sk, 0, enc);
+		err = walk(l, sk, 0, enc);
 		sk_PKCS12_SAFEBAG_pop_free(sk, PKCS12_SAFEBAG_free);
 	}
 	if (err == 0)
-		err = store_all(dst, &l, l.pass ? l.pass : "",
-				l.pass ? pw_len : 0);
+		err = make_entries(f);
 done:
-	for (size_t i = 0; i < l.n; i++)
-		item_clear(&l.v[i]);
-	free(l.v);
+	l->pass = NULL; /* the caller's, not kept */
 	sk_PKCS7_pop_free(safes, PKCS7_free);
 	PKCS12_free(p12);
+	if (err < 0)
+		wks_p12_free(f);
+	else
+		*out = f;
+	return err;
+}
+
+int wks_p12_parse(wks_p12_file **out, const uint8_t *data, size_t len,
+		  const char *pw, size_t pw_len, unsigned flags)
+{
+	wks_convert_report *rep;
+	int err;
+
+	wks__err_clear();
+	if (!out)
+		return wks__err(WKS_ERR_INVALID, "NULL argument");
+	*out = NULL;
+	if (!data || (!pw && pw_len) || (flags & ~WKS_CONVERT_NO_MAC_OK))
+		return wks__err(WKS_ERR_INVALID, "NULL argument or unknown "
+				"flags");
+	if (!(rep = wks__report_new()))
+		return nomem();
+	ERR_set_mark();
+	err = p12_parse(out, data, len, pw, pw_len, flags, rep);
+	ERR_pop_to_mark();
+	if (err < 0)
+		wks_convert_report_free(rep);
+	else
+		(*out)->own_rep = 1;
+	return err;
+}
+
+int wks_p12_has_mac(const uint8_t *data, size_t len)
+{
+	const unsigned char *p = data;
+	PKCS12 *p12;
+	int r;
+
+	wks__err_clear();
+	if (!data || len > LONG_MAX)
+		return wks__err(WKS_ERR_INVALID, "NULL argument");
+	ERR_set_mark();
+	p12 = d2i_PKCS12(NULL, &p, (long)len);
+	ERR_pop_to_mark();
+	if (!p12)
+		return wks__err(WKS_ERR_FORMAT, "not a PKCS#12 file");
+	r = PKCS12_mac_present(p12) ? 1 : 0;
+	PKCS12_free(p12);
+	return r;
+}
+
+size_t wks_p12_count(const wks_p12_file *f)
+{
+	return f ? f->ne : 0;
+}
+
+static const item *entry_item(const wks_p12_file *f, size_t i)
+{
+	return f && i < f->ne ? &f->l.v[f->e[i].item] : NULL;
+}
+
+const char *wks_p12_alias(const wks_p12_file *f, size_t i)
+{
+	const item *it = entry_item(f, i);
+
+	return it ? it->name : NULL;
+}
+
+wks_entry_type wks_p12_entry_type(const wks_p12_file *f, size_t i)
+{
+	const item *it = entry_item(f, i);
+
+	if (!it)
+		return WKS_ENTRY_NONE;
+	return it->pkcs8 ? WKS_ENTRY_PRIVATE_KEY :
+	       it->secret ? WKS_ENTRY_SECRET_KEY : WKS_ENTRY_CERTIFICATE;
+}
+
+size_t wks_p12_cert_count(const wks_p12_file *f, size_t i)
+{
+	const item *it = entry_item(f, i);
+
+	if (!it || it->secret)
+		return 0;
+	return it->pkcs8 ? f->e[i].n : 1;
+}
+
+X509 *wks_p12_get_cert(const wks_p12_file *f, size_t i, size_t j)
+{
+	const item *it = entry_item(f, i);
+	X509 *x;
+
+	if (!it || j >= wks_p12_cert_count(f, i))
+		return NULL;
+	x = it->pkcs8 ? f->l.v[f->e[i].chain[j]].cert : it->cert;
+	return X509_up_ref(x) ? x : NULL;
+}
+
+const uint8_t *wks_p12_key(const wks_p12_file *f, size_t i, size_t *len)
+{
+	const item *it = entry_item(f, i);
+
+	if (len)
+		*len = !it ? 0 : it->pkcs8 ? it->pkcs8_len : it->secret_len;
+	return !it ? NULL : it->pkcs8 ? it->pkcs8 : it->secret;
+}
+
+const char *wks_p12_secret_algorithm(const wks_p12_file *f, size_t i)
+{
+	const item *it = entry_item(f, i);
+
+	return it ? it->secret_alg : NULL;
+}
+
+const wks_convert_report *wks_p12_skipped(const wks_p12_file *f)
+{
+	return f ? f->rep : NULL;
+}
+
+/* The alias of an entry: its friendlyName, else "1", "2", ... (the first
+ * that neither the store nor this file has). */
+static int pick_alias(char *buf, size_t size, wks_store *dst, const bags *l,
+		      const item *it, unsigned *next)
+{
+	if (it->name) {
+		snprintf(buf, size, "%s", it->name);
+		return strlen(it->name) < size ? 0 : WKS_ERR_LIMIT;
+	}
+	for (;;) {
+		int clash = 0;
+
+		snprintf(buf, size, "%u", ++*next);
+		for (size_t j = 0; j < l->n && !clash; j++)
+			clash = l->v[j].name && !strcmp(l->v[j].name, buf);
+		if (!clash && !wks_store_contains(dst, buf))
+			return 0;
+	}
+}
+
+static int store_all(wks_store *dst, wks_p12_file *f, const char *pw,
+		     size_t pw_len)
+{
+	bags *l = &f->l;
+	size_t max = l->max_chain ? l->max_chain : 1;
+	const uint8_t **der = calloc(max, sizeof(*der));
+	size_t *der_len = calloc(max, sizeof(*der_len));
+	uint8_t **own = calloc(max, sizeof(*own));
+	unsigned next = 0;
+	char alias[1024];
+	int err = 0;
+
+	if (!der || !der_len || !own) {
+		err = nomem();
+		goto done;
+	}
+	for (size_t i = 0; i < f->ne; i++) {
+		item *it = &l->v[f->e[i].item];
+		size_t *chain = f->e[i].chain, n = f->e[i].n;
+		int e;
+
+		if ((e = pick_alias(alias, sizeof(alias), dst, l, it,
+				    &next)) < 0) {
+			e = wks__report_skip(l->rep, it->name, e,
+					     "alias too long");
+		} else if (wks_store_contains(dst, alias)) {
+			e = wks__report_skip(l->rep, alias, WKS_ERR_EXISTS,
+					     "the store has this alias "
+					     "already");
+		} else if (it->pkcs8 && n == 0) {
+			e = wks__report_skip(l->rep, alias, WKS_ERR_INVALID,
+					     "a private key without a "
+					     "certificate");
+		} else {
+			if (it->pkcs8) {
+				for (size_t m = 0; m < n && !e; m++) {
+					unsigned char *q = NULL;
+					int dl = i2d_X509(l->v[chain[m]].cert, &q);
+
+					if (dl <= 0) {
+						e = WKS_ERR_NOMEM;
+						break;
+					}
+					own[m] = q;
+					der[m] = q;
+					der_len[m] = (size_t)dl;
+				}
+				if (!e)
+					e = wks_store_set_private_key(
+						dst, alias, it->pkcs8,
+						it->pkcs8_len, der, der_len, n,
+						pw, pw_len);
+				for (size_t m = 0; m < n; m++) {
+					OPENSSL_free(own[m]);
+					own[m] = NULL;
+				}
+			} else if (it->secret) {
+				e = wks_store_set_secret_key(
+					dst, alias, it->secret_alg, it->secret,
+					it->secret_len, pw, pw_len);
+			} else {
+				e = wks_store_set_cert(dst, alias, it->cert);
+			}
+			if (e == WKS_ERR_NOMEM) {
+				err = nomem();
+				goto done;
+			}
+			if (e == 0)
+				l->rep->done++;
+			else
+				e = wks__report_skip(l->rep, alias, e,
+						     wks_error_detail());
+		}
+		if (e < 0) {
+			err = nomem();
+			goto done;
+		}
+	}
+done:
+	free(der);
+	free(der_len);
+	free(own);
+	return err;
+}
+
+int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
+		  const char *pw, size_t pw_len, unsigned flags,
+		  wks_convert_report *rep)
+{
+	wks_p12_file *f = NULL;
+	int err = p12_parse(&f, data, len, pw, pw_len, flags, rep);
+
+	if (err == 0)
+		err = store_all(dst, f, f->null_pass ? "" : (pw ? pw : ""),
+				f->null_pass ? 0 : pw_len);
+	wks_p12_free(f);
 	return err;
 }

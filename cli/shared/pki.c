@@ -21,6 +21,7 @@
 #include <openssl/x509v3.h>
 
 #include "cli.h"
+#include "wks/convert.h"
 
 static int is_cert_name(const char *name)
 {
@@ -698,4 +699,41 @@ void cli_print_cert(FILE *f, X509 *x, int indent)
 	fprintf(f, "%*sSHA-256: %s\n", indent, "", fp);
 	fprintf(f, "%*sKey:     %s\n", indent, "", key);
 	ERR_clear_error();
+}
+
+/* ---- bounds on the work factor of password-based encryption ----------------
+ *
+ * An encrypted PKCS#8 key names its own PBKDF2 iteration count; OpenSSL
+ * runs whatever it says, so a hostile file with 0x7FFFFFFF iterations
+ * would make an import run for hours.  This check runs before any
+ * decryption and applies the library's own ceiling,
+ * libwks.wks.maxIterationCount (default 5,000,000), with the library's
+ * reading of the count (wks_pbe_iterations()).  (PKCS#12 files are read
+ * by the library, which checks them itself.) */
+
+static long max_iterations(void)
+{
+	char buf[32];
+
+	if (wks_get_property(buf, sizeof(buf), NULL,
+	                     "libwks.wks.maxIterationCount") != WKS_OK)
+		return 5000000;
+	return strtol(buf, NULL, 10);
+}
+
+static int check(long iter, const char *file, const char *what)
+{
+	long max = max_iterations();
+
+	if (iter > max) {
+		cli_err(file, "%s: iteration count %ld exceeds limit %ld "
+		        "(libwks.wks.maxIterationCount)", what, iter, max);
+		return CLI_EXIT_LIMIT;
+	}
+	return 0;
+}
+
+int cli_pbe_check(const X509_ALGOR *alg, const char *file, const char *what)
+{
+	return check(wks_pbe_iterations(alg), file, what);
 }

@@ -1,13 +1,14 @@
 /*
  * wks(1) - the command-line tool of libwks: shared declarations.
  *
- * Layout: main.c holds the command table and the option parser; every
- * subcommand lives in cmd_<verb>.c; util.c (messages, files, escaping),
- * password.c (password sources and the prompt), store.c (opening and
- * saving the keystore), pki.c (keys and certificates through OpenSSL) and
- * p12.c (PKCS#12) are the helpers they share.  The tool uses only the
- * public API of wks.h and wks/convert.h (Java keystores: src/convert/)
- * and OpenSSL.
+ * Layout (cli/README.md): main.c holds the command table and the option
+ * parser; every subcommand lives in cmd/cmd_<verb>.c; shared/ (with this
+ * header) holds the pieces they share: util.c (messages, files,
+ * escaping), password.c (password sources and the prompt), store.c
+ * (opening and saving the keystore), pki.c (keys and certificates through
+ * OpenSSL), pkcs12.c (PKCS#12, read and written by the library) and the
+ * rest.  The tool uses only the public API of wks.h and wks/convert.h
+ * (Java keystores and PKCS#12: src/convert/) and OpenSSL.
  */
 #ifndef WKS_CLI_H
 #define WKS_CLI_H
@@ -192,11 +193,10 @@ int cli_exit_for(int err);
 int cli_lib_err(const char *file, const char *alias, int err,
 		const char *what);
 
-/* Refuse password-based encryption (or a PKCS#12 MAC) whose iteration
- * count exceeds libwks.wks.maxIterationCount, before OpenSSL runs it:
- * 0 or CLI_EXIT_LIMIT with a message. */
+/* Refuse password-based encryption whose iteration count exceeds
+ * libwks.wks.maxIterationCount, before OpenSSL runs it: 0 or
+ * CLI_EXIT_LIMIT with a message (pki.c). */
 int cli_pbe_check(const X509_ALGOR *alg, const char *file, const char *what);
-int cli_p12_mac_check(const PKCS12 *p12, const char *file);
 
 /* Report the OpenSSL error queue's last entry after `fmt`; clears the
  * queue.  Returns `status`. */
@@ -424,7 +424,7 @@ void cli_key_desc(char *out, size_t out_len, X509 *x);
  * fingerprint, key) indented by `indent` spaces. */
 void cli_print_cert(FILE *f, X509 *x, int indent);
 
-/* ---- PKCS#12 (p12.c) --------------------------------------------------- */
+/* ---- PKCS#12 (pkcs12.c, over wks/convert.h) ------------------------- */
 
 typedef struct {
 	char *alias;            /* friendlyName, or NULL */
@@ -436,9 +436,9 @@ typedef struct {
 	STACK_OF(X509) *chain;  /* private key: leaf first; certificate: 1 */
 } cli_p12_entry;
 
-/* Parse a PKCS#12 file into entries: keys with their chains (matched by
- * localKeyID, else by public key) and the certificates that belong to no
- * chain.  A file without a MAC is refused (CLI_EXIT_INVALID) unless
+/* Parse a PKCS#12 file into entries (wks_p12_parse()): keys with their
+ * chains (matched by localKeyID, else by public key), secret keys, and
+ * the certificates that belong to no chain or that Java marked trusted.  A file without a MAC is refused (CLI_EXIT_INVALID) unless
  * `no_mac_ok` (--no-mac-ok).  Every failure to decrypt or to decode what
  * was decrypted gives the same message.  Returns 0 or an exit status
  * (message printed). */
@@ -454,41 +454,15 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 		   const cli_pw *keypw);
 
 /*
- * Build a PKCS#12 of the key and certificate entries of `st` (only
- * `alias` if not NULL), keys decrypted with `keypw`, encrypted with
+ * Build a PKCS#12 of the key, secret key and certificate entries of `st`
+ * (only `alias` if not NULL; wks_convert_write_p12_keys()), keys opened
+ * by cli_key_get() with `keypw`, encrypted with
  * AES-256-CBC/PBKDF2 under `p12pw`, MAC HMAC-SHA-256, `iterations` for
  * all three (see cli_export_iterations()).  *out is DER.
  */
 int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 		   const char *file, const char *alias, const cli_pw *keypw,
 		   const cli_pw *p12pw, int iterations);
-
-/*
- * Secret keys in PKCS#12 the way Java stores them (p12secret.c): a secret
- * bag holding an EncryptedPrivateKeyInfo of { OID of the JCA algorithm,
- * OCTET STRING key }.
- *
- * cli_p12_secret_read() decrypts the secret bag `bag` (friendlyName
- * `name`, for messages) with the PKCS#12 password: *alg is the JCA name
- * Java reports ("AES", "HmacSHA256", "PBEWithMD5AndDES", or the dotted
- * OID), *key the raw key (free with cli_free_secret()).  Returns 0, -1
- * when the bag is of another kind (skipped: a note naming it is
- * printed), or an exit status (message printed).
- *
- * cli_p12_secret_bag() makes such a bag for a WKS secret key, encrypted
- * with PBES2 (AES-256-CBC, PBKDF2-HMAC-SHA-256, `iterations`) under the
- * PKCS#12 password, with friendlyName `alias` and localKeyID
- * "Time <created_ms>" (Java's creation date).  Returns 0, -1 when
- * `alg` has no OID (Java cannot store such a key in PKCS#12 either; the
- * caller names the skipped alias), or an exit status.
- */
-int cli_p12_secret_read(char **alg, uint8_t **key, size_t *key_len,
-			const PKCS12_SAFEBAG *bag, const char *pass,
-			int passlen, const char *file, const char *name);
-int cli_p12_secret_bag(PKCS12_SAFEBAG **out, const char *alias,
-		       const char *alg, const uint8_t *key, size_t key_len,
-		       int64_t created_ms, const cli_pw *p12pw, int iterations,
-		       const char *file);
 
 /* ---- CA bundles (certbundle.c; wks import-certs) ---------------------- */
 
