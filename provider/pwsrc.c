@@ -1,6 +1,6 @@
 /*
  * Password sources of wks: URIs.  The rules are those of the wks tool
- * (cli/password.c): file: and fd: give the first line, without "\n" or
+ * (cli/shared/password.c): file: and fd: give the first line, without "\n" or
  * "\r\n"; env: the variable's value.  Every buffer is wiped before it is
  * freed.
  */

@@ -65,7 +65,7 @@ int cmd_export_key(cli_ctx *c)
 	int rc, err;
 
 	if (c->reference)
-		return cli_export_reference(c); /* cli/reference.c */
+		return cli_export_reference(c); /* cli/shared/reference.c */
 	if (c->ref_storepass || c->ref_keypass) {
 		cli_err(NULL, "--ref-storepass and --ref-keypass need --reference");
 		return CLI_EXIT_USAGE;

@@ -135,7 +135,7 @@ typedef struct {
 	/* h7 (issue 11 item 1): import-keystore */
 	const char *srckeystore, *srcstoretype, *srcalias, *destalias;
 	cli_pwsrc srcstorepass, srckeypass;
-	/* export-key --reference (cli/reference.c) */
+	/* export-key --reference (cli/shared/reference.c) */
 	int reference;
 	const char *ref_storepass, *ref_keypass; /* sources, as given */
 } cli_ctx;
@@ -158,7 +158,7 @@ int cmd_import_secret(cli_ctx *c);
 int cmd_import_p12(cli_ctx *c);
 int cmd_export_p12(cli_ctx *c);
 int cmd_export_key(cli_ctx *c);
-/* export-key --reference: a key reference file (cli/reference.c). */
+/* export-key --reference: a key reference file (cli/shared/reference.c). */
 int cli_export_reference(cli_ctx *c);
 int cmd_export_cert(cli_ctx *c);
 int cmd_delete(cli_ctx *c);
