@@ -16,7 +16,7 @@ Modes:
              byte of each vector (plus every header and trailer byte) and
              one real-load sample per file, test_tamper every 4th entry
              byte, test_crash_save 100 kills, the stress tests 2 s each.
-             About 3 minutes on an idle 2-core machine, build included.
+             About 3-4 minutes on a 2-core machine, build included.
   --full     the exhaustive inputs, as CI's plain stage runs them
              (WKS_TEST_FULL=1): every byte of every vector with both XOR
              values and 4 real-load samples per file, every byte of
@@ -49,7 +49,7 @@ cd "$(dirname "$0")/.."
 if [ -n "${WKS_TEST_FULL:-}" ] && [ "$WKS_TEST_FULL" != 0 ]; then
 	echo "tests/run.sh: full mode: about 6 minutes on an idle 2-core machine (--help: the modes)"
 else
-	echo "tests/run.sh: quick mode: about 3 minutes on an idle 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
+	echo "tests/run.sh: quick mode: about 3-4 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
 fi
 sh scripts/deps.sh test
 b=${BUILD_DIR:-build}
