@@ -36,59 +36,10 @@
 #include <openssl/store.h>
 #include <openssl/x509.h>
 
-#include "wks/wks.h"
+#define BENCH_NAME "wks-provider-bench"
+#include "benchutil.h"
 
 #define PW "bench store password"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "wks-provider-bench: %s: %s\n", what,
-		wks_error_detail());
-	ERR_print_errors_fp(stderr);
-	exit(1);
-}
-
-static X509 *self_signed(EVP_PKEY *key)
-{
-	X509 *x = X509_new();
-	X509_NAME *n;
-
-	if (!x)
-		die("X509_new");
-	n = X509_get_subject_name(x);
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 86400L);
-	X509_set_pubkey(x, key);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
-				   (const unsigned char *)"bench", -1, -1, 0);
-	X509_set_issuer_name(x, n);
-	if (X509_sign(x, key, EVP_sha256()) <= 0)
-		die("X509_sign");
-	return x;
-}
 
 /* One open of the key through the provider; returns 1 if a key came. */
 static int load_via_uri(OSSL_LIB_CTX *lc, const char *uri)
@@ -161,7 +112,7 @@ int main(int argc, char **argv)
 	key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
 	if (!key)
 		die("RSA key generation");
-	cert = self_signed(key);
+	cert = bench_cert(key, "bench", 1);
 	if (wks_store_new(&st) < 0 ||
 	    wks_store_set_pkey(st, "k", key, &cert, 1, PW, strlen(PW)) < 0 ||
 	    wks_store_save_file(st, path, PW, strlen(PW)) < 0)

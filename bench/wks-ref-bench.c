@@ -40,88 +40,10 @@
 #include <openssl/provider.h>
 #include <openssl/x509.h>
 
-#include "wks/wks.h"
+#define BENCH_NAME "wks-ref-bench"
+#include "benchutil.h"
 
 #define PW "bench store password"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "wks-ref-bench: %s: %s\n", what, wks_error_detail());
-	ERR_print_errors_fp(stderr);
-	exit(1);
-}
-
-static X509 *self_signed(EVP_PKEY *key)
-{
-	X509 *x = X509_new();
-	X509_NAME *n;
-
-	if (!x)
-		die("X509_new");
-	n = X509_get_subject_name(x);
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 86400L);
-	X509_set_pubkey(x, key);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
-				   (const unsigned char *)"bench", -1, -1, 0);
-	X509_set_issuer_name(x, n);
-	if (X509_sign(x, key, EVP_sha256()) <= 0)
-		die("X509_sign");
-	return x;
-}
-
-/* A library context from an openssl.cnf with `settings` in wks's section
- * (NULL: the default provider only). */
-static OSSL_LIB_CTX *context(const char *dir, const char *pdir,
-			     const char *name, const char *settings)
-{
-	char cnf[4200];
-	OSSL_LIB_CTX *lc;
-	FILE *f;
-
-	snprintf(cnf, sizeof(cnf), "%s/%s.cnf", dir, name);
-	if (!(f = fopen(cnf, "w")))
-		die("writing an openssl.cnf");
-	fprintf(f, "openssl_conf = openssl_init\n[openssl_init]\n"
-		"providers = provider_sect\n[provider_sect]\n"
-		"default = default_sect\n%s[default_sect]\nactivate = 1\n",
-		!settings ? "" : strcmp(settings, "null") ? "wks = wks_sect\n" :
-		"null = null_sect\n[null_sect]\nactivate = 1\n");
-	if (settings && !strcmp(settings, "null"))
-		settings = NULL; /* the control: a provider offering nothing */
-	if (settings)
-		fprintf(f, "[wks_sect]\nmodule = %s/wks.so\nactivate = 1\n%s",
-			pdir, settings);
-	fclose(f);
-	if (!(lc = OSSL_LIB_CTX_new()) || !OSSL_LIB_CTX_load_config(lc, cnf) ||
-	    (settings && !OSSL_PROVIDER_available(lc, "wks")))
-		die("a library context");
-	unlink(cnf);
-	return lc;
-}
 
 /* Read one PEM private key from a file (a reference) or memory. */
 static int read_key(OSSL_LIB_CTX *lc, const char *file, const char *mem,
@@ -195,11 +117,13 @@ int main(int argc, char **argv)
 		char *p;
 		long l;
 
-		lc = !strcmp(read_kind, "plain") ? context(dir, pdir, "r", NULL) :
+		lc = !strcmp(read_kind, "plain") ?
+			bench_context(dir, pdir, "r", NULL) :
 		     !strcmp(read_kind, "on") ?
-			context(dir, pdir, "r", "references = yes\n") :
-		     !strcmp(read_kind, "off") ? context(dir, pdir, "r", "") :
-		     context(dir, pdir, "r", "null");
+			bench_context(dir, pdir, "r", "references = yes\n") :
+		     !strcmp(read_kind, "off") ?
+			bench_context(dir, pdir, "r", "") :
+			bench_context(dir, pdir, "r", "null");
 		if (!key || !b || !PEM_write_bio_PrivateKey(b, key, NULL, NULL,
 							    0, NULL, NULL))
 			die("a PEM key");
@@ -226,7 +150,7 @@ int main(int argc, char **argv)
 
 		if (!key)
 			die("EC key generation");
-		cert = self_signed(key);
+		cert = bench_cert(key, "bench", 1);
 		snprintf(alias, sizeof(alias), "k%d", i);
 		if (wks_store_set_pkey(st, alias, key, &cert, 1, PW,
 				       strlen(PW)) < 0)
@@ -273,7 +197,8 @@ int main(int argc, char **argv)
 	wks_key_free(k);
 	wks_store_free(st);
 
-	lc = context(dir, pdir, "nocache", "references = yes\nkek-cache = no\n");
+	lc = bench_context(dir, pdir, "nocache",
+			   "references = yes\nkek-cache = no\n");
 	t0 = now_ms();
 	for (int i = 0; i < nkeys; i++) {
 		snprintf(ref, sizeof(ref), "%s/k%d.ref", dir, i);
@@ -282,7 +207,8 @@ int main(int argc, char **argv)
 	}
 	t_nocache = now_ms() - t0;
 	OSSL_LIB_CTX_free(lc);
-	lc = context(dir, pdir, "cache", "references = yes\nkek-cache = yes\n");
+	lc = bench_context(dir, pdir, "cache",
+			   "references = yes\nkek-cache = yes\n");
 	t0 = now_ms();
 	for (int i = 0; i < nkeys; i++) {
 		snprintf(ref, sizeof(ref), "%s/k%d.ref", dir, i);
@@ -347,10 +273,10 @@ int main(int argc, char **argv)
 			"wks.so, references off       ",
 			"default + null (control)     " };
 
-		c[0] = context(dir, pdir, "plain", NULL);
-		c[1] = context(dir, pdir, "refs", "references = yes\n");
-		c[2] = context(dir, pdir, "norefs", "");
-		c[3] = context(dir, pdir, "null", "null");
+		c[0] = bench_context(dir, pdir, "plain", NULL);
+		c[1] = bench_context(dir, pdir, "refs", "references = yes\n");
+		c[2] = bench_context(dir, pdir, "norefs", "");
+		c[3] = bench_context(dir, pdir, "null", "null");
 		for (int r = 0; r < runs; r++) {
 			for (int j = 0; j < 4; j++) {
 				t0 = now_ms();

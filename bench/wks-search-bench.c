@@ -33,84 +33,17 @@
 #include <openssl/store.h>
 #include <openssl/x509.h>
 
-#include "wks/wks.h"
+#define BENCH_NAME "wks-search-bench"
+#include "benchutil.h"
 
 #define PW "bench store password"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "wks-search-bench: %s: %s\n", what, wks_error_detail());
-	ERR_print_errors_fp(stderr);
-	exit(1);
-}
-
 static X509 *make_cert(EVP_PKEY *key, int i)
 {
-	X509 *x = X509_new();
-	X509_NAME *n;
 	char cn[32];
 
-	if (!x)
-		die("X509_new");
 	snprintf(cn, sizeof(cn), "Bench CA %05d", i);
-	n = X509_get_subject_name(x);
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), i + 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 86400L);
-	X509_set_pubkey(x, key);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
-				   (const unsigned char *)cn, -1, -1, 0);
-	X509_set_issuer_name(x, n);
-	if (X509_sign(x, key, EVP_sha256()) <= 0)
-		die("X509_sign");
-	return x;
-}
-
-/* A library context with wks.so and the default provider, wks's section
- * holding `settings`. */
-static OSSL_LIB_CTX *context(const char *dir, const char *pdir,
-			     const char *settings)
-{
-	char cnf[4200];
-	OSSL_LIB_CTX *lc;
-	FILE *f;
-
-	snprintf(cnf, sizeof(cnf), "%s/bench.cnf", dir);
-	if (!(f = fopen(cnf, "w")))
-		die("writing an openssl.cnf");
-	fprintf(f, "openssl_conf = openssl_init\n[openssl_init]\n"
-		"providers = provider_sect\n[provider_sect]\n"
-		"default = default_sect\nwks = wks_sect\n[default_sect]\n"
-		"activate = 1\n[wks_sect]\nmodule = %s/wks.so\nactivate = 1\n%s",
-		pdir, settings);
-	fclose(f);
-	if (!(lc = OSSL_LIB_CTX_new()) || !OSSL_LIB_CTX_load_config(lc, cnf) ||
-	    !OSSL_PROVIDER_available(lc, "wks"))
-		die("a library context");
-	unlink(cnf);
-	return lc;
+	return bench_cert(key, cn, i + 1);
 }
 
 /*
@@ -230,8 +163,8 @@ int main(int argc, char **argv)
 	snprintf(uri[0], sizeof(uri[0]), "wks://%s", path);
 	snprintf(uri[1], sizeof(uri[1]), "wks://%s?storepass=pass:bench%%20"
 		 "store%%20password", path);
-	lc[0] = context(dir, pdir, "kek-cache = no\n");
-	lc[1] = context(dir, pdir, "kek-cache = yes\n");
+	lc[0] = bench_context(dir, pdir, "bench", "kek-cache = no\n");
+	lc[1] = bench_context(dir, pdir, "bench", "kek-cache = yes\n");
 	if (!(by_name = OSSL_STORE_SEARCH_by_name(X509_get_subject_name(want))) ||
 	    !X509_digest(want, EVP_sha256(), fp, &fp_len) ||
 	    !(by_fp = OSSL_STORE_SEARCH_by_key_fingerprint(EVP_sha256(), fp,
