@@ -22,62 +22,7 @@
 #include <string.h>
 
 #include "ref.h"
-
-#ifndef FUZZ_ENTRY
-#define FUZZ_ENTRY LLVMFuzzerTestOneInput
-#endif
-#ifndef FUZZ_INIT
-#define FUZZ_INIT LLVMFuzzerInitialize
-#endif
-
-#define REF_CHECK(cond, what) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FUZZ_CHECK failed: %s (%s:%d): %s\n", #cond, \
-		        __FILE__, __LINE__, (what)); \
-		abort(); \
-	} \
-} while (0)
-
-int FUZZ_INIT(int *argc, char ***argv);
-int FUZZ_ENTRY(const uint8_t *data, size_t size);
-
-int FUZZ_INIT(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	return 0;
-}
-
-static void check_src(const wksp_pwsrc *s, size_t size)
-{
-	switch (s->kind) {
-	case WKSP_PW_NONE:
-		REF_CHECK(!s->value, "no source but a value");
-		break;
-	case WKSP_PW_ENV:
-	case WKSP_PW_FILE:
-		REF_CHECK(s->value && s->value_len > 0 && s->value_len < size &&
-			  strlen(s->value) == s->value_len, "source value");
-		break;
-	case WKSP_PW_FD:
-		REF_CHECK(s->fd >= 0 && s->fd <= 1000000, "fd range");
-		break;
-	default:
-		REF_CHECK(0, "source kind (pass: accepted?)");
-	}
-}
-
-static int same_src(const wksp_pwsrc *a, const wksp_pwsrc *b)
-{
-	if (a->kind != b->kind)
-		return 0;
-	if (a->kind == WKSP_PW_FD)
-		return a->fd == b->fd;
-	if (a->kind == WKSP_PW_NONE)
-		return 1;
-	return a->value_len == b->value_len &&
-	       !memcmp(a->value, b->value, a->value_len);
-}
+#include "fuzz_pwsrc.h"
 
 /* Decode base64 lines of the block (loosely) and look for "pass:TEXT"
  * that the message repeats, for a TEXT of at least 6 bytes with one of
@@ -92,7 +37,7 @@ static void check_no_pass_echo(const char *in, size_t size, const char *err)
 	unsigned acc = 0;
 	int bits = 0;
 
-	REF_CHECK(dec != NULL, "malloc");
+	PW_CHECK(dec != NULL, "malloc");
 	for (size_t i = 0; i < size; i++) {
 		const char *p = in[i] ? strchr(b64, in[i]) : NULL;
 
@@ -113,7 +58,7 @@ static void check_no_pass_echo(const char *in, size_t size, const char *err)
 
 			memcpy(t, p + 5, k);
 			t[k] = 0;
-			REF_CHECK(!strstr(err, t), "message repeats a pass: text");
+			PW_CHECK(!strstr(err, t), "message repeats a pass: text");
 		}
 	}
 	free(dec);
@@ -127,46 +72,46 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	wksp_uri u, v;
 	int rc;
 
-	REF_CHECK(in != NULL, "malloc");
+	PW_CHECK(in != NULL, "malloc");
 	memcpy(in, data, size);
 	in[size] = 0;
 	rc = wksp_ref_parse(&u, in, size, err, sizeof(err));
-	REF_CHECK(rc == 0 || rc == -1, "return value");
+	PW_CHECK(rc == 0 || rc == -1, "return value");
 	nl = memchr(in, '\n', size);
 	if (rc == 0)
-		REF_CHECK(wksp_ref_is_begin(in, nl ? (size_t)(nl - in) + 1 : size),
+		PW_CHECK(wksp_ref_is_begin(in, nl ? (size_t)(nl - in) + 1 : size),
 			  "parsed without a BEGIN line");
 	if (rc < 0) {
-		REF_CHECK(!u.path && !u.alias && u.storepass.kind == WKSP_PW_NONE &&
+		PW_CHECK(!u.path && !u.alias && u.storepass.kind == WKSP_PW_NONE &&
 			  u.keypass.kind == WKSP_PW_NONE &&
 			  u.only == WKSP_ONLY_ALL, "outputs not cleared");
-		REF_CHECK(err[0] != 0, "no message");
+		PW_CHECK(err[0] != 0, "no message");
 		check_no_pass_echo(in, size, err);
 		free(in);
 		return 0;
 	}
-	REF_CHECK(u.path && u.path[0] && strlen(u.path) <= size, "path");
-	REF_CHECK(u.alias && strlen(u.alias) <= size, "alias");
-	REF_CHECK(u.only == WKSP_ONLY_ALL, "only= accepted");
-	check_src(&u.storepass, size);
-	check_src(&u.keypass, size);
+	PW_CHECK(u.path && u.path[0] && strlen(u.path) <= size, "path");
+	PW_CHECK(u.alias && strlen(u.alias) <= size, "alias");
+	PW_CHECK(u.only == WKSP_ONLY_ALL, "only= accepted");
+	fuzz_check_src(&u.storepass, size, 0);
+	fuzz_check_src(&u.keypass, size, 0);
 
 	if (wksp_ref_uri(&uri, u.path, u.alias, &u.storepass, &u.keypass, err,
 			 sizeof(err)) == 0) {
-		REF_CHECK(wksp_ref_pem(&pem, &pem_len, uri, err,
+		PW_CHECK(wksp_ref_pem(&pem, &pem_len, uri, err,
 				       sizeof(err)) == 0, err);
-		REF_CHECK(pem_len == strlen(pem), "pem length");
+		PW_CHECK(pem_len == strlen(pem), "pem length");
 		rc = wksp_ref_parse(&v, pem, pem_len, err, sizeof(err));
-		REF_CHECK(rc == 0, err);
-		REF_CHECK(!strcmp(u.path, v.path), "round trip: path");
-		REF_CHECK(!strcmp(u.alias, v.alias), "round trip: alias");
-		REF_CHECK(same_src(&u.storepass, &v.storepass),
+		PW_CHECK(rc == 0, err);
+		PW_CHECK(!strcmp(u.path, v.path), "round trip: path");
+		PW_CHECK(!strcmp(u.alias, v.alias), "round trip: alias");
+		PW_CHECK(fuzz_same_src(&u.storepass, &v.storepass),
 			  "round trip: storepass");
-		REF_CHECK(same_src(&u.keypass, &v.keypass),
+		PW_CHECK(fuzz_same_src(&u.keypass, &v.keypass),
 			  "round trip: keypass");
 		wksp_uri_clear(&v);
 	} else {
-		REF_CHECK(strstr(err, "longer than"), err);
+		PW_CHECK(strstr(err, "longer than"), err);
 	}
 	free(pem);
 	free(uri);

@@ -18,31 +18,7 @@
 #include <string.h>
 
 #include "uri.h"
-
-#ifndef FUZZ_ENTRY
-#define FUZZ_ENTRY LLVMFuzzerTestOneInput
-#endif
-#ifndef FUZZ_INIT
-#define FUZZ_INIT LLVMFuzzerInitialize
-#endif
-
-#define URI_CHECK(cond, what) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FUZZ_CHECK failed: %s (%s:%d): %s\n", #cond, \
-		        __FILE__, __LINE__, (what)); \
-		abort(); \
-	} \
-} while (0)
-
-int FUZZ_INIT(int *argc, char ***argv);
-int FUZZ_ENTRY(const uint8_t *data, size_t size);
-
-int FUZZ_INIT(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	return 0;
-}
+#include "fuzz_pwsrc.h"
 
 /* Append s[0..n) percent-encoded at *o. */
 static void enc(char **o, const char *s, size_t n)
@@ -94,65 +70,33 @@ static void enc_src(char **o, char *sep, const char *name,
 	}
 }
 
-static void check_src(const wksp_pwsrc *s, size_t size)
-{
-	switch (s->kind) {
-	case WKSP_PW_NONE:
-		URI_CHECK(!s->value, "no source but a value");
-		break;
-	case WKSP_PW_PASS:
-	case WKSP_PW_ENV:
-	case WKSP_PW_FILE:
-		URI_CHECK(s->value && s->value_len > 0 && s->value_len < size &&
-			  strlen(s->value) == s->value_len, "source value");
-		break;
-	case WKSP_PW_FD:
-		URI_CHECK(s->fd >= 0 && s->fd <= 1000000, "fd range");
-		break;
-	default:
-		URI_CHECK(0, "source kind");
-	}
-}
-
-static int same_src(const wksp_pwsrc *a, const wksp_pwsrc *b)
-{
-	if (a->kind != b->kind)
-		return 0;
-	if (a->kind == WKSP_PW_FD)
-		return a->fd == b->fd;
-	if (a->kind == WKSP_PW_NONE)
-		return 1;
-	return a->value_len == b->value_len &&
-	       !memcmp(a->value, b->value, a->value_len);
-}
-
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
 	char *in = malloc(size + 1), *out, *o, err[256], sep = '?';
 	wksp_uri u, v;
 	int rc;
 
-	URI_CHECK(in != NULL, "malloc");
+	PW_CHECK(in != NULL, "malloc");
 	memcpy(in, data, size);
 	in[size] = 0;
 	rc = wksp_uri_parse(&u, in, err, sizeof(err));
-	URI_CHECK(rc == 0 || rc == -1, "return value");
+	PW_CHECK(rc == 0 || rc == -1, "return value");
 	if (rc < 0) {
-		URI_CHECK(!u.path && !u.alias && u.storepass.kind == WKSP_PW_NONE &&
+		PW_CHECK(!u.path && !u.alias && u.storepass.kind == WKSP_PW_NONE &&
 			  u.keypass.kind == WKSP_PW_NONE &&
 			  u.only == WKSP_ONLY_ALL, "outputs not cleared");
-		URI_CHECK(err[0] != 0, "no message");
+		PW_CHECK(err[0] != 0, "no message");
 		free(in);
 		return 0;
 	}
-	URI_CHECK(u.path && u.path[0] && strlen(u.path) <= size, "path");
-	URI_CHECK(!u.alias || strlen(u.alias) <= size, "alias");
-	check_src(&u.storepass, size);
-	check_src(&u.keypass, size);
+	PW_CHECK(u.path && u.path[0] && strlen(u.path) <= size, "path");
+	PW_CHECK(!u.alias || strlen(u.alias) <= size, "alias");
+	fuzz_check_src(&u.storepass, size, 1);
+	fuzz_check_src(&u.keypass, size, 1);
 
 	/* Round trip: every decoded byte becomes at most 3. */
 	out = malloc(3 * size + 80);
-	URI_CHECK(out != NULL, "malloc");
+	PW_CHECK(out != NULL, "malloc");
 	o = out;
 	put(&o, "wks:");
 	enc(&o, u.path, strlen(u.path));
@@ -164,7 +108,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	}
 	enc_src(&o, &sep, "storepass", &u.storepass);
 	enc_src(&o, &sep, "keypass", &u.keypass);
-	URI_CHECK(u.only >= WKSP_ONLY_ALL && u.only <= WKSP_ONLY_ISSUERS,
+	PW_CHECK(u.only >= WKSP_ONLY_ALL && u.only <= WKSP_ONLY_ISSUERS,
 		  "only");
 	if (u.only != WKSP_ONLY_ALL) {
 		*o++ = sep;
@@ -174,16 +118,16 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	*o = 0;
 	if (strlen(out) <= WKSP_URI_MAX) {
 		rc = wksp_uri_parse(&v, out, err, sizeof(err));
-		URI_CHECK(rc == 0, err);
-		URI_CHECK(!strcmp(u.path, v.path), "round trip: path");
-		URI_CHECK((!u.alias && !v.alias) ||
+		PW_CHECK(rc == 0, err);
+		PW_CHECK(!strcmp(u.path, v.path), "round trip: path");
+		PW_CHECK((!u.alias && !v.alias) ||
 			  (u.alias && v.alias && !strcmp(u.alias, v.alias)),
 			  "round trip: alias");
-		URI_CHECK(same_src(&u.storepass, &v.storepass),
+		PW_CHECK(fuzz_same_src(&u.storepass, &v.storepass),
 			  "round trip: storepass");
-		URI_CHECK(same_src(&u.keypass, &v.keypass),
+		PW_CHECK(fuzz_same_src(&u.keypass, &v.keypass),
 			  "round trip: keypass");
-		URI_CHECK(u.only == v.only, "round trip: only");
+		PW_CHECK(u.only == v.only, "round trip: only");
 		wksp_uri_clear(&v);
 	}
 	free(out);
