@@ -524,25 +524,6 @@ static int child_work(wks_store *st)
 	return ok ? 0 : 1;
 }
 
-/* Wait for pid at most bound_ms; kill it if it is still running.
- * Returns its status, or -1 if it had to be killed. */
-static int reap_bounded(pid_t pid, int bound_ms)
-{
-	int status, waited = 0;
-	pid_t r;
-
-	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && waited < bound_ms) {
-		sleep_ms(1);
-		waited++;
-	}
-	if (r == pid)
-		return status;
-	kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return -1;
-}
-
 static void test_fork__while_threads_hold_locks(void **state)
 {
 	busy_arg args[5];
@@ -574,7 +555,7 @@ static void test_fork__while_threads_hold_locks(void **state)
 		assert_true(pid >= 0);
 		if (pid == 0)
 			_exit(child_work(st));
-		status = reap_bounded(pid, CHILD_BOUND_MS);
+		status = tu_reap_bounded(pid, CHILD_BOUND_MS);
 		if (status == -1) {
 			hung++;
 			break; /* one is enough, and each costs the bound */

@@ -5,10 +5,12 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <openssl/sha.h>
 
@@ -141,6 +143,24 @@ wks_store *tu_store_fast(void)
 	TU_OK(wks_store_new(&st));
 	TU_OK(wks_store_set_property(st, "wolfjce.wks.iterationCount", "10000"));
 	return st;
+}
+
+int tu_reap_bounded(pid_t pid, int bound_ms)
+{
+	struct timespec ms1 = { 0, 1000000 };
+	int status = 0, waited = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && waited < bound_ms) {
+		nanosleep(&ms1, NULL);
+		waited++;
+	}
+	if (r == pid)
+		return status;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return -1;
 }
 
 /* ---- additions for the vector, interop, rules, tamper and thread tests ---- */

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <cmocka.h>
 
 #include "wks/wks.h"
@@ -30,6 +31,11 @@ void tu_sha256_hex(char out[65], const uint8_t *data, size_t len);
 
 /* Hex -> bytes (malloc'ed). */
 uint8_t *tu_unhex(const char *hex, size_t *len);
+
+/* Wait for the child `pid` for about bound_ms milliseconds at most (1 ms
+ * polls); kill it (SIGKILL) and reap it if it is still running then.
+ * Returns its wait status, or -1 if it had to be killed. */
+int tu_reap_bounded(pid_t pid, int bound_ms);
 
 /* Run a shell command, return its exit status (-1 if it did not exit). */
 int tu_system(const char *fmt, ...)

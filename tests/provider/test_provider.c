@@ -1530,9 +1530,8 @@ static void test_provider__keep_fork(void **state)
 						&args[i]), 0);
 	}
 	for (n = 0; n < 30 && !hung; n++) {
-		pid_t pid = fork(), r;
-		int status = 0, waited = 0;
-		struct timespec ms1 = { 0, 1000000 };
+		pid_t pid = fork();
+		int status;
 
 		assert_true(pid >= 0);
 		if (pid == 0) {
@@ -1546,13 +1545,9 @@ static void test_provider__keep_fork(void **state)
 			wks_key_free(key);
 			_exit(ok ? 0 : 1);
 		}
-		while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
-		       waited++ < 10000)
-			nanosleep(&ms1, NULL);
-		if (r != pid) {
+		status = tu_reap_bounded(pid, 10000);
+		if (status == -1) {
 			hung++;
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
 		} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 			failed++;
 		}
