@@ -12,7 +12,7 @@ time are printed as it ends, failures with their output.
 
 Modes:
   (default)  quick: every test and every assertion, with the exhaustive
-             tests sampling their inputs: test_tamper_vectors every 32nd
+             tests sampling their inputs: test_tamper_vectors every 128th
              byte of each vector (plus every header and trailer byte) and
              one real-load sample per file, test_tamper every 4th entry
              byte, test_crash_save 100 kills, the stress tests 2 s each.

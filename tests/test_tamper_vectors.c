@@ -38,15 +38,16 @@
  *    real wks_store_get_key() (without), and their result classes must be
  *    exactly what the fast path computed.
  *
- * Modes (tests/run.sh --help): by default every 32nd position (plus the
+ * Modes (tests/run.sh --help): by default every 128th position (plus the
  * whole header and trailer, from a fixed-seed offset) and one real load
- * and get_key sample per file and entry: about 1/30 of the full run, with
- * every check above applied to each mutation made; WKS_TEST_FULL=1 (CI's
+ * and get_key sample per file and entry, with every check above applied
+ * to each mutation made (the header and trailer mutations, which decode
+ * the whole file, are most of the time then); WKS_TEST_FULL=1 (CI's
  * plain stage) makes every position and 4 samples the defaults.
  *
  * Environment: WKS_TAMPER_XORS=1 (one XOR per position, alternating 0x01
  * and 0x80: for sanitizer builds), WKS_TAMPER_STRIDE=n (every n-th
- * position only, plus the whole header and trailer; default 32, 1 in
+ * position only, plus the whole header and trailer; default 128, 1 in
  * full mode), WKS_TAMPER_FULL=1 (real KDF for every salt/iteration
  * change; slow), WKS_TAMPER_SAMPLES=n (real loads and get_keys per file;
  * default 1, 4 in full mode),
@@ -725,7 +726,7 @@ int main(void)
 
 	g_one_xor = env_size("WKS_TAMPER_XORS", 2) == 1;
 	g_full = env_size("WKS_TAMPER_FULL", 0) != 0;
-	g_stride = tu_env_count("WKS_TAMPER_STRIDE", 32, 1);
+	g_stride = tu_env_count("WKS_TAMPER_STRIDE", 128, 1);
 	if (g_stride == 0)
 		g_stride = 1;
 	g_samples = tu_env_count("WKS_TAMPER_SAMPLES", 1, 4);
