@@ -905,6 +905,10 @@ static int jce_pbe_decrypt(uint8_t **out, size_t *out_len, const uint8_t *ct,
 {
 	uint8_t salt[8], dk[32], *plain = NULL;
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	/* Fetched once: EVP_md5() in EVP_DigestInit_ex() fetches the
+	 * implementation again at every one of the 2 x iter inits, which cost
+	 * several times the MD5 itself (keytool's default is 200000). */
+	EVP_MD *md5 = EVP_MD_fetch(NULL, "MD5", NULL);
 	EVP_CIPHER_CTX *cc = EVP_CIPHER_CTX_new();
 	int n1 = 0, n2 = 0, err = 0;
 
@@ -921,6 +925,10 @@ static int jce_pbe_decrypt(uint8_t **out, size_t *out_len, const uint8_t *ct,
 	}
 	if (!md || !cc || !(plain = malloc(ct_len + 8))) {
 		err = WKS_ERR_NOMEM;
+		goto done;
+	}
+	if (!md5) {
+		err = wks__err(WKS_ERR_CRYPTO, "MD5 is not available");
 		goto done;
 	}
 	memcpy(salt, salt_in, 8);
@@ -940,7 +948,7 @@ static int jce_pbe_decrypt(uint8_t **out, size_t *out_len, const uint8_t *ct,
 
 		memcpy(cur, salt + 4 * h, 4);
 		for (uint32_t k = 0; k < iter; k++) {
-			if (!EVP_DigestInit_ex(md, EVP_md5(), NULL) ||
+			if (!EVP_DigestInit_ex(md, md5, NULL) ||
 			    !EVP_DigestUpdate(md, cur, cur_len) ||
 			    !EVP_DigestUpdate(md, pw, pw_len) ||
 			    !EVP_DigestFinal_ex(md, cur, &mdn) || mdn != 16) {
@@ -973,6 +981,7 @@ done:
 	wks_wipe(dk, sizeof(dk));
 	wks_wipe(salt, sizeof(salt));
 	EVP_MD_CTX_free(md);
+	EVP_MD_free(md5);
 	EVP_CIPHER_CTX_free(cc);
 	return err;
 }
