@@ -42,7 +42,7 @@ static int kt(const char *args)
 	/* (a JVM that starts quickly: no optimising compiler, serial GC)
 	 * JCEKS keys are sealed with keytool's default of 200000 PBE
 	 * iterations in the full mode, 10000 in the default one, and
-	 * WKS_JCEKS_ITERATIONS when set (CI's valgrind stage: 1000): each
+	 * WKS_JCEKS_ITERATIONS when set (CI's valgrind stage: 100): each
 	 * of read_jceks's 17 password attempts runs 2 x that many MD5s. */
 	return tu_system("cd '%s' && keytool -J-XX:TieredStopAtLevel=1 "
 			 "-J-XX:+UseSerialGC -J-Djdk.jceks.iterationCount=%zu "
