@@ -362,6 +362,10 @@ free_port() {
 start_server() {
 	local port=$1 i
 	shift
+	# Emptied here, not by the background job's redirection, which may
+	# run after the first grep below and let it find the last server's
+	# ACCEPT (a client then met "Connection refused").
+	: >"$T/server.out"
 	setsid timeout 40 openssl s_server "${P[@]}" -accept "127.0.0.1:$port" \
 		-naccept 1 -www "$@" </dev/null >"$T/server.out" 2>"$T/server.err" &
 	SERVER_PID=$!
