@@ -34,6 +34,7 @@ enum {
 	O_SRCKEYSTORE, O_SRCSTORETYPE, O_SRCSTOREPASS, O_SRCKEYPASS,
 	O_SRCALIAS, O_DESTALIAS, /* h7 */
 	O_REFERENCE, O_REF_STOREPASS, O_REF_KEYPASS, /* key references */
+	O_ALLOW_NON_UTF8, O_STORE_ONLY, /* issue 22 items 6, 9 */
 	O_COUNT
 };
 
@@ -95,6 +96,9 @@ static const struct option long_options[] = {
 	{ "reference", no_argument, NULL, 1000 + O_REFERENCE },
 	{ "ref-storepass", required_argument, NULL, 1000 + O_REF_STOREPASS },
 	{ "ref-keypass", required_argument, NULL, 1000 + O_REF_KEYPASS },
+	{ "allow-non-utf8-password", no_argument, NULL,
+	  1000 + O_ALLOW_NON_UTF8 },
+	{ "store-only", no_argument, NULL, 1000 + O_STORE_ONLY },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -120,6 +124,13 @@ static const char *option_name(int id)
 	"      --strict-java       refuse keys wolfJCE cannot load (other than\n" \
 	"                          RSA, RSASSA-PSS, EC, ML-DSA, SLH-DSA) and the\n" \
 	"                          empty alias, instead of a warning\n"
+/* Commands that take a new store or key password (and this option). */
+#define NEWPW B(O_ALLOW_NON_UTF8)
+#define NEWPW_HELP \
+	"      --allow-non-utf8-password\n" \
+	"                          take a new password that is not valid\n" \
+	"                          UTF-8 (Java can never use it; refused\n" \
+	"                          without this)\n"
 #define NOMAC_HELP \
 	"      --no-mac-ok         accept a PKCS#12 file without a MAC (its\n" \
 	"                          contents are then not authenticated)\n"
@@ -131,12 +142,12 @@ static const char *option_name(int id)
 static const cli_cmd commands[] = {
 	{ "create", cmd_create,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_ITERATIONS) |
-		  B(O_FORCE),
+		  B(O_FORCE) | NEWPW,
 	  "create a new, empty keystore",
 	  "usage: wks create -k FILE [--storepass SRC] [--iterations N] [--force]\n"
 	  "\nCreate an empty keystore.  The password is asked twice when it\n"
 	  "comes from the terminal.  An existing FILE is kept unless --force.\n\n"
-	  STOREPASS_HELP ITER_HELP
+	  STOREPASS_HELP ITER_HELP NEWPW_HELP
 	  "      --force             replace an existing file\n" },
 	{ "list", cmd_list,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NO_STOREPASS) |
@@ -163,7 +174,7 @@ static const cli_cmd commands[] = {
 	{ "import-key", cmd_import_key,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_KEY) | B(O_CHAIN) | B(O_INPASS) |
-		  B(O_ITERATIONS) | B(O_FORCE) | B(O_STRICT_JAVA),
+		  B(O_ITERATIONS) | B(O_FORCE) | B(O_STRICT_JAVA) | NEWPW,
 	  "import a private key with its certificate chain",
 	  "usage: wks import-key -k FILE -a ALIAS --key KEYFILE [--chain CERTS]...\n"
 	  "\nImport a private key (PEM or DER; PKCS#8, encrypted PKCS#8, or\n"
@@ -178,11 +189,12 @@ static const cli_cmd commands[] = {
 	  "      --key FILE          the private key\n"
 	  "      --chain FILE        certificates (repeatable)\n"
 	  "      --inpass SRC        passphrase of an encrypted key file\n"
-	  STRICT_JAVA_HELP ITER_HELP
+	  STRICT_JAVA_HELP ITER_HELP NEWPW_HELP
 	  "      --force             replace an existing entry\n" },
 	{ "import-cert", cmd_import_cert,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
-		  B(O_ALIAS) | B(O_CERT) | B(O_ITERATIONS) | B(O_FORCE),
+		  B(O_ALIAS) | B(O_CERT) | B(O_ITERATIONS) | B(O_FORCE) |
+		  NEWPW,
 	  "import a trusted certificate, or a CA reply onto a key entry",
 	  "usage: wks import-cert -k FILE -a ALIAS --cert CERTFILE [--keypass SRC]\n"
 	  "\nImport one trusted certificate (PEM or DER).  A trusted certificate\n"
@@ -198,12 +210,12 @@ static const cli_cmd commands[] = {
 	  STOREPASS_HELP KEYPASS_HELP
 	  "  -a, --alias NAME        the entry to create (or the key entry)\n"
 	  "      --cert FILE         the certificate, or the reply\n"
-	  ITER_HELP
+	  ITER_HELP NEWPW_HELP
 	  "      --force             replace an existing certificate entry\n" },
 	{ "import-secret", cmd_import_secret,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_HEX) | B(O_IN) | B(O_GENERATE) |
-		  B(O_ALGORITHM) | B(O_ITERATIONS) | B(O_FORCE),
+		  B(O_ALGORITHM) | B(O_ITERATIONS) | B(O_FORCE) | NEWPW,
 	  "import or generate a secret key",
 	  "usage: wks import-secret -k FILE -a ALIAS (--hex SRC | --in FILE |\n"
 	  "                         --generate aes-128|aes-256|hmac-sha256)\n"
@@ -219,12 +231,12 @@ static const cli_cmd commands[] = {
 	  "      --in FILE           the key as raw bytes\n"
 	  "      --generate KIND     aes-128, aes-256 or hmac-sha256\n"
 	  "      --algorithm NAME    JCA algorithm name (AES, HmacSHA256, ...)\n"
-	  ITER_HELP
+	  ITER_HELP NEWPW_HELP
 	  "      --force             replace an existing entry\n" },
 	{ "import-p12", cmd_import_p12,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_IN) | B(O_INPASS) | B(O_ITERATIONS) |
-		  B(O_FORCE) | B(O_NO_MAC_OK) | B(O_STRICT_JAVA),
+		  B(O_FORCE) | B(O_NO_MAC_OK) | B(O_STRICT_JAVA) | NEWPW,
 	  "import the entries of a PKCS#12 file",
 	  "usage: wks import-p12 -k FILE --in P12FILE [-a ALIAS] [--inpass SRC]\n"
 	  "\nImport every private key (with its chain), every secret key (Java's\n"
@@ -241,7 +253,7 @@ static const cli_cmd commands[] = {
 	  "      --in FILE           the PKCS#12 file\n"
 	  "      --inpass SRC        its password\n"
 	  "  -a, --alias NAME        import only this entry\n"
-	  NOMAC_HELP STRICT_JAVA_HELP ITER_HELP
+	  NOMAC_HELP STRICT_JAVA_HELP ITER_HELP NEWPW_HELP
 	  "      --force             replace existing entries\n" },
 	{ "export-p12", cmd_export_p12,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
@@ -341,20 +353,26 @@ static const cli_cmd commands[] = {
 	  "      --force             replace an existing entry named NEW\n" },
 	{ "passwd", cmd_passwd,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_NEW_STOREPASS) |
-		  B(O_ITERATIONS) | B(O_KEYS),
-	  "change the store password",
+		  B(O_ITERATIONS) | B(O_KEYS) | B(O_STORE_ONLY) | NEWPW,
+	  "change the store password (and the keys that have it)",
 	  "usage: wks passwd -k FILE [--storepass SRC] [--new-storepass SRC]\n"
+	  "                  [--store-only]\n"
 	  "\nVerify the store with its password and save it with a new one\n"
-	  "(asked twice if prompted), and say how many key entries still have\n"
-	  "the old store password as key password.  With --keys those get the\n"
-	  "new password too; other key passwords are not changed (keypasswd).\n\n"
+	  "(asked twice if prompted).  Every key entry whose password was the\n"
+	  "old store password gets the new one too (a server that gives only\n"
+	  "the store password still opens its keys); key entries with a\n"
+	  "password of their own keep it and are named (keypasswd changes\n"
+	  "them).  Says how many keys changed.\n\n"
 	  STOREPASS_HELP
 	  "      --new-storepass SRC the new store password\n"
-	  "      --keys              also change the key entries that have the\n"
-	  "                          old store password\n" ITER_HELP },
+	  "      --store-only        change the store password alone: every key\n"
+	  "                          keeps its password, the old store password\n"
+	  "                          included\n"
+	  "      --keys              (the default; accepted for compatibility)\n"
+	  ITER_HELP NEWPW_HELP },
 	{ "keypasswd", cmd_keypasswd,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
-		  B(O_NEW_KEYPASS) | B(O_ALIAS) | B(O_ITERATIONS),
+		  B(O_NEW_KEYPASS) | B(O_ALIAS) | B(O_ITERATIONS) | NEWPW,
 	  "change the password of a key entry",
 	  "usage: wks keypasswd -k FILE -a ALIAS [--keypass SRC] [--new-keypass SRC]\n"
 	  "\nDecrypt a key entry with its password and encrypt it again with a\n"
@@ -362,7 +380,7 @@ static const cli_cmd commands[] = {
 	  "creation time is kept.\n\n"
 	  STOREPASS_HELP KEYPASS_HELP
 	  "      --new-keypass SRC   the new key password\n"
-	  "  -a, --alias NAME        the entry\n" ITER_HELP },
+	  "  -a, --alias NAME        the entry\n" ITER_HELP NEWPW_HELP },
 	{ "verify", cmd_verify,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_VERBOSE) | B(O_JSON) | B(O_KEYPASS_FOR),
@@ -380,7 +398,7 @@ static const cli_cmd commands[] = {
 	  COMMON | B(O_IN) | B(O_OUT) | B(O_INPASS) | B(O_OUTPASS) |
 		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE) |
 		  B(O_NO_MAC_OK) | B(O_KEYPASS_FOR) | B(O_STRICT_JAVA) |
-		  B(O_SRCKEYPASS),
+		  B(O_SRCKEYPASS) | NEWPW,
 	  "convert a whole store: PKCS#12/JKS/JCEKS to WKS, WKS to PKCS#12",
 	  "usage: wks convert --in FILE -o FILE [--inpass SRC] [--outpass SRC]\n"
 	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
@@ -399,13 +417,14 @@ static const cli_cmd commands[] = {
 	  "      --outpass SRC       password of the output\n"
 	  "      --srckeypass SRC    key password of a JKS/JCEKS input\n"
 	  KEYPASS_HELP KEYPASS_FOR_HELP NOMAC_HELP STRICT_JAVA_HELP ITER_HELP
+	  NEWPW_HELP
 	  "      --force             replace an existing output file\n" },
 	{ "import-keystore", cmd_import_keystore,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_SRCKEYSTORE) | B(O_SRCSTORETYPE) | B(O_SRCSTOREPASS) |
 		  B(O_SRCKEYPASS) | B(O_SRCALIAS) | B(O_DESTALIAS) |
 		  B(O_NO_MAC_OK) | B(O_ITERATIONS) | B(O_FORCE) |
-		  B(O_STRICT_JAVA) | B(O_KEYPASS_FOR),
+		  B(O_STRICT_JAVA) | B(O_KEYPASS_FOR) | NEWPW,
 	  "import the entries of a JKS, JCEKS, PKCS#12 or WKS keystore",
 	  "usage: wks import-keystore --srckeystore FILE -k DEST.wks\n"
 	  "                           [--srcstoretype jks|jceks|pkcs12|wks]\n"
@@ -438,10 +457,11 @@ static const cli_cmd commands[] = {
 	  "                          default: its store password)\n"
 	  NOMAC_HELP ITER_HELP
 	  "      --strict-java       refuse keys that Java cannot load\n"
+	  NEWPW_HELP
 	  "      --force             replace entries that DEST holds\n" },
 	{ "import-certs", cmd_import_certs,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_IN) |
-		  B(O_ALIAS_PREFIX) | B(O_ITERATIONS) | B(O_VERBOSE),
+		  B(O_ALIAS_PREFIX) | B(O_ITERATIONS) | B(O_VERBOSE) | NEWPW,
 	  "import trusted certificates from a CA bundle, a PKCS#7 or a folder",
 	  "usage: wks import-certs -k FILE --in FILE|DIR [--alias-prefix P] [-v]\n"
 	  "\nImport every certificate of a PEM bundle (e.g.\n"
@@ -459,12 +479,12 @@ static const cli_cmd commands[] = {
 	  "      --in FILE|DIR       the certificates\n"
 	  "      --alias-prefix P    put P before every new alias\n"
 	  "  -v, --verbose           print each new alias and its subject\n"
-	  ITER_HELP },
+	  ITER_HELP NEWPW_HELP },
 	{ "genkeypair", cmd_genkeypair,
 	  COMMON | B(O_KEYSTORE) | B(O_STOREPASS) | B(O_KEYPASS) |
 		  B(O_ALIAS) | B(O_KEYALG) | B(O_KEYSIZE) | B(O_CURVE) |
 		  B(O_DNAME) | B(O_VALIDITY) | B(O_EXT) | B(O_SIGALG) |
-		  B(O_ITERATIONS) | B(O_STRICT_JAVA),
+		  B(O_ITERATIONS) | B(O_STRICT_JAVA) | NEWPW,
 	  "make a key pair and a self-signed certificate in the store",
 	  "usage: wks genkeypair -k FILE -a ALIAS --dname NAME [--keyalg RSA|EC]\n"
 	  "                      [--keysize BITS | --curve P-256|P-384|P-521]\n"
@@ -494,7 +514,7 @@ static const cli_cmd commands[] = {
 	  "      --sigalg ALG        SHA256withRSA, SHA384withECDSA, ... (default:\n"
 	  "                          SHA-256, SHA-384 for P-384 and RSA >= 7680\n"
 	  "                          bits, SHA-512 for P-521)\n"
-	  ITER_HELP
+	  ITER_HELP NEWPW_HELP
 	  "      --strict-java       refuse the empty alias (wolfJCE's getKey(\"\")\n"
 	  "                          never returns it; a warning without)\n" },
 	{ "certreq", cmd_certreq,
@@ -541,7 +561,9 @@ static const char general_help_kpf[] =
 	"  --keypass-for ALIAS=SRC gives one key its own (export-key,\n"
 	"  export-p12, verify, convert, import-keystore).\n";
 static const char general_help[] =
-	"  An empty password (pass:, an empty variable or file) is an error.\n"
+	"  An empty password (pass:, an empty variable or file) is an error;\n"
+	"  so is a new store or key password that is not UTF-8 (Java could\n"
+	"  never use it) unless --allow-non-utf8-password.\n"
 	"  Passwords are never printed or logged.\n"
 	"\n"
 	"ENVIRONMENT\n"
@@ -801,6 +823,8 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 		case O_REFERENCE: c->reference = 1; break;
 		case O_REF_STOREPASS: c->ref_storepass = optarg; break;
 		case O_REF_KEYPASS: c->ref_keypass = optarg; break;
+		case O_ALLOW_NON_UTF8: c->allow_non_utf8 = 1; break;
+		case O_STORE_ONLY: c->store_only = 1; break;
 		case O_HELP:
 			print_cmd_help(cmd);
 			return -1;

@@ -78,9 +78,11 @@ static int p12_to_wks(cli_ctx *c, const uint8_t *data, size_t len)
 	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
 		 c->out);
 	if ((rc = cli_pw_get(&outpw, &c->outpass, prompt, "--outpass",
-			     CLI_PW_NEW)) != 0)
+			     CLI_PW_NEW)) != 0 ||
+	    (rc = cli_java_password_check(c, &outpw, c->out, "--outpass",
+					  "store")) != 0)
 		goto done;
-	if ((rc = cli_keypass(&kp, c, &outpw, NULL)) != 0)
+	if ((rc = cli_keypass_new(&kp, c, &outpw, NULL)) != 0)
 		goto done;
 	if ((err = wks_store_new(&st)) < 0) {
 		rc = cli_lib_err(c->out, NULL, err, NULL);

@@ -21,8 +21,10 @@ int cmd_create(cli_ctx *c)
 	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
 		 c->keystore);
 	if ((rc = cli_pw_get(&pw, &c->storepass, prompt, "--storepass",
-			     CLI_PW_NEW)) != 0)
-		return rc;
+			     CLI_PW_NEW)) != 0 ||
+	    (rc = cli_java_password_check(c, &pw, c->keystore,
+					  "--storepass", "store")) != 0)
+		goto done;
 	if ((err = wks_store_new(&st)) < 0) {
 		rc = cli_lib_err(c->keystore, NULL, err, NULL);
 		goto done;

@@ -170,7 +170,9 @@ int cmd_genkeypair(cli_ctx *c)
 		snprintf(prompt, sizeof(prompt),
 			 "New keystore password for %s: ", c->keystore);
 		if ((rc = cli_pw_get(&newpw, &c->storepass, prompt,
-				     "--storepass", CLI_PW_NEW)) != 0)
+				     "--storepass", CLI_PW_NEW)) != 0 ||
+		    (rc = cli_java_password_check(c, &newpw, c->keystore,
+						  "--storepass", "store")) != 0)
 			goto done;
 		if ((err = wks_store_new(&created)) < 0) {
 			rc = cli_lib_err(c->keystore, NULL, err, NULL);
@@ -195,7 +197,7 @@ int cmd_genkeypair(cli_ctx *c)
 		rc = CLI_EXIT_EXISTS;
 		goto done;
 	}
-	if ((rc = cli_keypass(&kp, c, storepw, c->alias)) != 0)
+	if ((rc = cli_keypass_new(&kp, c, storepw, c->alias)) != 0)
 		goto done;
 	if ((rc = cli_keygen(&key, desc, sizeof(desc), c)) != 0 ||
 	    (rc = cli_sigalg(&md, sigalg, sizeof(sigalg), key,

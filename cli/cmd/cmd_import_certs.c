@@ -48,7 +48,9 @@ int cmd_import_certs(cli_ctx *c)
 		snprintf(prompt, sizeof(prompt),
 			 "New keystore password for %s: ", c->keystore);
 		if ((rc = cli_pw_get(&newpw, &c->storepass, prompt,
-				     "--storepass", CLI_PW_NEW)) != 0)
+				     "--storepass", CLI_PW_NEW)) != 0 ||
+		    (rc = cli_java_password_check(c, &newpw, c->keystore,
+						  "--storepass", "store")) != 0)
 			goto done;
 		if ((err = wks_store_new(&st)) < 0) {
 			rc = cli_lib_err(c->keystore, NULL, err, NULL);

@@ -739,13 +739,16 @@ static int import_new(cli_ctx *c, ks_src *s, const char *path,
 		 path);
 	if ((rc = cli_pw_get(&pw, pass, prompt, pass_opt, CLI_PW_NEW)) != 0)
 		return rc;
+	if ((rc = cli_java_password_check(c, &pw, path, pass_opt,
+					  "store")) != 0)
+		goto done;
 	if (pw.len == 0) {
 		cli_err(path, "%s: the store password must not be empty",
 			pass_opt);
 		rc = CLI_EXIT_USAGE;
 		goto done;
 	}
-	if ((rc = cli_keypass(&kp, c, &pw, NULL)) != 0)
+	if ((rc = cli_keypass_new(&kp, c, &pw, NULL)) != 0)
 		goto done;
 	if ((err = wks_store_new(&st)) < 0) {
 		rc = cli_lib_err(path, NULL, err, NULL);
@@ -800,7 +803,7 @@ static int import_existing(cli_ctx *c, ks_src *s)
 		rc = CLI_EXIT_EXISTS;
 		goto done;
 	}
-	if ((rc = cli_keypass(&kp, c, &e.pw, NULL)) != 0 ||
+	if ((rc = cli_keypass_new(&kp, c, &e.pw, NULL)) != 0 ||
 	    (rc = put_all(e.st, c, c->keystore, s, &kp)) != 0)
 		goto done;
 	print_items(s, c, &imported, &skipped);

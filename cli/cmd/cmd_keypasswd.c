@@ -40,7 +40,9 @@ int cmd_keypasswd(cli_ctx *c)
 	snprintf(prompt, sizeof(prompt), "New key password for \"%s\": ",
 		 d ? d : "");
 	if ((rc = cli_pw_get(&nkp, &c->new_keypass, prompt, "--new-keypass",
-			     CLI_PW_NEW)) != 0)
+			     CLI_PW_NEW)) != 0 ||
+	    (rc = cli_java_password_check(c, &nkp, c->keystore,
+					  "--new-keypass", "key")) != 0)
 		goto done;
 	if ((err = wks_store_change_key_password(st, c->alias, kp.p, kp.len,
 						 nkp.p, nkp.len)) < 0) {

@@ -122,6 +122,8 @@ typedef struct {
 	long iterations;
 	/* h10 (issue 11 items 5-8): */
 	int strict_java;       /* --strict-java */
+	int allow_non_utf8;    /* --allow-non-utf8-password */
+	int store_only;        /* passwd --store-only */
 	int change_keys;       /* passwd --keys */
 	struct cli_keypass_for *keypass_for; /* --keypass-for ALIAS=SRC */
 	size_t keypass_for_count;
@@ -373,6 +375,10 @@ int cli_store_iterations(wks_store *st, cli_ctx *c);
  * else the prompt. */
 int cli_keypass(cli_pw *out, cli_ctx *c, const cli_pw *storepw,
 		const char *alias);
+/* The same for a key entry being made (imports, genkeypair): a --keypass
+ * is a new key password (cli_java_password_check). */
+int cli_keypass_new(cli_pw *out, cli_ctx *c, const cli_pw *storepw,
+		    const char *alias);
 
 /* Fail with CLI_EXIT_EXISTS unless --force when `alias` is in `st`. */
 int cli_check_alias_free(wks_store *st, cli_ctx *c, const char *alias);
@@ -556,6 +562,17 @@ int cli_keytool_hint(const char *cmd, const char *arg,
  */
 int cli_java_check(cli_ctx *c, const char *file, const char *alias,
 		   const uint8_t *pkcs8, size_t pkcs8_len);
+/*
+ * Call with every new store or key password (create, passwd, keypasswd,
+ * an import that creates a store or sets --keypass): wolfJCE encodes
+ * Java's passwords as UTF-8, so one that is not valid UTF-8 is refused
+ * (CLI_EXIT_USAGE, naming `option`; `what` is "store" or "key"), or with
+ * --allow-non-utf8-password taken with a warning.  Passwords that open
+ * existing stores are never checked: they are used as given.
+ */
+int cli_java_password_check(const cli_ctx *c, const cli_pw *pw,
+			    const char *file, const char *option,
+			    const char *what);
 /* ---- per-key passwords (keypass.c) ------------------------------------- */
 
 struct cli_keypass_for; /* one --keypass-for ALIAS=SRC */

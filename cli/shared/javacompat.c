@@ -8,6 +8,11 @@
  * DSA, DH, ...) is stored and listed, but getKey() fails.  And an entry
  * under the empty alias is listed by aliases() but getKey("") never
  * returns it.  libwks handles both; Java users must hear about it.
+ *
+ * And passwords: wolfJCE turns Java's char[] into bytes with standard
+ * UTF-8 (an unpaired surrogate becomes '?'), so a new password that is
+ * not valid UTF-8 (Latin-1 "p\xe4ssword") makes a store or key that Java
+ * can never open: refused unless --allow-non-utf8-password.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,4 +112,67 @@ int cli_java_check(cli_ctx *c, const char *file, const char *alias,
 		}
 	}
 	return rc;
+}
+
+/* 1 if p[0..len) is UTF-8 that Java's encoder can produce: no overlong
+ * form, no surrogate, nothing above U+10FFFF. */
+static int java_utf8(const unsigned char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned long cp;
+		size_t k;
+
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (p[i] >= 0xC2 && p[i] <= 0xDF) {
+			k = 2;
+			cp = p[i] & 0x1Fu;
+		} else if (p[i] >= 0xE0 && p[i] <= 0xEF) {
+			k = 3;
+			cp = p[i] & 0x0Fu;
+		} else if (p[i] >= 0xF0 && p[i] <= 0xF4) {
+			k = 4;
+			cp = p[i] & 0x07u;
+		} else {
+			return 0;
+		}
+		if (k > len - i)
+			return 0;
+		for (size_t j = 1; j < k; j++) {
+			if ((p[i + j] & 0xC0) != 0x80)
+				return 0;
+			cp = cp << 6 | (p[i + j] & 0x3Fu);
+		}
+		if (k == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)))
+			return 0; /* overlong, or a surrogate (CESU-8) */
+		if (k == 4 && (cp < 0x10000 || cp > 0x10FFFF))
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+int cli_java_password_check(const cli_ctx *c, const cli_pw *pw,
+			    const char *file, const char *option,
+			    const char *what)
+{
+	if (java_utf8((const unsigned char *)pw->p, pw->len))
+		return 0;
+	/* Never the bytes themselves: they are the password. */
+	if (c->allow_non_utf8) {
+		cli_err(file, "warning: the new %s password is not valid "
+			"UTF-8: wolfJCE (Java) will never open this %s "
+			"(--allow-non-utf8-password)", what, what);
+		return 0;
+	}
+	cli_err(file, "%s: the new %s password is not valid UTF-8: wolfJCE "
+		"turns Java's passwords into UTF-8, so Java could never open "
+		"this %s; give it in UTF-8 (a password file in Latin-1: iconv "
+		"-f LATIN1 -t UTF-8 FILE), or keep these bytes with "
+		"--allow-non-utf8-password", option, what, what);
+	return CLI_EXIT_USAGE;
 }

@@ -164,7 +164,9 @@ int cli_store_edit_begin_or_create(cli_edit *e, cli_ctx *c)
 	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
 		 c->keystore);
 	if ((rc = cli_pw_get(&e->pw, &c->storepass, prompt, "--storepass",
-			     CLI_PW_NEW)) != 0)
+			     CLI_PW_NEW)) != 0 ||
+	    (rc = cli_java_password_check(c, &e->pw, c->keystore,
+					  "--storepass", "store")) != 0)
 		goto fail;
 	if ((err = wks_store_new(&e->st)) < 0) {
 		rc = cli_lib_err(c->keystore, NULL, err, NULL);
@@ -181,7 +183,9 @@ fail:
 
 /* keytool refuses a new store password shorter than 6 characters (Java
  * chars; code points here): such a store works, but a Java user cannot
- * give it that password again with keytool -storepasswd. */
+ * give it that password again with keytool -storepasswd.  And wolfJCE on
+ * a FIPS build of wolfCrypt cannot use a password of fewer than 14 bytes
+ * at all (the minimum HMAC key length of its PBKDF2). */
 void cli_warn_short_pw(const char *file, const cli_pw *pw, const char *what)
 {
 	size_t n = 0;
@@ -190,8 +194,9 @@ void cli_warn_short_pw(const char *file, const cli_pw *pw, const char *what)
 		n += ((unsigned char)pw->p[i] & 0xC0) != 0x80;
 	if (n < 6)
 		cli_err(file, "warning: the %s password has only %zu "
-			"character%s; keytool requires at least 6", what, n,
-			n == 1 ? "" : "s");
+			"character%s; keytool requires at least 6, and "
+			"wolfJCE on a FIPS build of wolfCrypt at least 14 "
+			"bytes", what, n, n == 1 ? "" : "s");
 }
 
 static void warn_short_pw(const char *file, const cli_pw *pw)
@@ -297,6 +302,21 @@ int cli_keypass(cli_pw *out, cli_ctx *c, const cli_pw *storepw,
 		return rc;
 	}
 	return cli_pw_dup(out, storepw);
+}
+
+int cli_keypass_new(cli_pw *out, cli_ctx *c, const cli_pw *storepw,
+		    const char *alias)
+{
+	int rc = cli_keypass(out, c, storepw, alias);
+
+	/* A copy of the store password is the store's: checked when that
+	 * was new, used as it is otherwise. */
+	if (rc == 0 && (c->keypass.kind != CLI_PWSRC_NONE || !storepw ||
+			!storepw->len) &&
+	    (rc = cli_java_password_check(c, out, c->keystore ? c->keystore
+					  : c->out, "--keypass", "key")) != 0)
+		cli_pw_clear(out);
+	return rc;
 }
 
 int cli_check_alias_free(wks_store *st, cli_ctx *c, const char *alias)

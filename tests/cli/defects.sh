@@ -514,6 +514,128 @@ else
 	echo "SKIP: 10 set-id refusal (needs root, setcap, user nobody, a real binary)"
 fi
 
+# ---- issue 22, item 6: new passwords must be UTF-8 (Java's encoding) --------------
+
+# wolfJCE encodes Java's char[] as UTF-8: a store or key made with a
+# Latin-1 password could never be opened by Java.  Refused (exit 2, saying
+# why and how), unless --allow-non-utf8-password; passwords that open
+# existing stores are used as given.
+printf 'p\344ssword-latin1\n' >l1.pw
+printf 'p\303\244ssword-utf-8\n' >u8.pw
+printf 'cesu-\355\240\200-surrogate\n' >cesu.pw
+printf 'overlong-\300\257-slash\n' >overlong.pw
+u8msg='not valid UTF-8.*Java could never open.*iconv -f LATIN1 -t UTF-8.*--allow-non-utf8-password'
+wks create -k n1.wks --storepass file:l1.pw "${IT[@]}"
+expect_err 2 "--storepass: the new store password is $u8msg" "22.6 create: a Latin-1 password refused"
+check "22.6 create: no store written" [ ! -e n1.wks ]
+for pwf in cesu overlong; do
+	wks create -k n1.wks --storepass "file:$pwf.pw" "${IT[@]}"
+	expect_err 2 'not valid UTF-8' "22.6 create: a $pwf password refused"
+done
+wks create -k n1.wks --storepass file:u8.pw "${IT[@]}"
+expect 0 "22.6 create: a UTF-8 password with a non-ASCII letter"
+check "22.6 create: UTF-8: no warning" [ ! -s "$T/err" ]
+wks import-cert -k n2.wks -a c --cert c.pem --storepass file:l1.pw "${IT[@]}"
+expect_err 2 '--storepass: the new store password is not valid UTF-8' "22.6 import-cert creating a store"
+check "22.6 import-cert: no store written" [ ! -e n2.wks ]
+wks import-certs -k n2.wks --in c.pem --storepass file:l1.pw "${IT[@]}"
+expect_err 2 'not valid UTF-8' "22.6 import-certs creating a store"
+wks genkeypair -k n2.wks -a g --dname CN=g --keyalg EC --storepass file:l1.pw "${IT[@]}"
+expect_err 2 'not valid UTF-8' "22.6 genkeypair creating a store"
+wks import-keystore --srckeystore e.wks --srcstorepass "$SP" -k n2.wks \
+	--storepass file:l1.pw "${IT[@]}"
+expect_err 2 'not valid UTF-8' "22.6 import-keystore creating a store"
+wks convert --in all.p12 --inpass pass:out -o n2.wks --outpass file:l1.pw "${IT[@]}"
+expect_err 2 '--outpass: the new store password is not valid UTF-8' "22.6 convert to a new store"
+check "22.6 no store written by any of them" [ ! -e n2.wks ]
+h=$(sha n1.wks)
+wks passwd -k n1.wks --storepass file:u8.pw --new-storepass file:l1.pw "${IT[@]}"
+expect_err 2 '--new-storepass: the new store password is not valid UTF-8' "22.6 passwd"
+wks import-key -k n1.wks -a k --key k.pem --chain c.pem --storepass file:u8.pw \
+	--keypass file:l1.pw "${IT[@]}"
+expect_err 2 '--keypass: the new key password is not valid UTF-8.*could never open this key' \
+	"22.6 import-key --keypass"
+unchanged n1.wks "$h" "22.6 passwd, import-key: refused"
+wks import-key -k n1.wks -a k --key k.pem --chain c.pem --storepass file:u8.pw "${IT[@]}"
+expect 0 "22.6 import-key with the (UTF-8) store password"
+h=$(sha n1.wks)
+wks keypasswd -k n1.wks -a k --storepass file:u8.pw --new-keypass file:l1.pw "${IT[@]}"
+expect_err 2 '--new-keypass: the new key password is not valid UTF-8' "22.6 keypasswd"
+unchanged n1.wks "$h" "22.6 keypasswd: refused"
+# Under the option: taken, with a warning; and then used as given.
+wks create -k n3.wks --storepass file:l1.pw --allow-non-utf8-password "${IT[@]}"
+expect_err 0 'warning: the new store password is not valid UTF-8' "22.6 create --allow-non-utf8-password"
+wks import-key -k n3.wks -a k --key k.pem --chain c.pem --storepass file:l1.pw "${IT[@]}"
+expect 0 "22.6 an existing Latin-1 store password opens the store (bytes as given)"
+wks passwd -k n3.wks --storepass file:l1.pw --new-storepass file:u8.pw "${IT[@]}"
+expect 0 "22.6 passwd from a Latin-1 password to UTF-8"
+wks export-key -k n3.wks -a k --storepass file:u8.pw
+expect 0 "22.6 ... and the key moved with it"
+# The short-password warning names the FIPS minimum too (14 bytes).
+wks create -k n4.wks --storepass pass:abc "${IT[@]}"
+expect_err 0 'the store password has only 3 characters; keytool requires at least 6, and wolfJCE on a FIPS build of wolfCrypt at least 14 bytes' \
+	"22.6 the short-password warning names the FIPS minimum"
+
+# ---- issue 22, item 9: passwd changes the keys that had the store password ------
+
+# k1 and the secret key s1 have the store password, own has its own;
+# c is a certificate.  A reference that gives only the store password
+# must go on opening k1 once its password file holds the new one.
+wks create -k r.wks "${S[@]}" "${IT[@]}"
+wks import-key -k r.wks -a k1 --key k.pem --chain c.pem "${S[@]}" "${IT[@]}"
+wks import-key -k r.wks -a own --key k.pem --chain c.pem --keypass pass:own-key-pw "${S[@]}" "${IT[@]}"
+wks import-secret -k r.wks -a s1 --generate aes-128 "${S[@]}" "${IT[@]}"
+wks import-cert -k r.wks -a c --cert odd.pem "${S[@]}" "${IT[@]}"
+expect 0 "22.9 material"
+cp r.wks r2.wks
+cp r.wks r3.wks
+wks passwd -k r.wks "${S[@]}" --new-storepass pass:new-store-pw "${IT[@]}"
+expect 0 "22.9 passwd"
+expect_out 0 '^Store password changed; 2 of 3 key entries had the old store password as key password and now have the new one; 1 kept its own password: "own"$' \
+	"22.9 passwd says what it did, naming the key it kept"
+wks export-key -k r.wks -a k1 --storepass pass:new-store-pw
+expect 0 "22.9 k1 opens with the new store password alone"
+check "22.9 ... and is the key" cmp -s <(openssl pkey -in "$T/out" -outform DER) k.norm
+wks export-key -k r.wks -a s1 --storepass pass:new-store-pw
+expect 0 "22.9 the secret key opens with the new store password"
+wks export-key -k r.wks -a own --storepass pass:new-store-pw --keypass pass:own-key-pw
+expect 0 "22.9 own kept its own password"
+wks verify -k r.wks --storepass pass:new-store-pw --keypass-for own=pass:own-key-pw
+expect 0 "22.9 verify: every key with the new store password (own with its own)"
+python3 "$WKSDUMP" dump --password new-store-pw r.wks >dump.json || true
+check "22.9 wksdump: store MAC and keys under the new store password" python3 -c '
+import json
+d = json.load(open("dump.json"))["files"]["r.wks"]
+assert d["store_integrity"]["verified"] is True, d["store_integrity"]
+st = {e["alias"]: e.get("key_status") for e in d["entries"]}
+assert st == {"k1": "ok", "s1": "ok", "own": "integrity_failure", "c": None}, st'
+python3 "$WKSDUMP" dump --password new-store-pw --key-password own-key-pw r.wks >dump.json || true
+check "22.9 wksdump: own opens with its own password" python3 -c '
+import json
+d = json.load(open("dump.json"))["files"]["r.wks"]
+assert [e.get("key_status") for e in d["entries"] if e["alias"] == "own"] == ["ok"]'
+# --keys (the former way to ask for this): the same.
+wks passwd -k r3.wks "${S[@]}" --new-storepass pass:new-store-pw --keys "${IT[@]}"
+expect_out 0 '2 of 3 key entries had the old store password as key password and now have the new one' \
+	"22.9 passwd --keys: as the default"
+# --store-only: the store password alone; every key keeps its password.
+wks passwd -k r2.wks "${S[@]}" --new-storepass pass:new-store-pw --store-only "${IT[@]}"
+expect_out 0 '^Store password changed \(--store-only\); the key entries keep their passwords' \
+	"22.9 passwd --store-only"
+wks export-key -k r2.wks -a k1 --storepass pass:new-store-pw --keypass pass:nothing
+expect 4 "22.9 --store-only: k1 does not open with the new store password"
+wks export-key -k r2.wks -a k1 --storepass pass:new-store-pw --keypass "$SP"
+expect 0 "22.9 --store-only: k1 still opens with the old one"
+python3 "$WKSDUMP" dump --password new-store-pw --key-password pw r2.wks >dump.json || true
+check "22.9 --store-only: wksdump: new store password, every key on its old one" python3 -c '
+import json
+d = json.load(open("dump.json"))["files"]["r2.wks"]
+assert d["store_integrity"]["verified"] is True
+st = {e["alias"]: e.get("key_status") for e in d["entries"]}
+assert st == {"k1": "ok", "s1": "ok", "own": "integrity_failure", "c": None}, st'
+wks passwd -k r2.wks --storepass pass:new-store-pw --new-storepass pass:x-store-pw --store-only --keys
+expect_err 2 '--store-only and --keys exclude each other' "22.9 --store-only with --keys"
+
 # ---- 17: pass:TEXT leaves /proc/PID/cmdline once parsed --------------------------
 
 if [ "$(head -c 4 "$WKS_BIN" | od -An -c | tr -d ' ')" != '177ELF' ]; then

@@ -252,13 +252,13 @@ else
 	echo "SKIP: script(1) missing: the key password prompt is not tested"
 fi
 
-# passwd: counts, --keys
+# passwd: --store-only, --keys (the default now)
 cp m.wks m2.wks
-wks passwd -k m.wks "${S[@]}" --new-storepass pass:new-store-pw "${IT[@]}"
-expect 0 "passwd"
-check "passwd: counts the keys on the old password" grep -q '1 of 2 key entries still has the old store password.*--keys' "$T/out"
+wks passwd -k m.wks "${S[@]}" --new-storepass pass:new-store-pw --store-only "${IT[@]}"
+expect 0 "passwd --store-only"
+check "passwd --store-only: says the keys keep their passwords" grep -q 'store-only); the key entries keep their passwords' "$T/out"
 wks export-key -k m.wks -a k1 --storepass pass:new-store-pw --keypass "$SP"
-expect 0 "passwd: k1 kept the old password"
+expect 0 "passwd --store-only: k1 kept the old password"
 wks passwd -k m2.wks "${S[@]}" --new-storepass pass:new-store-pw --keys "${IT[@]}"
 expect 0 "passwd --keys"
 check "passwd --keys: says how many" grep -q '1 of 2 key entries had the old store password as key password and now' "$T/out"

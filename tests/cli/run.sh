@@ -519,8 +519,8 @@ unchanged s.wks "$h" "delete: failures"
 cp s.wks p.wks
 wks passwd -k p.wks "${S[@]}" --new-storepass pass:new-store-password "${IT[@]}"
 expect 0 "passwd"
-python3 "$WKSDUMP" dump --password new-store-password --key-password store-password-1 p.wks >passwd.json
-check "passwd: wksdump verifies the new password, keys unchanged" python3 -c '
+python3 "$WKSDUMP" dump --password new-store-password p.wks >passwd.json
+check "passwd: wksdump verifies the new password, the keys moved with it" python3 -c '
 import json
 d = json.load(open("passwd.json"))["files"]["p.wks"]
 assert d["store_integrity"]["verified"] is True
@@ -558,7 +558,10 @@ set -e
 expect 0 "--storepass fd:3"
 wks list -k p.wks --storepass stdin <pw.txt
 expect 0 "--storepass stdin"
-wks export-key -k p.wks -a rsa2048 --der --storepass stdin --keypass stdin \
+# (a store whose keys kept the old store password: passwd --store-only)
+cp s.wks ps.wks
+wks passwd -k ps.wks "${S[@]}" --new-storepass pass:new-store-password --store-only "${IT[@]}"
+wks export-key -k ps.wks -a rsa2048 --der --storepass stdin --keypass stdin \
 	< <(printf 'new-store-password\nstore-password-1\n')
 expect 0 "--storepass stdin --keypass stdin: one line each"
 check "two passwords from stdin" cmp -s "$T/out" rsa2048.p8
