@@ -246,6 +246,7 @@ static int ref_load(wksp_provctx *pc, const wksp_uri *u,
 	char *spw = NULL, *kpw = NULL, err[256], info[512];
 	size_t spw_len = 0, kpw_len = 0, len = 0, pem_len = 0;
 	int spw_from_ref = u->storepass.kind != WKSP_PW_NONE;
+	int kpw_from_ref = u->keypass.kind != WKSP_PW_NONE;
 	wks_store *st = NULL;
 	wksp_kept *kept = NULL;
 	wks_key *key = NULL;
@@ -309,11 +310,26 @@ static int ref_load(wksp_provctx *pc, const wksp_uri *u,
 					      kpw_len);
 	}
 	if (e < 0) {
-		if (e == WKS_ERR_INTEGRITY)
-			wksp_raise(pc, WKSP_R_INTEGRITY, "key entry \"%s\" in "
-				   "%s (key reference)", u->alias, u->path);
-		else
+		if (e != WKS_ERR_INTEGRITY)
 			raise_ref(pc, e, u);
+		else if (kpw_from_ref)
+			wksp_raise(pc, WKSP_R_INTEGRITY, "key entry \"%s\" in "
+				   "%s (key reference): wrong key password (the "
+				   "reference's keypass=), or the entry was "
+				   "modified", u->alias, u->path);
+		else if (kpw)
+			wksp_raise(pc, WKSP_R_INTEGRITY, "key entry \"%s\" in "
+				   "%s (key reference): neither the store "
+				   "password nor the application's password "
+				   "opens it (wrong key password, or the entry "
+				   "was modified)", u->alias, u->path);
+		else
+			wksp_raise(pc, WKSP_R_INTEGRITY, "key entry \"%s\" in "
+				   "%s (key reference): " WKSP_OWN_KEY_PW_HINT
+				   " in the reference: wks export-key "
+				   "--reference --ref-keypass, or the "
+				   "application's passphrase callback)",
+				   u->alias, u->path);
 		goto done;
 	}
 	data = wks_key_data(key, &len);

@@ -23,6 +23,15 @@
 #define WKSP_R_BAD_SEARCH 9
 #define WKSP_R_BAD_REFERENCE 10
 
+/* After WKSP_R_INTEGRITY for a key entry that the store password did not
+ * open although the store's MAC verified with it: the likely cause (the
+ * key's password is not the store's), for the error's text. */
+#define WKSP_OWN_KEY_PW_HINT \
+	"the store password opens the store but not this key, whose " \
+	"password differs (e.g. after wks passwd --store-only): make it the " \
+	"store password with wks keypasswd (wks passwd changes both " \
+	"together), or give the key password (keypass="
+
 /* A gettable provider parameter (OSSL_PROVIDER_get_params()), a
  * diagnostic: the number of stores kept now (unsigned integer). */
 #define WKSP_PARAM_KEPT_STORES "wks-kept-stores"

@@ -557,8 +557,9 @@ static int add_certs(loader_ctx *c, wks_store *st, const char *alias,
 	return 1;
 }
 
+/* `pw` is keypass= if `keypass`, else the store password (verified). */
 static int add_key(loader_ctx *c, wks_store *st, const char *alias,
-		   const char *pw, size_t pw_len)
+		   const char *pw, size_t pw_len, int keypass)
 {
 	wks_key *key = NULL;
 	const uint8_t *data;
@@ -567,9 +568,15 @@ static int add_key(loader_ctx *c, wks_store *st, const char *alias,
 	int err;
 
 	if ((err = wks_store_get_key(&key, st, alias, pw, pw_len)) < 0) {
-		if (err == WKS_ERR_INTEGRITY)
-			wksp_raise(c->pc, WKSP_R_INTEGRITY,
-				   "key entry \"%s\" in %s", alias, c->uri.path);
+		if (err == WKS_ERR_INTEGRITY && keypass)
+			wksp_raise(c->pc, WKSP_R_INTEGRITY, "key entry "
+				   "\"%s\" in %s: wrong key password "
+				   "(keypass=), or the entry was modified",
+				   alias, c->uri.path);
+		else if (err == WKS_ERR_INTEGRITY)
+			wksp_raise(c->pc, WKSP_R_INTEGRITY, "key entry "
+				   "\"%s\" in %s: " WKSP_OWN_KEY_PW_HINT ")",
+				   alias, c->uri.path);
 		else
 			raise_wks(c, err, c->uri.path);
 		return 0;
@@ -694,7 +701,8 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 				if (kpw || spw) {
 					if (!add_key(c, st, list[i],
 						     kpw ? kpw : spw,
-						     kpw ? kpw_len : spw_len))
+						     kpw ? kpw_len : spw_len,
+						     kpw != NULL))
 						goto done;
 				} else if (!skipped) {
 					skipped = list[i];

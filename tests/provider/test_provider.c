@@ -456,6 +456,17 @@ static void test_provider__wrong_password(void **state)
 				   "&keypass=pass:wrong"), 0, NULL, &u);
 	assert_int_equal(r.n, 0);
 	assert_non_null(strstr(r.errors, "integrity check failed"));
+	assert_non_null(strstr(r.errors, "wrong key password (keypass=)"));
+	/* No key password: the store password opens the store, not the key
+	 * (its password is its own, as after wks passwd --store-only): the
+	 * error says so and what to do. */
+	load_all_errors(&r, uri_of(path2, "storepass=pass:store%20pass"), 0,
+			NULL, &u);
+	assert_int_equal(r.n, 0);
+	assert_non_null(strstr(r.errors, "the store password opens the "
+			       "store but not this key"));
+	assert_non_null(strstr(r.errors, "wks passwd --store-only"));
+	assert_non_null(strstr(r.errors, "wks keypasswd"));
 }
 
 /*

@@ -386,6 +386,14 @@ static void test_reference__passwords(void **state)
 	assert_true(queue_has("key entry \"own\""));
 	assert_null(read_pem(ctx_on, pem, pem_cb, (void *)"Zz-wrong-key"));
 	assert_true(queue_lacks("Zz-wrong-key"));
+	/* No key password from anywhere: the error names the likely cause
+	 * (a store password changed alone) and the ways out. */
+	assert_null(read_pem(ctx_on, pem, pem_cb, NULL));
+	assert_true(queue_has("opens the store but not this key"));
+	assert_null(read_pem(ctx_on, pem, pem_cb, NULL));
+	assert_true(queue_has("wks passwd --store-only"));
+	assert_null(read_pem(ctx_on, pem, pem_cb, NULL));
+	assert_true(queue_has("wks keypasswd"));
 	/* The key password as the store's (key "a"): no callback at all. */
 	free(pem);
 	pem = ref_for("a", extra);
