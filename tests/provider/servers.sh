@@ -12,7 +12,9 @@
 #   nginx      also: nginx -t; ssl_password_file for a key password of
 #              its own; the rotation block (new key and chain into
 #              the store, chain re-exported, SIGHUP) and the next
-#              handshake serves the new leaf; a wrong store password and
+#              handshake serves the new leaf; the store password
+#              rotation block (wks passwd, the new password file, SIGHUP)
+#              and nginx -t still opens the key; a wrong store password and
 #              a missing alias fail nginx -t naming store and alias,
 #              never the password
 #   apache2    mod_ssl; also a key password of its own from
@@ -206,6 +208,29 @@ if enabled nginx; then
 		openssl x509 -in served.pem -pubkey -noout >got.pub 2>/dev/null
 		if cmp -s want.pub got.pub; then ok "nginx: the served key is the new one"
 		else bad "nginx: the served key is not the new one"; fi
+		# Store-password rotation: the section's block; then nginx -t
+		# (which opens the key through the reference, as the next
+		# reload does) passes and the reloaded server serves.
+		run_block storepass
+		if [ $rc -eq 0 ] && grep -q 'kept its own password: "kp"' out &&
+		   ! grep -q 'ref store pw' storepass; then
+			ok "the storepass block"
+		else bad "the storepass block (exit $rc)"; cat out err >&2; fi
+		set +e
+		OPENSSL_CONF=$SCONF timeout 60 nginx -t -q -e "$T/nginx-error.log" \
+			-p "$T/" -c "$T/nginx.conf" </dev/null >out 2>err
+		rc=$?
+		set -e
+		if [ $rc -eq 0 ]; then ok "nginx -t after the store password rotation"
+		else bad "nginx -t after the store password rotation (exit $rc)"; cat err >&2; fi
+		for i in $(seq 60); do
+			served $PORT
+			if [ $rc -eq 0 ] && full_chain leaf2.crt; then break; fi
+			sleep 0.5
+		done
+		if [ $rc -eq 0 ] && full_chain leaf2.crt; then
+			ok "nginx: serves after the store password rotation"
+		else bad "nginx: not serving after the store password rotation (exit $rc)"; fi
 		stop
 		# put the first key back for the servers after this one
 		wks_ok import-key -k server.wks -a server --force --key leaf.key \
