@@ -117,8 +117,13 @@ WKS_API void wks_convert_report_free(wks_convert_report *r);
  * JKS/JCEKS private and secret keys are tried with `pw` first (if not
  * NULL), then with the passwords `cb` gives (may be NULL); a key is stored
  * in `dst` under the password that opened it (Java, like WKS, has one
- * password per key).  PKCS#12 keys (one password for the file) are stored
- * under `pw`; `cb` is not called.  Certificates become trusted certificate
+ * password per key): the source's key passwords are kept, not replaced
+ * by the store password `dst` will be saved with.  For a store whose keys
+ * should all open with its store password (what a server that is given
+ * only the store password needs), change each key that kept another
+ * password with wks_store_change_key_password() after this call.  PKCS#12
+ * keys (one password for the file) are stored under `pw`; `cb` is not
+ * called.  Certificates become trusted certificate
  * entries: for PKCS#12 those that belong to no key's chain and those Java
  * marked trusted.  A PKCS#12 key takes its certificate by localKeyID, else
  * by public key, and its chain from the file's certificates; Java's secret

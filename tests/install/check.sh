@@ -6,13 +6,16 @@
 #      libraries, libwks.pc, the CMake package, wks and the man pages are
 #      where the GNU install directories say; nothing installed carries an
 #      RPATH into the build tree; a DESTDIR install stays under DESTDIR.
+#      The examples (every examples/*.c, and examples/README) are installed,
+#      unchanged, under the doc dir (WKS_INSTALL_DOCDIR, CMake's
+#      CMAKE_INSTALL_DOCDIR; default share/doc/libwks), in examples/.
 #   2. `man -M TMP/share/man -w wks libwks` finds both pages (man1, man3).
-#   3. Every examples/*.c builds against the installed library with
+#   3. Every installed example builds against the installed library with
 #      pkg-config alone (`cc FILE $(pkg-config --cflags --libs libwks)`),
 #      also statically (`pkg-config --static`, libwks.a), and runs.
 #   4. A throwaway CMake project that only does find_package(libwks
 #      REQUIRED) and links libwks::wks (and libwks::wks_static) builds
-#      every example, and they run.
+#      every installed example, and they run.
 #   5. The provider wks.so is in the modules directory under the prefix,
 #      exports OSSL_provider_init only, and the stock openssl finds it
 #      (OPENSSL_MODULES, and an openssl.cnf with module =) and reads a key
@@ -98,6 +101,21 @@ for f in include/wks/wks.h include/wks/convert.h \
 	share/man/man1/wks.1 share/man/man3/libwks.3; do
 	if [ -e "$P/$f" ]; then ok "installed $f"; else fail "not installed: $f"; fi
 done
+# The examples' sources under the doc dir, each the same as in the source
+# tree (libwks(3) and the README name this folder), and nothing else there.
+EX=$P/${WKS_INSTALL_DOCDIR:-share/doc/libwks}/examples
+want=$(cd "$SRC/examples" && ls -- *.c README | sort | tr '\n' ' ')
+got=$(cd "$EX" 2>/dev/null && ls | sort | tr '\n' ' ' || true)
+if [ "$got" = "$want" ]; then
+	ok "the examples are installed in ${EX#"$P"/}: $got"
+else
+	fail "${EX#"$P"/} holds: '$got' (expected: '$want')"
+fi
+for f in "$SRC"/examples/*.c "$SRC/examples/README"; do
+	if ! cmp -s "$f" "$EX/$(basename "$f")"; then
+		fail "installed example differs from $f"
+	fi
+done
 # bin/ gets the tool only (benchmarks and examples stay in the build tree).
 bins=$(cd "$P/bin" && echo *)
 if [ "$bins" = wks ]; then
@@ -167,7 +185,7 @@ fi
 pcstatic=$(pkg-config --cflags --libs --static libwks)
 echo "pkg-config --cflags --libs libwks: $pcflags"
 mkdir -p "$T/pc"
-for src in "$SRC"/examples/*.c; do
+for src in "$EX"/*.c; do
 	name=$(basename "$src" .c)
 	# shellcheck disable=SC2086
 	if "$CC" -o "$T/pc/$name" "$src" $pcflags >"$T/pc/$name.log" 2>&1; then
@@ -206,7 +224,7 @@ endforeach()
 file(WRITE ${CMAKE_BINARY_DIR}/libwks_dir.txt "${libwks_DIR}")
 EOF
 if CC=$CC cmake -S "$T/cm" -B "$T/cm/build" -DCMAKE_PREFIX_PATH="$P" \
-	-DEXAMPLES_DIR="$SRC/examples" >"$T/cm.log" 2>&1 &&
+	-DEXAMPLES_DIR="$EX" >"$T/cm.log" 2>&1 &&
 	cmake --build "$T/cm/build" -j2 >>"$T/cm.log" 2>&1; then
 	ok "find_package(libwks) + libwks::wks / libwks::wks_static build every example"
 	dir=$(cat "$T/cm/build/libwks_dir.txt")
@@ -214,7 +232,7 @@ if CC=$CC cmake -S "$T/cm" -B "$T/cm/build" -DCMAKE_PREFIX_PATH="$P" \
 	"$P"/*) ok "find_package found the installed package ($dir)" ;;
 	*) fail "find_package found libwks in $dir, not in $P" ;;
 	esac
-	for src in "$SRC"/examples/*.c; do
+	for src in "$EX"/*.c; do
 		name=$(basename "$src" .c)
 		run_example "examples/$name (CMake)" "$T/cm/build/$name" "$src"
 		run_example "examples/$name (CMake, static)" \
