@@ -609,11 +609,6 @@ d = json.load(open("dump.json"))["files"]["r.wks"]
 assert d["store_integrity"]["verified"] is True, d["store_integrity"]
 st = {e["alias"]: e.get("key_status") for e in d["entries"]}
 assert st == {"k1": "ok", "s1": "ok", "own": "integrity_failure", "c": None}, st'
-python3 "$WKSDUMP" dump --password new-store-pw --key-password own-key-pw r.wks >dump.json || true
-check "22.9 wksdump: own opens with its own password" python3 -c '
-import json
-d = json.load(open("dump.json"))["files"]["r.wks"]
-assert [e.get("key_status") for e in d["entries"] if e["alias"] == "own"] == ["ok"]'
 # --keys (the former way to ask for this): the same.
 wks passwd -k r3.wks "${S[@]}" --new-storepass pass:new-store-pw --keys "${IT[@]}"
 expect_out 0 '2 of 3 key entries had the old store password as key password and now have the new one' \
