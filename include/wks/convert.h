@@ -8,8 +8,9 @@
  * The same conventions as wks.h hold: every call returns WKS_OK (0) or a
  * negative wks_err with the detail in wks_error_detail(); out-parameters
  * are overwritten, never freed; memory returned is released with
- * wks_free() (which wipes it); passwords are UTF-8 with an explicit length
- * and are never kept or echoed in messages.  All functions are thread-safe
+ * wks_free() (which wipes it); passwords are UTF-8 with an explicit length,
+ * used exactly as given (all pw_len bytes, a NUL byte included), and are
+ * never kept or echoed in messages.  All functions are thread-safe
  * as far as their arguments are not shared (a wks_store follows wks.h's
  * rules).
  *
@@ -162,7 +163,13 @@ WKS_API int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
  * (friendlyName the alias, localKeyID the SHA-1 of the leaf); trusted
  * certificates carry Java's trusted-key-usage attribute, so keytool lists
  * them as trustedCertEntry.  Each key is opened with `key_pw` (NULL:
- * `p12_pw`), then with the passwords `cb` gives (may be NULL).
+ * `p12_pw`), then with the passwords `cb` gives (may be NULL).  All
+ * p12_pw_len bytes of `p12_pw` protect every part: the buffer needs no
+ * NUL after them, and a NUL inside is part of the password (OpenSSL's
+ * PKCS#12 code takes it with its length: the bytes themselves for PBKDF2,
+ * converted to BMPString, NUL included, for the MAC).  Such a file opens
+ * only with readers that take the length too, such as wks_p12_parse(),
+ * not with PKCS12_parse() or `openssl pkcs12`, which stop at the NUL.
  *
  * *out (DER; free with wks_free()) is set on success, *report (if not
  * NULL) on success and failure (free it with wks_convert_report_free()).

@@ -546,4 +546,22 @@ else
 	check "17 the rest of the command line stays" grep -q -- '--outpass pass: ' cmdline.txt
 fi
 
+# ---- issue 22, 1: a PKCS#12 password is every byte of it -------------------------
+
+# A password file whose line holds a NUL: export-p12 protects the whole
+# file (MAC, key, certificates) with all its bytes, and import-p12 reads it
+# back with the same file; the bytes before the NUL open nothing.
+printf 'p12\000pass\n' >nul.pw
+printf 'p12\n' >short.pw
+wks export-p12 -k e.wks -a k -o nul.p12 --outpass file:nul.pw "${S[@]}" "${IT[@]}"
+expect 0 "22.1 export-p12 with a NUL in the password"
+wks import-p12 -k nul.wks --in nul.p12 --inpass file:nul.pw "${S[@]}" "${IT[@]}"
+expect 0 "22.1 import-p12 with the same password file"
+wks export-key -k nul.wks -a k "${S[@]}"
+check "22.1 import-p12: the key" cmp -s <(openssl pkey -in "$T/out" -outform DER) k.norm
+wks export-cert -k nul.wks -a k "${S[@]}"
+check "22.1 import-p12: the certificate" cmp -s "$T/out" c.pem
+wks import-p12 -k short.wks --in nul.p12 --inpass file:short.pw "${S[@]}" "${IT[@]}"
+expect_err 4 'integrity check failed' "22.1 the bytes before the NUL do not open it"
+
 end_tests
