@@ -11,7 +11,11 @@
  *  - a file that parses without the password parses identically with the
  *    right digest, and every span (key, certificates) lies inside the
  *    input with a non-empty length;
- *  - a recovered key is non-empty (and PKCS#8, which jks.c checks).
+ *  - a recovered key is non-empty (and PKCS#8, which jks.c checks);
+ *  - the keys are recovered through a key-derivation meter
+ *    (src/convert/kdfmeter.h) with a budget of 64 PBEs at FUZZ_MAX_ITER:
+ *    a key recovered twice (the second time from the meter's memo, with
+ *    no derivation) is the same bytes both times.
  *
  * Seeds: keytool stores (password FUZZ_PW; JCEKS made with
  * -J-Djdk.jceks.iterationCount=32, under FUZZ_MAX_ITER).
@@ -79,8 +83,9 @@ static void jks_check_spans(const jks_file *f, const uint8_t *d, size_t size)
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
-	jks_limits lim = { 10, 65536, FUZZ_MAX_ITER };
+	jks_limits lim = { 10, 65536, FUZZ_MAX_ITER, 64u * FUZZ_MAX_ITER, NULL };
 	jks_file f = JKS_FILE_INIT, g = JKS_FILE_INIT;
+	unsigned long runs = wks__convert_kdf_runs();
 	uint8_t *copy;
 	int rc, rc2;
 
@@ -101,6 +106,8 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	FUZZ_CHECK((rc == 0) == (rc2 == 0), "without %d, with password %d", rc,
 	           rc2);
 	if (rc2 == 0) {
+		lim.kdf = wks__kdf_meter_new(lim.max_kdf_iterations);
+		FUZZ_CHECK(lim.kdf != NULL, "meter");
 		FUZZ_CHECK(g.count == f.count, "entry counts differ");
 		jks_check_spans(&g, copy, size);
 		for (size_t i = 0; i < g.count; i++) {
@@ -122,6 +129,22 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 			           r == WKS_ERR_INTEGRITY,
 			           "recover entry %zu: %d", i, r);
 			FUZZ_CHECK(r != 0 || (k && kl > 0), "empty key");
+			if (r == 0 && e->tag == JKS_TAG_KEY) {
+				uint8_t *k2 = NULL;
+				size_t kl2 = 0;
+				unsigned long before = wks__convert_kdf_runs();
+
+				FUZZ_CHECK(jks_recover_key(&k2, &kl2, e, FUZZ_PW,
+				                           FUZZ_PW_LEN, &lim) == 0 &&
+				           kl2 == kl && !memcmp(k, k2, kl),
+				           "entry %zu: again, not the same key", i);
+				/* JKS's own protection is not metered; a
+				 * JCEKS key comes from the memo. */
+				FUZZ_CHECK(wks__convert_kdf_runs() == before,
+				           "entry %zu: derived twice", i);
+				OPENSSL_cleanse(k2, kl2);
+				free(k2);
+			}
 			FUZZ_CHECK(r != 0 || e->tag != JKS_TAG_SECRET ||
 			           (alg && *alg), "secret without algorithm");
 			if (k)
@@ -130,6 +153,10 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 			free(alg);
 		}
 	}
+	/* Every run costs at least one iteration of the budget. */
+	FUZZ_CHECK(wks__convert_kdf_runs() - runs <= lim.max_kdf_iterations,
+	           "%lu derivations", wks__convert_kdf_runs() - runs);
+	wks__kdf_meter_free(lim.kdf);
 	jks_file_free(&g);
 	free(copy);
 done:

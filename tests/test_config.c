@@ -130,6 +130,8 @@ static void test_config__defaults(void **state)
 	assert_string_equal(prop_text(NULL, "libwks.kdf.impl"), "native");
 	assert_string_equal(prop_text(NULL, "libwks.kdf.threads"), "0");
 	assert_string_equal(prop_text(NULL, "libwks.wks.maxFileSize"), "268435456");
+	assert_string_equal(prop_text(NULL, "libwks.convert.maxKdfIterations"),
+			    "100000000");
 	assert_int_equal(g_warns.count, 0);
 	wks__props_free(p);
 }
@@ -378,12 +380,22 @@ static void test_config__libwks_values(void **state)
 		{ "1 MiB", "268435456", 1 },
 		{ "9223372036854775808", "268435456", 1 },
 	};
+	static const vcase maxkdf[] = {
+		{ "1", "1", 0 },
+		{ "5000000", "5000000", 0 },
+		{ "9223372036854775807", "9223372036854775807", 0 },
+		{ "", "100000000", 0 },
+		{ "0", "100000000", 1 },
+		{ "-5", "100000000", 1 },
+		{ "20x", "100000000", 1 },
+	};
 	wks_settings s;
 	wks_props *p = props_new();
 
 	(void)state;
 	CHECK("libwks.wks.maxIterationCount", maxit);
 	CHECK("libwks.wks.maxFileSize", maxfile);
+	CHECK("libwks.convert.maxKdfIterations", maxkdf);
 	CHECK("libwks.keystore.kekCacheMaxEntries", maxent);
 	CHECK("libwks.keystore.kekCacheIdleSec", idle);
 	CHECK("libwks.kdf.impl", impl);
@@ -698,6 +710,7 @@ static const struct {
 	{ "libwks.kdf.impl", "OpenSSL", "openssl" },
 	{ "libwks.kdf.threads", "4", "4" },
 	{ "libwks.wks.maxFileSize", "1048576", "1048576" },
+	{ "libwks.convert.maxKdfIterations", "30000", "30000" },
 };
 #define N_TRIM (sizeof(g_trim) / sizeof(g_trim[0]))
 

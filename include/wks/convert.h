@@ -8,8 +8,9 @@
  * The same conventions as wks.h hold: every call returns WKS_OK (0) or a
  * negative wks_err with the detail in wks_error_detail(); out-parameters
  * are overwritten, never freed; memory returned is released with
- * wks_free() (which wipes it); passwords are UTF-8 with an explicit length
- * and are never kept or echoed in messages.  All functions are thread-safe
+ * wks_free() (which wipes it); passwords are UTF-8 with an explicit length,
+ * used exactly as given (all pw_len bytes, a NUL byte included), and are
+ * never kept or echoed in messages.  All functions are thread-safe
  * as far as their arguments are not shared (a wks_store follows wks.h's
  * rules).
  *
@@ -19,6 +20,24 @@
  * wolfjce.wks.maxCertChainLength, wolfjce.wks.maxEntrySize and
  * libwks.wks.maxIterationCount (read at each call; see wks.h
  * "Properties"), and trailing bytes are rejected (WKS_ERR_FORMAT).
+ *
+ * Key-derivation work.  Each PBE a file names is capped by
+ * libwks.wks.maxIterationCount; the whole of one conversion is capped by
+ * libwks.convert.maxKdfIterations (default 100000000, 20 derivations at
+ * the default cap): the iteration counts of every key derivation it runs
+ * from a password (a JCEKS key's PBE; a PKCS#12 file's MAC key and the key
+ * of every encrypted part, and the IV too under PKCS#12's own PBEs) are
+ * added up before each runs, and the derivation that would pass the
+ * budget is refused with WKS_ERR_LIMIT, its detail naming the property.
+ * A derivation the conversion made already (same algorithm, salt,
+ * iteration count and password) is taken from a memo of derived keys and
+ * costs nothing, so that a file holding one key many times, or junk
+ * entries sharing a salt, derives once; the memo is wiped when the
+ * conversion ends.  "One conversion" is one wks_convert_read() or
+ * wks_p12_parse() call, and for a parsed Java keystore every
+ * wks_java_get_key() and wks_java_get_secret() on it, from wks_java_parse()
+ * to wks_java_free().  JKS's own key protection has no iteration count (a
+ * hash per 20 bytes of key) and is not counted.
  *
  * Two levels:
  *   - wks_convert_read() / wks_convert_write_p12(): whole keystores, with
@@ -146,8 +165,11 @@ WKS_API void wks_convert_report_free(wks_convert_report *r);
  * store: load it with wks_store_load_buffer()), WKS_ERR_INTEGRITY (also:
  * PKCS#12 contents that do not decrypt), WKS_ERR_LIMIT, WKS_ERR_INVALID
  * (NULL arguments, flags, a password that is not UTF-8), WKS_ERR_NOMEM.
- * After a failure `dst` may hold some of the entries: convert into a fresh
- * store and drop it on failure.
+ * WKS_ERR_LIMIT also when the call's key derivations reach
+ * libwks.convert.maxKdfIterations (see "Key-derivation work" above); a
+ * JCEKS key whose own count passes libwks.wks.maxIterationCount is only
+ * skipped.  After a failure `dst` may hold some of the entries: convert
+ * into a fresh store and drop it on failure.
  */
 #define WKS_CONVERT_NO_MAC_OK 1u
 
@@ -167,7 +189,13 @@ WKS_API int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
  * (friendlyName the alias, localKeyID the SHA-1 of the leaf); trusted
  * certificates carry Java's trusted-key-usage attribute, so keytool lists
  * them as trustedCertEntry.  Each key is opened with `key_pw` (NULL:
- * `p12_pw`), then with the passwords `cb` gives (may be NULL).
+ * `p12_pw`), then with the passwords `cb` gives (may be NULL).  All
+ * p12_pw_len bytes of `p12_pw` protect every part: the buffer needs no
+ * NUL after them, and a NUL inside is part of the password (OpenSSL's
+ * PKCS#12 code takes it with its length: the bytes themselves for PBKDF2,
+ * converted to BMPString, NUL included, for the MAC).  Such a file opens
+ * only with readers that take the length too, such as wks_p12_parse(),
+ * not with PKCS12_parse() or `openssl pkcs12`, which stop at the NUL.
  *
  * *out (DER; free with wks_free()) is set on success, *report (if not
  * NULL) on success and failure (free it with wks_convert_report_free()).
@@ -220,7 +248,9 @@ typedef struct wks_p12_file wks_p12_file;
  * MAC rule, flags, bounds and errors; WKS_ERR_FORMAT for trailing bytes),
  * without storing anything: the entries are what wks_convert_read() would
  * store, in its order (keys, secret keys, then certificates), with their
- * friendlyNames (no alias made up).  Free *out with wks_p12_free().
+ * friendlyNames (no alias made up).  One call is one budget of
+ * key-derivation work (see "Key-derivation work" above).  Free *out with
+ * wks_p12_free().
  */
 WKS_API int wks_p12_parse(wks_p12_file **out, const uint8_t *data,
 			  size_t len, const char *pw, size_t pw_len,
@@ -274,7 +304,9 @@ typedef struct wks_java_store wks_java_store;
  * WKS_ERR_FORMAT (not JKS/JCEKS, malformed, truncated, trailing bytes, an
  * alias twice), WKS_ERR_LIMIT, WKS_ERR_UNSUPPORTED (version),
  * WKS_ERR_INVALID (a password that is not UTF-8), WKS_ERR_NOMEM.  Free
- * *out with wks_java_free().
+ * *out with wks_java_free().  The keys of the keystore share one budget of
+ * key-derivation work, from here to wks_java_free() (see "Key-derivation
+ * work" above).
  */
 WKS_API int wks_java_parse(wks_java_store **out, const uint8_t *data,
 			   size_t len, const char *pw, size_t pw_len);
@@ -306,7 +338,10 @@ WKS_API int wks_java_certs_x509(const wks_java_store *js, size_t i);
  * (free with wks_free()).  WKS_ERR_INTEGRITY for a wrong password,
  * WKS_ERR_UNSUPPORTED for a protection algorithm other than JKS's and
  * JCEKS's, WKS_ERR_INVALID (not a private key entry; a JCEKS password that
- * is not printable ASCII), WKS_ERR_FORMAT, WKS_ERR_LIMIT (iterations).
+ * is not printable ASCII), WKS_ERR_FORMAT, WKS_ERR_LIMIT (the entry's
+ * iteration count, or the keystore's budget of key-derivation work spent:
+ * then at once, without any work, for every later key needing a new
+ * derivation).
  */
 WKS_API int wks_java_get_key(uint8_t **pkcs8, size_t *pkcs8_len,
 			     const wks_java_store *js, size_t i,

@@ -630,6 +630,10 @@ WKS_API int wks_store_delete(wks_store *st, const char *alias);
  *   libwks.kdf.threads                  0 (auto) 0..16; bad -> 0
  *   libwks.wks.maxFileSize              268435456 >= 1 (bytes); bad ->
  *                                                268435456
+ *   libwks.convert.maxKdfIterations     100000000 >= 1; bad -> 100000000
+ *                                                (the key-derivation work
+ *                                                of one conversion:
+ *                                                wks/convert.h)
  *
  * Every value is trimmed first, from every source, as wolfJCE sees it
  * (Java's Security.getProperty() returns String.trim(): every leading and

@@ -34,6 +34,11 @@
  * save writes (256 MiB: 25 entries of the largest default maxEntrySize,
  * or hundreds of thousands of ordinary ones). */
 #define WKS_DEFAULT_MAX_FILE_SIZE 268435456
+/* libwks.convert.maxKdfIterations: the key-derivation work one conversion
+ * call may do (src/convert/kdfmeter.h): the sum of the iteration counts of
+ * the derivations it runs, 20 derivations at the default
+ * maxIterationCount. */
+#define WKS_DEFAULT_MAX_KDF_ITERATIONS 100000000
 #define WKS_MAX_KDF_THREADS 16
 
 /* The settings in force, resolved from the properties. */
@@ -43,6 +48,7 @@ typedef struct {
 	int32_t max_entry_size;   /* wolfjce.wks.maxEntrySize */
 	int32_t max_iterations;   /* libwks.wks.maxIterationCount */
 	uint64_t max_file_size;   /* libwks.wks.maxFileSize (bytes) */
+	uint64_t max_kdf_iterations; /* libwks.convert.maxKdfIterations */
 	int require_integrity;    /* libwks.wks.requireIntegrity */
 	int cache_enabled;        /* wolfjce.keystore.kekCacheEnabled */
 	uint64_t cache_ttl_ms;    /* wolfjce.keystore.kekCacheTtlSec * 1000, saturating */
@@ -104,6 +110,7 @@ enum {
 	WKS_P_KDF_IMPL,          /* libwks.kdf.impl */
 	WKS_P_KDF_THREADS,       /* libwks.kdf.threads */
 	WKS_P_MAX_FILE,          /* libwks.wks.maxFileSize */
+	WKS_P_MAX_KDF_ITER,      /* libwks.convert.maxKdfIterations */
 	WKS_PROP_COUNT
 };
 

@@ -37,6 +37,8 @@ const wks_prop_desc wks__prop_descs[WKS_PROP_COUNT] = {
 		0, 0, WKS_MAX_KDF_THREADS },
 	[WKS_P_MAX_FILE] = { "libwks.wks.maxFileSize", WKS_PK_LONG,
 		WKS_DEFAULT_MAX_FILE_SIZE, 1, INT64_MAX },
+	[WKS_P_MAX_KDF_ITER] = { "libwks.convert.maxKdfIterations", WKS_PK_LONG,
+		WKS_DEFAULT_MAX_KDF_ITERATIONS, 1, INT64_MAX },
 };
 
 int wks__prop_find(const char *name)
@@ -227,6 +229,7 @@ void wks__settings_from_values(wks_settings *s, const int64_t v[WKS_PROP_COUNT])
 	s->max_entry_size = (int32_t)v[WKS_P_MAX_ENTRY];
 	s->max_iterations = (int32_t)v[WKS_P_MAX_ITERATIONS];
 	s->max_file_size = (uint64_t)v[WKS_P_MAX_FILE];
+	s->max_kdf_iterations = (uint64_t)v[WKS_P_MAX_KDF_ITER];
 	s->require_integrity = v[WKS_P_REQUIRE_INTEGRITY] != 0;
 	s->cache_enabled = v[WKS_P_CACHE_ENABLED] != 0;
 	s->cache_ttl_ms = sec_to_ms(v[WKS_P_CACHE_TTL]);

@@ -29,7 +29,7 @@ int wks__report_skip(wks_convert_report *r, const char *alias, int reason,
 		     const char *detail);
 
 /* The limits of the Java and PKCS#12 readers from the process-wide
- * properties. */
+ * properties (lim->kdf NULL: the caller makes the meter). */
 void wks__convert_limits(jks_limits *lim);
 
 /* Ask `cb` for password number `attempt` of `alias` into buf (size
@@ -43,6 +43,17 @@ int wks__ask_pw(wks_password_cb cb, void *arg, const char *alias,
  * it: the first name p12.c's table has for it, else the dotted OID (as
  * Java reports an OID it does not know).  Heap; NULL if out of memory. */
 char *wks__p12_alg_name(const ASN1_OBJECT *obj);
+
+/* Decrypt `in` under the PBE `alg` (iteration count `iter`, as
+ * wks_pbe_iterations() reads it, already checked against the cap) with
+ * pw/pw_len (pw NULL: PKCS#12's absent password), every key derivation
+ * through the meter m (p12pbe.c).  *out (OPENSSL_malloc()ed; wipe it with
+ * OPENSSL_clear_free(*out, *out_len)).  0, WKS_ERR_LIMIT (the budget, with
+ * the detail), WKS_ERR_NOMEM, or another error for data that does not
+ * decrypt (no detail: the caller says so in one message). */
+int wks__p12_decrypt(uint8_t **out, size_t *out_len, wks__kdf_meter *m,
+		     const X509_ALGOR *alg, long iter, const char *pw,
+		     int pw_len, const ASN1_OCTET_STRING *in);
 
 /* The PKCS#12 branch of wks_convert_read() (p12read.c). */
 int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,

@@ -41,10 +41,17 @@ int wks_java_parse(wks_java_store **out, const uint8_t *data, size_t len,
 		memcpy(js->data, data, len);
 	js->len = len;
 	wks__convert_limits(&js->lim);
+	/* One budget for every key of this keystore (kdfmeter.h). */
+	if (!(js->lim.kdf = wks__kdf_meter_new(js->lim.max_kdf_iterations))) {
+		free(js->data);
+		free(js);
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	}
 	ERR_set_mark(); /* the caller's OpenSSL errors stay, ours go */
 	err = jks_parse(&js->f, js->data, len, pw, pw_len, &js->lim);
 	ERR_pop_to_mark();
 	if (err < 0) {
+		wks__kdf_meter_free(js->lim.kdf);
 		free(js->data);
 		free(js);
 		return err;
@@ -58,6 +65,7 @@ void wks_java_free(wks_java_store *js)
 	if (!js)
 		return;
 	jks_file_free(&js->f);
+	wks__kdf_meter_free(js->lim.kdf);
 	wks_wipe_free(js->data, js->len ? js->len : 1);
 	free(js);
 }
@@ -336,6 +344,15 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		}
 		if (err == WKS_ERR_NOMEM)
 			break;
+		if (err == WKS_ERR_LIMIT && wks__kdf_meter_spent(js->lim.kdf)) {
+			/* The budget of the call: it fails (the detail names
+			 * libwks.convert.maxKdfIterations). */
+			char d[400];
+
+			snprintf(d, sizeof(d), "%s", wks_error_detail());
+			wks__err(err, "entry \"%s\": %s", alias, d);
+			break;
+		}
 		if (skipped) {
 			if ((err = skip(rep, alias, err, t == WKS_ENTRY_CERTIFICATE ?
 					"certificate refused" :

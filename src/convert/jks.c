@@ -897,19 +897,59 @@ static int pbe_params(uint8_t salt[8], uint32_t *iter, const uint8_t *der,
 	return err;
 }
 
-/* PBEWithMD5AndTripleDES as Sun's JCE has it (PBES1Core): ASCII password,
- * MD5 iterated over each salt half, 3DES-CBC with PKCS#5 padding. */
-static int jce_pbe_decrypt(uint8_t **out, size_t *out_len, const uint8_t *ct,
-			   size_t ct_len, const uint8_t salt_in[8],
-			   uint32_t iter, const char *pw, size_t pw_len)
+/* The key and IV of PBEWithMD5AndTripleDES (Sun's PBES1Core): MD5
+ * iterated over each salt half and the ASCII password. */
+struct jce_kdf {
+	const uint8_t *salt;
+	uint32_t iter;
+	const char *pw;
+	size_t pw_len;
+};
+
+static int jce_derive(void *arg, uint8_t *dk, size_t dk_len)
 {
-	uint8_t salt[8], dk[32], *plain = NULL;
+	const struct jce_kdf *k = arg;
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	/* Fetched once: EVP_md5() in EVP_DigestInit_ex() fetches the
 	 * implementation again at every one of the 2 x iter inits, which cost
 	 * several times the MD5 itself (keytool's default is 200000). */
 	EVP_MD *md5 = EVP_MD_fetch(NULL, "MD5", NULL);
+	int ok = md && md5 && dk_len == 32;
+
+	for (int h = 0; ok && h < 2; h++) {
+		uint8_t cur[16];
+		size_t cur_len = 4;
+		unsigned int mdn = 0;
+
+		memcpy(cur, k->salt + 4 * h, 4);
+		for (uint32_t i = 0; ok && i < k->iter; i++) {
+			ok = EVP_DigestInit_ex(md, md5, NULL) &&
+			     EVP_DigestUpdate(md, cur, cur_len) &&
+			     EVP_DigestUpdate(md, k->pw, k->pw_len) &&
+			     EVP_DigestFinal_ex(md, cur, &mdn) && mdn == 16;
+			cur_len = 16;
+		}
+		memcpy(dk + 16 * h, cur, 16);
+		wks_wipe(cur, sizeof(cur));
+	}
+	EVP_MD_CTX_free(md);
+	EVP_MD_free(md5);
+	return ok;
+}
+
+/* PBEWithMD5AndTripleDES as Sun's JCE has it (PBES1Core): ASCII password,
+ * the key from jce_derive() (through the conversion's meter), 3DES-CBC
+ * with PKCS#5 padding. */
+static int jce_pbe_decrypt(uint8_t **out, size_t *out_len, const uint8_t *ct,
+			   size_t ct_len, const uint8_t salt_in[8],
+			   uint32_t iter, const char *pw, size_t pw_len,
+			   const jks_limits *lim)
+{
+	uint8_t salt[8], dk[32], *plain = NULL;
 	EVP_CIPHER_CTX *cc = EVP_CIPHER_CTX_new();
+	struct jce_kdf k = { salt, iter, pw, pw_len };
+	wks__kdf_desc d = { "JCEKS/PBEWithMD5AndTripleDES", iter, sizeof(dk),
+			    salt, sizeof(salt), pw, pw_len };
 	int n1 = 0, n2 = 0, err = 0;
 
 	for (size_t i = 0; i < pw_len; i++)
@@ -923,44 +963,23 @@ static int jce_pbe_decrypt(uint8_t **out, size_t *out_len, const uint8_t *ct,
 			       ct_len);
 		goto done;
 	}
-	if (!md || !cc || !(plain = malloc(ct_len + 8))) {
+	if (!cc || !(plain = malloc(ct_len + 8))) {
 		err = WKS_ERR_NOMEM;
-		goto done;
-	}
-	if (!md5) {
-		err = wks__err(WKS_ERR_CRYPTO, "MD5 is not available");
 		goto done;
 	}
 	memcpy(salt, salt_in, 8);
 	if (!memcmp(salt, salt + 4, 4)) {
 		/* Sun's "inversion" of equal halves (really a rotation with a
 		 * typo): a b c d -> d a b d. */
-		uint8_t a = salt[0], b = salt[1], d = salt[3];
+		uint8_t a = salt[0], b = salt[1], c = salt[3];
 
-		salt[0] = d;
+		salt[0] = c;
 		salt[1] = a;
 		salt[2] = b;
 	}
-	for (int h = 0; h < 2; h++) {
-		uint8_t cur[16];
-		size_t cur_len = 4;
-		unsigned int mdn = 0;
-
-		memcpy(cur, salt + 4 * h, 4);
-		for (uint32_t k = 0; k < iter; k++) {
-			if (!EVP_DigestInit_ex(md, md5, NULL) ||
-			    !EVP_DigestUpdate(md, cur, cur_len) ||
-			    !EVP_DigestUpdate(md, pw, pw_len) ||
-			    !EVP_DigestFinal_ex(md, cur, &mdn) || mdn != 16) {
-				err = wks__err(WKS_ERR_CRYPTO, "MD5 failed");
-				wks_wipe(cur, sizeof(cur));
-				goto done;
-			}
-			cur_len = 16;
-		}
-		memcpy(dk + 16 * h, cur, 16);
-		wks_wipe(cur, sizeof(cur));
-	}
+	if ((err = wks__kdf_run(lim->kdf, &d, iter, jce_derive, &k, dk,
+				sizeof(dk))) < 0)
+		goto done;
 	if (!EVP_DecryptInit_ex(cc, EVP_des_ede3_cbc(), NULL, dk, dk + 24) ||
 	    !EVP_DecryptUpdate(cc, plain, &n1, ct, (int)ct_len)) {
 		err = wks__err(WKS_ERR_CRYPTO, "3DES failed");
@@ -980,8 +999,6 @@ done:
 	}
 	wks_wipe(dk, sizeof(dk));
 	wks_wipe(salt, sizeof(salt));
-	EVP_MD_CTX_free(md);
-	EVP_MD_free(md5);
 	EVP_CIPHER_CTX_free(cc);
 	return err;
 }
@@ -1043,7 +1060,7 @@ int jks_recover_key(uint8_t **pkcs8, size_t *pkcs8_len, const jks_entry *e,
 		err = jce_pbe_decrypt(&plain, &plain_len,
 				      ASN1_STRING_get0_data(oct),
 				      (size_t)ASN1_STRING_length(oct), salt, iter,
-				      pw, pw_len);
+				      pw, pw_len, lim);
 	} else {
 		err = wks__err(WKS_ERR_UNSUPPORTED, "key protection %s",
 			       name[0] ? name : "(unknown)");
@@ -1100,7 +1117,7 @@ int jks_recover_secret(uint8_t **key, size_t *key_len, char **algorithm,
 			      lim)) < 0 ||
 	    (err = jce_pbe_decrypt(&plain, &plain_len, e->seal_data,
 				   e->seal_data_len, salt, iter, pw,
-				   pw_len)) < 0)
+				   pw_len, lim)) < 0)
 		goto done;
 	if (!(x = calloc(1, sizeof(*x)))) {
 		err = WKS_ERR_NOMEM;

@@ -33,17 +33,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "convert/kdfmeter.h"
 #include "wks/convert.h"
 
 enum { JKS_TAG_KEY = 1, JKS_TAG_CERT = 2, JKS_TAG_SECRET = 3 };
 
 /* Limits (the libwks settings: wolfjce.wks.maxCertChainLength,
  * wolfjce.wks.maxEntrySize for every blob, libwks.wks.maxIterationCount
- * for the JCEKS PBE). */
+ * for the JCEKS PBE, libwks.convert.maxKdfIterations for all the PBEs of
+ * one conversion), and the meter that keeps the last (kdfmeter.h; NULL:
+ * no budget, no memo). */
 typedef struct {
 	size_t max_chain;
 	size_t max_blob;
 	uint32_t max_iterations;
+	uint64_t max_kdf_iterations;
+	wks__kdf_meter *kdf;
 } jks_limits;
 
 /* At most this many entries in one file. */
@@ -95,7 +100,8 @@ void jks_file_free(jks_file *f);
  * wipes and frees it) is the PKCS#8 DER.  WKS_ERR_INTEGRITY for a wrong
  * password, WKS_ERR_UNSUPPORTED for another protection algorithm (or a
  * JCEKS password that is not printable ASCII: WKS_ERR_INVALID),
- * WKS_ERR_FORMAT, WKS_ERR_LIMIT (iteration count).
+ * WKS_ERR_FORMAT, WKS_ERR_LIMIT (iteration count, or lim->kdf's budget:
+ * JCEKS's PBE derives through that meter, kdfmeter.h).
  */
 int jks_recover_key(uint8_t **pkcs8, size_t *pkcs8_len, const jks_entry *e,
 		    const char *pw, size_t pw_len, const jks_limits *lim);

@@ -334,6 +334,25 @@ static int export_cert(p12_out *o, const char *alias)
 	return err;
 }
 
+/* Add a safe of `bags` to *safes: encrypted under pw (PBES2, AES-256-CBC,
+ * `iter`), or plain with pw == NULL.  Not PKCS12_add_safe(), which takes
+ * the password as a C string (strlen): every password here is the byte
+ * string given, with its length, as for the key bags and the MAC. */
+static int add_safe(STACK_OF(PKCS7) **safes, STACK_OF(PKCS12_SAFEBAG) *bags,
+		    const char *pw, int pw_len, int iter)
+{
+	PKCS7 *p7 = pw ? PKCS12_pack_p7encdata(NID_aes_256_cbc, pw, pw_len,
+					       NULL, 0, iter, bags)
+		       : PKCS12_pack_p7data(bags);
+
+	if (!p7 || (!*safes && !(*safes = sk_PKCS7_new_null())) ||
+	    !sk_PKCS7_push(*safes, p7)) {
+		PKCS7_free(p7);
+		return -1;
+	}
+	return 0;
+}
+
 static int store_iterations(wks_store *st)
 {
 	char buf[32];
@@ -431,9 +450,9 @@ static int write_p12(uint8_t **out, size_t *out_len, wks_store *st,
 		err = wks__err(WKS_ERR_INVALID, "no entry to export");
 		goto done;
 	}
-	if ((o.certbags && !PKCS12_add_safe(&safes, o.certbags, NID_aes_256_cbc,
-					    o.iterations, p12_pw)) ||
-	    (o.keybags && !PKCS12_add_safe(&safes, o.keybags, -1, 0, NULL)) ||
+	if ((o.certbags && add_safe(&safes, o.certbags, p12_pw,
+				    (int)p12_pw_len, o.iterations) < 0) ||
+	    (o.keybags && add_safe(&safes, o.keybags, NULL, 0, 0) < 0) ||
 	    !(p12 = PKCS12_add_safes(safes, 0)) ||
 	    !PKCS12_set_mac(p12, p12_pw, (int)p12_pw_len, NULL, 0, o.iterations,
 			    EVP_sha256()) ||

@@ -4,10 +4,11 @@
  * The MAC is verified before anything is decrypted (a file without one is
  * refused unless WKS_CONVERT_NO_MAC_OK); every PBE and the MAC have their
  * iteration count checked against libwks.wks.maxIterationCount before
- * OpenSSL runs them; nesting is bounded.  Keys are matched to their
- * certificate by localKeyID, else by public key, and their chain is built
- * from the file's certificates (issuer by issuer, at most
- * wolfjce.wks.maxCertChainLength).  Certificates that belong to no chain,
+ * they run, and all of one parse share a budget and a memo of derived keys
+ * (kdfmeter.h; the PBEs through p12pbe.c); nesting is bounded.  Keys are
+ * matched to their certificate by localKeyID, else by public key, and
+ * their chain is built from the file's certificates (issuer by issuer, at
+ * most wolfjce.wks.maxCertChainLength).  Certificates that belong to no chain,
  * and those Java marked trusted (its trusted-key-usage attribute), become
  * trusted certificate entries; Java's secret bags become secret keys.
  * Whatever fails to decrypt gives one message (a wrong password, bad
@@ -61,6 +62,7 @@ typedef struct {
 	long max_iter;
 	size_t max_chain;
 	size_t work; /* issuer checks left for building chains */
+	wks__kdf_meter *kdf; /* the call's key derivations (kdfmeter.h) */
 	wks_convert_report *rep;
 } bags;
 
@@ -160,6 +162,44 @@ static int iter_check(const bags *l, long iter, const char *what)
 	return 0;
 }
 
+/* Decrypt one encrypted part (`what`: "private key", ...) and decode it
+ * as `it`: the item, or NULL with *err set (the iteration cap's or the
+ * budget's WKS_ERR_LIMIT, WKS_ERR_NOMEM, else the one message of
+ * decrypt_failed()). */
+static void *decrypt_item(bags *l, const X509_ALGOR *alg,
+			  const ASN1_OCTET_STRING *in, const ASN1_ITEM *it,
+			  const char *what, int *err)
+{
+	long iter = pbe_iterations(alg);
+	uint8_t *plain = NULL;
+	size_t n = 0;
+	void *v = NULL;
+	int e;
+
+	if ((*err = iter_check(l, iter, what)) < 0)
+		return NULL;
+	e = wks__p12_decrypt(&plain, &n, l->kdf, alg, iter, l->pass,
+			     l->passlen, in);
+	if (e == 0 && n <= LONG_MAX) {
+		const unsigned char *p = plain;
+
+		v = ASN1_item_d2i(NULL, &p, (long)n, it);
+	}
+	if (plain)
+		OPENSSL_clear_free(plain, n);
+	if (v)
+		return v;
+	if (e == WKS_ERR_LIMIT) {
+		char d[400];
+
+		snprintf(d, sizeof(d), "%s", wks_error_detail());
+		*err = wks__err(e, "PKCS#12 %s: %s", what, d);
+	} else {
+		*err = e == WKS_ERR_NOMEM ? nomem() : decrypt_failed();
+	}
+	return NULL;
+}
+
 static item *item_add(bags *l, PKCS12_SAFEBAG *bag)
 {
 	const ASN1_TYPE *id;
@@ -227,6 +267,7 @@ static int add_secret(bags *l, PKCS12_SAFEBAG *bag)
 	const ASN1_OBJECT *type = PKCS12_SAFEBAG_get0_bag_type(bag);
 	const ASN1_TYPE *val = PKCS12_SAFEBAG_get0_bag_obj(bag);
 	const X509_ALGOR *pbe = NULL, *kalg = NULL;
+	const ASN1_OCTET_STRING *enc = NULL;
 	const ASN1_OBJECT *kobj = NULL;
 	const unsigned char *p, *pk = NULL;
 	X509_SIG *sig = NULL;
@@ -246,13 +287,11 @@ static int add_secret(bags *l, PKCS12_SAFEBAG *bag)
 			       "secret key");
 		goto done;
 	}
-	X509_SIG_get0(sig, &pbe, NULL);
-	if ((err = iter_check(l, pbe_iterations(pbe), "secret key")) < 0)
+	X509_SIG_get0(sig, &pbe, &enc);
+	if (!(p8 = decrypt_item(l, pbe, enc,
+				ASN1_ITEM_rptr(PKCS8_PRIV_KEY_INFO),
+				"secret key", &err)))
 		goto done;
-	if (!(p8 = PKCS8_decrypt(sig, l->pass, l->passlen))) {
-		err = decrypt_failed();
-		goto done;
-	}
 	if (!PKCS8_pkey_get0(&kobj, &pk, &pklen, &kalg, p8) || !kobj ||
 	    pklen <= 0) {
 		err = wks__err(WKS_ERR_FORMAT, "PKCS#12: malformed secret key");
@@ -287,6 +326,7 @@ static int walk(bags *l, const STACK_OF(PKCS12_SAFEBAG) *sk, int depth,
 		PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(sk, i);
 		PKCS8_PRIV_KEY_INFO *p8;
 		const X509_ALGOR *alg = NULL;
+		const ASN1_OCTET_STRING *enc = NULL;
 		X509 *x;
 		item *it;
 		int err = 0;
@@ -296,12 +336,11 @@ static int walk(bags *l, const STACK_OF(PKCS12_SAFEBAG) *sk, int depth,
 			err = add_p8(l, bag, PKCS12_SAFEBAG_get0_p8inf(bag));
 			break;
 		case NID_pkcs8ShroudedKeyBag:
-			X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &alg, NULL);
-			if ((err = iter_check(l, pbe_iterations(alg),
-					      "private key")) < 0)
+			X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &alg, &enc);
+			if (!(p8 = decrypt_item(l, alg, enc,
+						ASN1_ITEM_rptr(PKCS8_PRIV_KEY_INFO),
+						"private key", &err)))
 				return err;
-			if (!(p8 = PKCS12_decrypt_skey(bag, l->pass, l->passlen)))
-				return decrypt_failed();
 			err = add_p8(l, bag, p8);
 			PKCS8_PRIV_KEY_INFO_free(p8);
 			break;
@@ -499,6 +538,18 @@ static int make_entries(wks_p12_file *f)
 	return 0;
 }
 
+static int mac_charge(bags *l, long iter)
+{
+	int err = wks__kdf_charge(l->kdf, iter > 0 ? (uint64_t)iter : 1, 1);
+	char d[400];
+
+	if (err < 0) {
+		snprintf(d, sizeof(d), "%s", wks_error_detail());
+		wks__err(err, "PKCS#12 MAC: %s", d);
+	}
+	return err;
+}
+
 static int p12_parse(wks_p12_file **out, const uint8_t *data, size_t len,
 		     const char *pw, size_t pw_len, unsigned flags,
 		     wks_convert_report *rep)
@@ -520,6 +571,10 @@ static int p12_parse(wks_p12_file **out, const uint8_t *data, size_t len,
 	l->max_chain = lim.max_chain;
 	l->work = MAX_ISSUER_CHECKS;
 	l->rep = f->rep = rep;
+	if (!(l->kdf = wks__kdf_meter_new(lim.max_kdf_iterations))) {
+		err = nomem();
+		goto done;
+	}
 	l->pass = pw ? pw : "";
 	if (pw_len > INT_MAX) {
 		err = wks__err(WKS_ERR_INVALID, "password too long");
@@ -537,20 +592,29 @@ static int p12_parse(wks_p12_file **out, const uint8_t *data, size_t len,
 	}
 	if (PKCS12_mac_present(p12)) {
 		const ASN1_INTEGER *iter = NULL;
+		long n = 1;
 
 		PKCS12_get0_mac(NULL, NULL, NULL, &iter, p12);
-		if (iter && (err = iter_check(l, ASN1_INTEGER_get(iter),
-					      "MAC")) < 0)
+		if (iter)
+			n = ASN1_INTEGER_get(iter);
+		if ((err = iter_check(l, n, "MAC")) < 0)
+			goto done;
+		/* OpenSSL derives the MAC key (once, twice for the absent
+		 * password): charged, not memoised. */
+		if ((err = mac_charge(l, n)) < 0)
 			goto done;
 		if (PKCS12_verify_mac(p12, l->pass, l->passlen)) {
 			/* ok */
-		} else if (l->passlen == 0 && PKCS12_verify_mac(p12, NULL, 0)) {
+		} else if (l->passlen == 0 && (err = mac_charge(l, n)) == 0 &&
+			   PKCS12_verify_mac(p12, NULL, 0)) {
 			l->pass = NULL;
 			f->null_pass = 1;
-		} else {
+		} else if (err == 0) {
 			err = wks__err(WKS_ERR_INTEGRITY, "PKCS#12 integrity "
 				       "check failed: wrong password, or the "
 				       "file was modified");
+			goto done;
+		} else {
 			goto done;
 		}
 	} else if (!(flags & WKS_CONVERT_NO_MAC_OK)) {
@@ -571,17 +635,18 @@ static int p12_parse(wks_p12_file **out, const uint8_t *data, size_t len,
 		if (nid == NID_pkcs7_data) {
 			sk = PKCS12_unpack_p7data(p7);
 		} else if (nid == NID_pkcs7_encrypted) {
+			PKCS7_ENC_CONTENT *ec = p7->d.encrypted ?
+						p7->d.encrypted->enc_data : NULL;
+
 			enc = 1;
-			if (p7->d.encrypted && p7->d.encrypted->enc_data &&
-			    (err = iter_check(l, pbe_iterations(
-					p7->d.encrypted->enc_data->algorithm),
-					"certificates")) < 0)
-				break;
-			if (!(sk = PKCS12_unpack_p7encdata(p7, l->pass,
-							   l->passlen))) {
+			if (!ec) {
 				err = decrypt_failed();
 				break;
 			}
+			if (!(sk = decrypt_item(l, ec->algorithm, ec->enc_data,
+						ASN1_ITEM_rptr(PKCS12_SAFEBAGS),
+						"certificates", &err)))
+				break;
 		} else {
 			err = skip_bag(l, NULL, "a part encrypted for a public "
 				       "key: whatever it holds is not read");
@@ -599,6 +664,8 @@ static int p12_parse(wks_p12_file **out, const uint8_t *data, size_t len,
 		err = make_entries(f);
 done:
 	l->pass = NULL; /* the caller's, not kept */
+	wks__kdf_meter_free(l->kdf); /* wipes the derived keys */
+	l->kdf = NULL;
 	sk_PKCS7_pop_free(safes, PKCS7_free);
 	PKCS12_free(p12);
 	if (err < 0)

@@ -94,9 +94,11 @@ void wks__convert_limits(jks_limits *lim)
 {
 	char v[32];
 
+	memset(lim, 0, sizeof(*lim));
 	lim->max_chain = 100;
 	lim->max_blob = 10485760;
 	lim->max_iterations = 5000000;
+	lim->max_kdf_iterations = 100000000;
 	if (wks_get_property(v, sizeof(v), NULL,
 			     "wolfjce.wks.maxCertChainLength") == WKS_OK)
 		lim->max_chain = (size_t)strtoul(v, NULL, 10);
@@ -106,6 +108,9 @@ void wks__convert_limits(jks_limits *lim)
 	if (wks_get_property(v, sizeof(v), NULL,
 			     "libwks.wks.maxIterationCount") == WKS_OK)
 		lim->max_iterations = (uint32_t)strtoul(v, NULL, 10);
+	if (wks_get_property(v, sizeof(v), NULL,
+			     "libwks.convert.maxKdfIterations") == WKS_OK)
+		lim->max_kdf_iterations = (uint64_t)strtoull(v, NULL, 10);
 }
 
 int wks__ask_pw(wks_password_cb cb, void *arg, const char *alias,

@@ -663,4 +663,61 @@ else
 	check "17 the rest of the command line stays" grep -q -- '--outpass pass: ' cmdline.txt
 fi
 
+# ---- issue 22, 1: a PKCS#12 password is every byte of it -------------------------
+
+# A password file whose line holds a NUL: export-p12 protects the whole
+# file (MAC, key, certificates) with all its bytes, and import-p12 reads it
+# back with the same file; the bytes before the NUL open nothing.
+printf 'p12\000pass\n' >nul.pw
+printf 'p12\n' >short.pw
+wks export-p12 -k e.wks -a k -o nul.p12 --outpass file:nul.pw "${S[@]}" "${IT[@]}"
+expect 0 "22.1 export-p12 with a NUL in the password"
+wks import-p12 -k nul.wks --in nul.p12 --inpass file:nul.pw "${S[@]}" "${IT[@]}"
+expect 0 "22.1 import-p12 with the same password file"
+wks export-key -k nul.wks -a k "${S[@]}"
+check "22.1 import-p12: the key" cmp -s <(openssl pkey -in "$T/out" -outform DER) k.norm
+wks export-cert -k nul.wks -a k "${S[@]}"
+check "22.1 import-p12: the certificate" cmp -s "$T/out" c.pem
+wks import-p12 -k short.wks --in nul.p12 --inpass file:short.pw "${S[@]}" "${IT[@]}"
+expect_err 4 'integrity check failed' "22.1 the bytes before the NUL do not open it"
+
+# ---- issue 22, 2: the key-derivation budget of one conversion ---------------------
+
+# A JCEKS of 20 junk key entries (16 bytes that decrypt to nothing, 1000
+# PBE iterations, a salt each, a certificate each), and a budget of 5000
+# iterations: five keys are tried, the other fifteen skipped at once with
+# the budget named; a PKCS#12 whose certificates would pass it is refused.
+cat >junk.py <<'EOF'
+import hashlib, struct, subprocess
+cert = subprocess.run(["openssl", "x509", "-in", "c.pem", "-outform", "DER"],
+                      capture_output=True, check=True).stdout
+def tlv(t, b):
+    n = len(b)
+    return bytes([t]) + (bytes([n]) if n < 128 else bytes([0x81, n])) + b
+oid = tlv(6, bytes([0x2B, 6, 1, 4, 1, 0x2A, 2, 0x13, 1]))  # 1.3.6.1.4.1.42.2.19.1
+out = bytearray(struct.pack(">III", 0xCECECECE, 2, 20))
+for i in range(20):
+    params = tlv(0x30, tlv(4, b"salt" + struct.pack(">I", i)) + tlv(2, b"\x03\xe8"))
+    key = tlv(0x30, tlv(0x30, oid + params) + tlv(4, bytes(range(i, i + 16))))
+    alias = b"k%d" % i
+    out += struct.pack(">IH", 1, len(alias)) + alias + struct.pack(">qI", 0, len(key)) + key
+    out += struct.pack(">IH", 1, 5) + b"X.509" + struct.pack(">I", len(cert)) + cert
+out += hashlib.sha1("storepw".encode("utf-16-be") + b"Mighty Aphrodite" + out).digest()
+open("junk.jceks", "wb").write(out)
+EOF
+python3 junk.py
+printf 'libwks.convert.maxKdfIterations=5000\n' >budget.properties
+WKS_PROPERTIES=$T/budget.properties wks import-keystore -k junk.wks --srckeystore junk.jceks \
+	--srcstorepass pass:storepw "${S[@]}" "${IT[@]}"
+expect 1 "22.2 import-keystore of junk keys: nothing imported"
+check "22.2 five keys tried" [ "$(grep -c 'key password incorrect' "$T/out")" = 5 ]
+check "22.2 fifteen skipped for the budget" \
+	[ "$(grep -c 'libwks.convert.maxKdfIterations' "$T/out")" = 15 ]
+ossl pkcs12 -export -inkey k.pem -in c.pem -name b -passout pass:out -iter 1000 -maciter -out b.p12
+printf 'libwks.convert.maxKdfIterations=1500\n' >budget.properties
+WKS_PROPERTIES=$T/budget.properties wks import-p12 -k m.wks --in b.p12 --inpass pass:out "${S[@]}" "${IT[@]}"
+expect_err 9 'libwks.convert.maxKdfIterations' "22.2 import-p12 past the budget"
+wks import-p12 -k m.wks --in b.p12 --inpass pass:out "${S[@]}" "${IT[@]}"
+expect 0 "22.2 import-p12 of the same file with the default budget"
+
 end_tests
