@@ -278,6 +278,9 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
 		case OSSL_FUNC_BIO_GETS:
 			pc->bio_gets = OSSL_FUNC_BIO_gets(in);
 			break;
+		case OSSL_FUNC_BIO_CTRL:
+			pc->bio_ctrl = OSSL_FUNC_BIO_ctrl(in);
+			break;
 		case OSSL_FUNC_CORE_VSET_ERROR:
 			pc->vset_error = OSSL_FUNC_core_vset_error(in);
 			break;
