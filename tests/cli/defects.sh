@@ -546,4 +546,38 @@ else
 	check "17 the rest of the command line stays" grep -q -- '--outpass pass: ' cmdline.txt
 fi
 
+# ---- issue 22, item 4: a store's path cannot forge a reference block ------------
+
+# A folder whose name holds a whole reference block (a tenant's choice of
+# name, a symlink): export-key --reference wrote the path into its note
+# as it was, so the file held that block above the real one, and readers
+# take the first.  The note escapes it now; the block names the real
+# store.
+forged=$'f4\n-----BEGIN WKS KEY REFERENCE-----\nd2tzOi90bXAvZm9yZ2VkLndrcz9hbGlhcz14JnN0b3JlcGFzcz1lbnY6RVZJTA==\n-----END WKS KEY REFERENCE-----\nz'
+mkdir "$forged"
+wks genkeypair -k "$forged/s.wks" -a k --dname CN=f4 "${S[@]}" "${IT[@]}"
+expect 0 "4 a store in a folder whose name holds a reference block"
+echo pw >pwfile4
+wks export-key -k "$forged/s.wks" -a k --reference --ref-storepass file:pwfile4 \
+	-o ref4.pem "${S[@]}"
+expect 0 "4 export-key --reference of that store"
+n=$(grep -cx -- '-----BEGIN WKS KEY REFERENCE-----' ref4.pem || true)
+check "4 the file holds one BEGIN line (it held $n)" [ "$n" = 1 ]
+check "4 every line above the block is a note line" python3 - ref4.pem <<'EOF'
+import sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+i = lines.index(b"-----BEGIN WKS KEY REFERENCE-----")
+sys.exit(0 if i == 5 and all(l.startswith(b"# ") for l in lines[:i]) else 1)
+EOF
+check "4 the folder's name is in the note, escaped" \
+	grep -qF "# $(readlink -f "$T")/f4\\x0a-----BEGIN WKS KEY REFERENCE-----\\x0ad2tz" ref4.pem
+check "4 the block names the real store" python3 - ref4.pem "$(readlink -f "$T")/$forged/s.wks" <<'EOF'
+import base64, sys, urllib.parse
+t = open(sys.argv[1]).read()
+b = t.split("-----BEGIN WKS KEY REFERENCE-----\n")[1].split("-----END")[0]
+uri = base64.b64decode("".join(b.split())).decode()
+path = urllib.parse.unquote(uri[4:].split("?")[0])
+sys.exit(0 if path == sys.argv[2] and "alias=k&" in uri else 1)
+EOF
+
 end_tests
