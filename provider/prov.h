@@ -31,6 +31,9 @@
 /* Another: the KEK cache hits of the stores kept now, summed (keys served
  * without a PBKDF2 run; unsigned integer). */
 #define WKSP_PARAM_KEPT_CACHE_HITS "wks-kept-cache-hits"
+/* Another: whether key references are read (the references setting: 1
+ * yes, 0 no, -1 a bad value; integer), for `wks check-reference`. */
+#define WKSP_PARAM_REFERENCES "wks-references"
 
 #include <pthread.h>
 #include <stdint.h>

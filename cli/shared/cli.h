@@ -160,6 +160,8 @@ int cmd_export_p12(cli_ctx *c);
 int cmd_export_key(cli_ctx *c);
 /* export-key --reference: a key reference file (cli/shared/reference.c). */
 int cli_export_reference(cli_ctx *c);
+/* check-reference: read one as a server would (cmd_check_reference.c). */
+int cmd_check_reference(cli_ctx *c);
 int cmd_export_cert(cli_ctx *c);
 int cmd_delete(cli_ctx *c);
 int cmd_rename(cli_ctx *c);
