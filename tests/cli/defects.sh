@@ -561,7 +561,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null
 	owner3() { stat -c '%U:%G %a' "$1"; }
 	chmod 755 "$T" # nobody works in the sticky folder in here
 	mkdir -m 1777 sticky3
-	wks genkeypair -k s3.wks -a k --dname CN=s3 "${S[@]}" "${IT[@]}"
+	wks genkeypair -k s3.wks -a k --keyalg EC --dname CN=s3 "${S[@]}" "${IT[@]}"
 	expect 0 "3 a store"
 	as_nobody sh -c 'umask 0; echo planted >sticky3/key.pem;
 		echo planted >sticky3/new.wks; echo planted >sticky3/chain.pem'
@@ -626,7 +626,7 @@ fi
 # store.
 forged=$'f4\n-----BEGIN WKS KEY REFERENCE-----\nd2tzOi90bXAvZm9yZ2VkLndrcz9hbGlhcz14JnN0b3JlcGFzcz1lbnY6RVZJTA==\n-----END WKS KEY REFERENCE-----\nz'
 mkdir "$forged"
-wks genkeypair -k "$forged/s.wks" -a k --dname CN=f4 "${S[@]}" "${IT[@]}"
+wks genkeypair -k "$forged/s.wks" -a k --keyalg EC --dname CN=f4 "${S[@]}" "${IT[@]}"
 expect 0 "4 a store in a folder whose name holds a reference block"
 echo pw >pwfile4
 wks export-key -k "$forged/s.wks" -a k --reference --ref-storepass file:pwfile4 \
