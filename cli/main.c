@@ -542,6 +542,33 @@ static const cli_cmd commands[] = {
 	  "owner, issuer, serial number, validity (UTC), SHA-1 and SHA-256\n"
 	  "fingerprints, signature algorithm, public key, version, extensions.\n\n"
 	  "      --file FILE         the certificates\n" },
+	{ "check-reference", cmd_check_reference,
+	  COMMON | B(O_FILE) | B(O_INPASS) | B(O_CERT),
+	  "read a key reference as a server will, and say what is wrong",
+	  "usage: wks check-reference --file REF [--inpass SRC] [--cert FILE]\n"
+	  "\nRead the key reference REF exactly as a server does: through\n"
+	  "OpenSSL's configuration (OPENSSL_CONF, else OpenSSL's own file),\n"
+	  "wks.so loaded there with references = yes, and the password sources\n"
+	  "the reference names, as the user running this.  Run it as the user\n"
+	  "the server reads its key as (root for nginx, apache2, haproxy,\n"
+	  "lighttpd and stunnel4, which read keys before they drop privileges)\n"
+	  "with the server's OPENSSL_CONF, before every start or reload: a\n"
+	  "reload that cannot read the key stops apache2, and apache2 -t does\n"
+	  "not read keys.  Prints \"REF: OK: ...\" when the key loads; else the\n"
+	  "provider's messages, as the server would log them, and the step that\n"
+	  "fails (password file, store password, alias, key password).\n\n"
+	  "      --file REF          the key reference\n"
+	  "      --inpass SRC        what the server's passphrase callback gives\n"
+	  "                          (ssl_password_file, SSLPassPhraseDialog,\n"
+	  "                          Python's password=) for a password the\n"
+	  "                          reference does not name\n"
+	  "      --cert FILE         also check that the key matches the first\n"
+	  "                          certificate of FILE (the server's chain)\n"
+	  "\nExit status: 0 the key loads; 1 OpenSSL's configuration does not\n"
+	  "load wks.so with references = yes; 2 no password; 3 no such alias;\n"
+	  "4 a wrong store or key password; 5 REF is not a key reference; 6 a\n"
+	  "file (REF, the store, a password file) cannot be read; 8 the entry\n"
+	  "is not a private key, or the key does not match --cert.\n" },
 	{ NULL, NULL, 0, NULL, NULL }
 };
 

@@ -1,27 +1,29 @@
 /*
- * fuzz_ref: the key reference reader of the OpenSSL provider
- * (provider/ref.c, docs/PROVIDER.md "Key references"), on any bytes taken
- * as a reference block (what decoder.c hands it: BEGIN line to END line).
+ * fuzz_ref: key reference files (wks/uri.h: wks_ref_parse(), src/uri/
+ * ref.c, and the writer wks_ref_encode(), refwrite.c; docs/PROVIDER.md
+ * "Key references"), on any bytes taken as a reference file (what the
+ * provider's decoder hands the parser: BEGIN line to end of input; the
+ * wks tool: the whole file).
  *
  * Oracles:
- *  - the parser returns 0 or -1; on -1 every output is cleared and the
- *    message is a non-empty string that never holds the text of a pass:
- *    source (the input's "pass:" values are looked for in it);
- *  - on 0 the path is non-empty, alias= was given, no source is pass:,
- *    only= is absent, a file:/env: source has a non-empty value and fd: a
- *    number in range;
- *  - round trip: the fields written back by the tool's writer
- *    (wksp_ref_uri + wksp_ref_pem) read back to exactly the same fields,
- *    unless the writer refuses the length (the writer percent-encodes
- *    more than the input may have);
- *  - wksp_ref_is_begin() agrees with the parser on the first line.
+ *  - the parser returns WKS_OK or a wks_err; on failure *out is NULL and
+ *    the detail is a non-empty string that never holds the text of a
+ *    pass: source (the input's "pass:" values are looked for in it);
+ *  - on success the path is non-empty, alias= was given, no source is
+ *    pass:, only= is absent, a file:/env: source has a non-empty value and
+ *    fd: a number in range, and exactly one line of the input is a BEGIN
+ *    line (wks_ref_is_begin()): a file with two references is refused;
+ *  - round trip: the fields written back by the writer read back to
+ *    exactly the same fields, unless the writer refuses the length (it
+ *    percent-encodes more than the input may have); what it writes is
+ *    five note lines, each starting with "# " (no path or alias, whatever
+ *    its bytes, adds a line), then one block.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref.h"
 #include "fuzz_pwsrc.h"
 
 /* Decode base64 lines of the block (loosely) and look for "pass:TEXT"
@@ -64,58 +66,92 @@ static void check_no_pass_echo(const char *in, size_t size, const char *err)
 	free(dec);
 }
 
+/* How many lines of text[0..n) are BEGIN lines. */
+static size_t count_begin(const char *text, size_t n)
+{
+	size_t pos = 0, count = 0;
+
+	while (pos < n) {
+		const char *nl = memchr(text + pos, '\n', n - pos);
+		size_t raw = nl ? (size_t)(nl - (text + pos)) + 1 : n - pos;
+
+		count += wks_ref_is_begin(text + pos, raw) ? 1 : 0;
+		pos += raw;
+	}
+	return count;
+}
+
+/* What the writer wrote: five note lines starting with "# ", then the
+ * block, and nothing else. */
+static void check_written(const char *file, size_t len)
+{
+	size_t pos = 0;
+
+	PW_CHECK(strlen(file) == len, "written length");
+	for (int i = 0; i < 5; i++) {
+		const char *nl = memchr(file + pos, '\n', len - pos);
+
+		PW_CHECK(nl && len - pos >= 2 && !memcmp(file + pos, "# ", 2),
+			 "a note line");
+		pos = (size_t)(nl - file) + 1;
+	}
+	PW_CHECK(wks_ref_is_begin(file + pos, sizeof(WKS_REF_BEGIN)),
+		 "the block after the note");
+	PW_CHECK(count_begin(file, len) == 1, "one BEGIN line written");
+}
+
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
-	char *in = malloc(size + 1), *uri = NULL, *pem = NULL, err[256];
-	const char *nl;
-	size_t pem_len = 0;
-	wksp_uri u, v;
+	char *in = malloc(size + 1), *file = NULL;
+	size_t file_len = 0;
+	wks_uri *u = NULL, *v = NULL;
 	int rc;
 
 	PW_CHECK(in != NULL, "malloc");
 	memcpy(in, data, size);
 	in[size] = 0;
-	rc = wksp_ref_parse(&u, in, size, err, sizeof(err));
-	PW_CHECK(rc == 0 || rc == -1, "return value");
-	nl = memchr(in, '\n', size);
-	if (rc == 0)
-		PW_CHECK(wksp_ref_is_begin(in, nl ? (size_t)(nl - in) + 1 : size),
-			  "parsed without a BEGIN line");
+	rc = wks_ref_parse(&u, in, size);
+	PW_CHECK(rc == WKS_OK || (rc < 0 && rc >= WKS_ERR_BUSY),
+		 "return value");
 	if (rc < 0) {
-		PW_CHECK(!u.path && !u.alias && u.storepass.kind == WKSP_PW_NONE &&
-			  u.keypass.kind == WKSP_PW_NONE &&
-			  u.only == WKSP_ONLY_ALL, "outputs not cleared");
-		PW_CHECK(err[0] != 0, "no message");
-		check_no_pass_echo(in, size, err);
+		PW_CHECK(!u, "output not cleared");
+		fuzz_check_detail();
+		check_no_pass_echo(in, size, wks_error_detail());
 		free(in);
 		return 0;
 	}
-	PW_CHECK(u.path && u.path[0] && strlen(u.path) <= size, "path");
-	PW_CHECK(u.alias && strlen(u.alias) <= size, "alias");
-	PW_CHECK(u.only == WKSP_ONLY_ALL, "only= accepted");
-	fuzz_check_src(&u.storepass, size, 0);
-	fuzz_check_src(&u.keypass, size, 0);
+	PW_CHECK(count_begin(in, size) == 1, "parsed with two BEGIN lines");
+	PW_CHECK(wks_uri_path(u)[0] && strlen(wks_uri_path(u)) <= size,
+		 "path");
+	PW_CHECK(wks_uri_alias(u) && strlen(wks_uri_alias(u)) <= size,
+		 "alias");
+	PW_CHECK(wks_uri_only(u) == WKS_URI_ALL, "only= accepted");
+	fuzz_check_src(wks_uri_storepass(u), size, 0);
+	fuzz_check_src(wks_uri_keypass(u), size, 0);
 
-	if (wksp_ref_uri(&uri, u.path, u.alias, &u.storepass, &u.keypass, err,
-			 sizeof(err)) == 0) {
-		PW_CHECK(wksp_ref_pem(&pem, &pem_len, uri, err,
-				       sizeof(err)) == 0, err);
-		PW_CHECK(pem_len == strlen(pem), "pem length");
-		rc = wksp_ref_parse(&v, pem, pem_len, err, sizeof(err));
-		PW_CHECK(rc == 0, err);
-		PW_CHECK(!strcmp(u.path, v.path), "round trip: path");
-		PW_CHECK(!strcmp(u.alias, v.alias), "round trip: alias");
-		PW_CHECK(fuzz_same_src(&u.storepass, &v.storepass),
-			  "round trip: storepass");
-		PW_CHECK(fuzz_same_src(&u.keypass, &v.keypass),
-			  "round trip: keypass");
-		wksp_uri_clear(&v);
+	rc = wks_ref_encode(&file, &file_len, wks_uri_path(u), wks_uri_alias(u),
+			    wks_uri_storepass(u), wks_uri_keypass(u));
+	if (rc == WKS_OK) {
+		check_written(file, file_len);
+		rc = wks_ref_parse(&v, file, file_len);
+		PW_CHECK(rc == WKS_OK, wks_error_detail());
+		PW_CHECK(!strcmp(wks_uri_path(u), wks_uri_path(v)),
+			 "round trip: path");
+		PW_CHECK(!strcmp(wks_uri_alias(u), wks_uri_alias(v)),
+			 "round trip: alias");
+		PW_CHECK(fuzz_same_src(wks_uri_storepass(u),
+				       wks_uri_storepass(v)),
+			 "round trip: storepass");
+		PW_CHECK(fuzz_same_src(wks_uri_keypass(u), wks_uri_keypass(v)),
+			 "round trip: keypass");
+		wks_uri_free(v);
 	} else {
-		PW_CHECK(strstr(err, "longer than"), err);
+		PW_CHECK(rc == WKS_ERR_LIMIT &&
+			 strstr(wks_error_detail(), "longer than"),
+			 wks_error_detail());
 	}
-	free(pem);
-	free(uri);
-	wksp_uri_clear(&u);
+	wks_free(file);
+	wks_uri_free(u);
 	free(in);
 	return 0;
 }

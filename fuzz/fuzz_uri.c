@@ -1,10 +1,10 @@
 /*
- * fuzz_uri: the wks: URI parser of the OpenSSL provider (provider/uri.c,
- * docs/PROVIDER.md), on any bytes taken as a C string.
+ * fuzz_uri: the wks: URI parser (wks_uri_parse(), src/uri/uri.c;
+ * docs/PROVIDER.md "URI syntax"), on any bytes taken as a C string.
  *
  * Oracles:
- *  - the parser returns 0 or -1; on -1 every output is cleared and the
- *    message is a non-empty string;
+ *  - the parser returns WKS_OK or a wks_err; on failure *out is NULL and
+ *    the detail is a non-empty string;
  *  - on 0 the path is non-empty, nothing decoded is longer than the input,
  *    a password source of kind pass:/env:/file: has a non-empty value and
  *    fd: a number in range;
@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "uri.h"
 #include "fuzz_pwsrc.h"
 
 /* Append s[0..n) percent-encoded at *o. */
@@ -49,89 +48,96 @@ static void put(char **o, const char *s)
 }
 
 static void enc_src(char **o, char *sep, const char *name,
-		    const wksp_pwsrc *s)
+		    const wks_pwsrc *s)
 {
 	static const char *const prefix[] = { "", "pass:", "env:", "file:",
 					      "fd:" };
 	char num[16];
+	size_t len = 0;
+	const char *v = wks_pwsrc_value(s, &len);
 
-	if (s->kind == WKSP_PW_NONE)
+	if (wks_pwsrc_kind(s) == WKS_PW_NONE)
 		return;
 	*(*o)++ = *sep;
 	*sep = '&';
 	put(o, name);
 	put(o, "=");
-	put(o, prefix[s->kind]);
-	if (s->kind == WKSP_PW_FD) {
-		snprintf(num, sizeof(num), "%d", s->fd);
+	put(o, prefix[wks_pwsrc_kind(s)]);
+	if (wks_pwsrc_kind(s) == WKS_PW_FD) {
+		snprintf(num, sizeof(num), "%d", wks_pwsrc_fd(s));
 		put(o, num);
 	} else {
-		enc(o, s->value, s->value_len);
+		enc(o, v, len);
 	}
 }
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
-	char *in = malloc(size + 1), *out, *o, err[256], sep = '?';
-	wksp_uri u, v;
+	char *in = malloc(size + 1), *out, *o, sep = '?';
+	wks_uri *u = NULL, *v = NULL;
+	const char *path, *alias;
 	int rc;
 
 	PW_CHECK(in != NULL, "malloc");
 	memcpy(in, data, size);
 	in[size] = 0;
-	rc = wksp_uri_parse(&u, in, err, sizeof(err));
-	PW_CHECK(rc == 0 || rc == -1, "return value");
+	rc = wks_uri_parse(&u, in);
+	PW_CHECK(rc == WKS_OK || (rc < 0 && rc >= WKS_ERR_BUSY),
+		 "return value");
 	if (rc < 0) {
-		PW_CHECK(!u.path && !u.alias && u.storepass.kind == WKSP_PW_NONE &&
-			  u.keypass.kind == WKSP_PW_NONE &&
-			  u.only == WKSP_ONLY_ALL, "outputs not cleared");
-		PW_CHECK(err[0] != 0, "no message");
+		PW_CHECK(!u, "output not cleared");
+		fuzz_check_detail();
 		free(in);
 		return 0;
 	}
-	PW_CHECK(u.path && u.path[0] && strlen(u.path) <= size, "path");
-	PW_CHECK(!u.alias || strlen(u.alias) <= size, "alias");
-	fuzz_check_src(&u.storepass, size, 1);
-	fuzz_check_src(&u.keypass, size, 1);
+	path = wks_uri_path(u);
+	alias = wks_uri_alias(u);
+	PW_CHECK(path && path[0] && strlen(path) <= size, "path");
+	PW_CHECK(!alias || strlen(alias) <= size, "alias");
+	PW_CHECK(!wks_uri_alias_after_password(u) || alias, "alias order");
+	fuzz_check_src(wks_uri_storepass(u), size, 1);
+	fuzz_check_src(wks_uri_keypass(u), size, 1);
 
 	/* Round trip: every decoded byte becomes at most 3. */
 	out = malloc(3 * size + 80);
 	PW_CHECK(out != NULL, "malloc");
 	o = out;
 	put(&o, "wks:");
-	enc(&o, u.path, strlen(u.path));
-	if (u.alias) {
+	enc(&o, path, strlen(path));
+	if (alias) {
 		*o++ = sep;
 		sep = '&';
 		put(&o, "alias=");
-		enc(&o, u.alias, strlen(u.alias));
+		enc(&o, alias, strlen(alias));
 	}
-	enc_src(&o, &sep, "storepass", &u.storepass);
-	enc_src(&o, &sep, "keypass", &u.keypass);
-	PW_CHECK(u.only >= WKSP_ONLY_ALL && u.only <= WKSP_ONLY_ISSUERS,
-		  "only");
-	if (u.only != WKSP_ONLY_ALL) {
+	enc_src(&o, &sep, "storepass", wks_uri_storepass(u));
+	enc_src(&o, &sep, "keypass", wks_uri_keypass(u));
+	PW_CHECK(wks_uri_only(u) >= WKS_URI_ALL &&
+		 wks_uri_only(u) <= WKS_URI_ISSUERS, "only");
+	if (wks_uri_only(u) != WKS_URI_ALL) {
 		*o++ = sep;
-		put(&o, u.only == WKSP_ONLY_CERTS ? "only=certs" :
+		put(&o, wks_uri_only(u) == WKS_URI_CERTS ? "only=certs" :
 		    "only=issuers");
 	}
 	*o = 0;
-	if (strlen(out) <= WKSP_URI_MAX) {
-		rc = wksp_uri_parse(&v, out, err, sizeof(err));
-		PW_CHECK(rc == 0, err);
-		PW_CHECK(!strcmp(u.path, v.path), "round trip: path");
-		PW_CHECK((!u.alias && !v.alias) ||
-			  (u.alias && v.alias && !strcmp(u.alias, v.alias)),
-			  "round trip: alias");
-		PW_CHECK(fuzz_same_src(&u.storepass, &v.storepass),
-			  "round trip: storepass");
-		PW_CHECK(fuzz_same_src(&u.keypass, &v.keypass),
-			  "round trip: keypass");
-		PW_CHECK(u.only == v.only, "round trip: only");
-		wksp_uri_clear(&v);
+	if (strlen(out) <= WKS_URI_MAX) {
+		rc = wks_uri_parse(&v, out);
+		PW_CHECK(rc == WKS_OK, wks_error_detail());
+		PW_CHECK(!strcmp(path, wks_uri_path(v)), "round trip: path");
+		PW_CHECK((!alias && !wks_uri_alias(v)) ||
+			 (alias && wks_uri_alias(v) &&
+			  !strcmp(alias, wks_uri_alias(v))),
+			 "round trip: alias");
+		PW_CHECK(fuzz_same_src(wks_uri_storepass(u),
+				       wks_uri_storepass(v)),
+			 "round trip: storepass");
+		PW_CHECK(fuzz_same_src(wks_uri_keypass(u), wks_uri_keypass(v)),
+			 "round trip: keypass");
+		PW_CHECK(wks_uri_only(u) == wks_uri_only(v), "round trip: only");
+		wks_uri_free(v);
 	}
 	free(out);
-	wksp_uri_clear(&u);
+	wks_uri_free(u);
 	free(in);
 	return 0;
 }

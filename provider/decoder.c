@@ -15,7 +15,8 @@
  * compares it with its own and returns "nothing decoded" (1 without a
  * callback): no allocation, no copy of the block (OpenSSL seeks the input
  * back for the next decoder).  For a reference it reads the block
- * (bounded), parses it (ref.c), opens the store through the kept stores
+ * and what follows it (bounded), parses it (wks_ref_parse(), which
+ * refuses a second reference after the first), opens the store through the kept stores
  * (keep.c: the KEK cache as for wks: URIs) and passes the key on as a
  * PEM "PRIVATE KEY" block (PKCS#8 PrivateKeyInfo) to OpenSSL's own PEM
  * decoder, whose DER its key decoders turn into a key of the
@@ -43,11 +44,12 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include <openssl/bio.h>
+
+#include <wks/uri.h>
 #include <wks/wks.h>
 
 #include "prov.h"
-#include "pwsrc.h"
-#include "ref.h"
 
 /* Bytes of text before a BEGIN line looked through before giving up. */
 #define PREAMBLE_MAX 65536
@@ -98,21 +100,41 @@ static int find_begin(wksp_provctx *pc, OSSL_CORE_BIO *in, char *line,
 		at_start = line[n - 1] == '\n';
 		if (!starts || n < 11 || memcmp(line, "-----BEGIN ", 11) != 0)
 			continue;
-		return wksp_ref_is_begin(line, (size_t)n) && at_start;
+		return wks_ref_is_begin(line, (size_t)n) && at_start;
 	}
 	return 0;
 }
 
-/* Read the rest of the block (up to its END line) after the BEGIN line;
- * *out (malloc'ed) holds BEGIN to END.  0 on success, -1 (raised). */
+/* Whether line[0..n) is the END line (its end and trailing blanks
+ * aside), as the parser sees it. */
+static int is_end(const char *line, size_t n)
+{
+	const size_t el = sizeof(WKS_REF_END) - 1;
+
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' ||
+		     line[n - 1] == ' ' || line[n - 1] == '\t'))
+		n--;
+	return n == el && !memcmp(line, WKS_REF_END, el);
+}
+
+/*
+ * Read the rest of the input after the BEGIN line: the block up to its END
+ * line (at most WKS_REF_BLOCK_MAX bytes), then what follows it (at most
+ * WKS_REF_TEXT_MAX bytes and one more, to tell that there is more), so
+ * that the parser sees a second reference after the first and refuses
+ * the file.  *out (malloc'ed) holds BEGIN line to there.  Where the core
+ * lets the decoder tell and seek, the input is put back just after the
+ * END line, for a caller that reads further objects from it (a file
+ * store holding a reference, then certificates).  0, or -1 (raised).
+ */
 static int read_block(wksp_provctx *pc, OSSL_CORE_BIO *in, char **out,
 		      size_t *out_len)
 {
-	const size_t bl = sizeof(WKSP_REF_BEGIN) - 1;
-	const size_t el = sizeof(WKSP_REF_END) - 1;
-	char *buf = malloc(WKSP_REF_BLOCK_MAX + 1);
-	size_t len, line_start;
-	int n;
+	const size_t bl = sizeof(WKS_REF_BEGIN) - 1;
+	size_t cap = WKS_REF_BLOCK_MAX + WKS_REF_TEXT_MAX + 1;
+	size_t limit = WKS_REF_BLOCK_MAX, len, line_start;
+	char *buf = malloc(cap + 1);
+	int n, after_end = -1, seen_end = 0;
 
 	*out = NULL;
 	*out_len = 0;
@@ -120,28 +142,30 @@ static int read_block(wksp_provctx *pc, OSSL_CORE_BIO *in, char **out,
 		wksp_raise(pc, WKSP_R_INTERNAL, "out of memory");
 		return -1;
 	}
-	memcpy(buf, WKSP_REF_BEGIN "\n", bl + 1);
+	memcpy(buf, WKS_REF_BEGIN "\n", bl + 1);
 	len = bl + 1;
 	for (;;) {
 		line_start = len;
-		if (len >= WKSP_REF_BLOCK_MAX)
+		if (len >= limit)
 			break;
-		n = pc->bio_gets(in, buf + len,
-				 (int)(WKSP_REF_BLOCK_MAX + 1 - len));
+		n = pc->bio_gets(in, buf + len, (int)(limit + 1 - len));
 		if (n <= 0)
 			break;
 		len += (size_t)n;
-		if (buf[len - 1] != '\n' && len < WKSP_REF_BLOCK_MAX)
+		if (buf[len - 1] != '\n' && len < limit)
 			continue; /* the last line, without a line end */
-		if (len - line_start >= el &&
-		    !memcmp(buf + line_start, WKSP_REF_END, el)) {
-			*out = buf;
-			*out_len = len;
-			return 0;
+		if (!seen_end && is_end(buf + line_start, len - line_start)) {
+			seen_end = 1;
+			limit = len + WKS_REF_TEXT_MAX + 1;
+			if (pc->bio_ctrl)
+				after_end = pc->bio_ctrl(in, BIO_C_FILE_TELL, 0,
+							 NULL);
 		}
 	}
-	/* No END line within the limit (or the input ended): let the
-	 * parser say which. */
+	if (after_end >= 0)
+		(void)pc->bio_ctrl(in, BIO_C_FILE_SEEK, after_end, NULL);
+	/* No END line within the limit, or the input ended: the parser
+	 * says which. */
 	*out = buf;
 	*out_len = len;
 	return 0;
@@ -195,8 +219,14 @@ static int pw_from_callback(wksp_provctx *pc, char **pw, size_t *pw_len,
 	return 0;
 }
 
+/* What ref_load() uses of a reference (wks/uri.h). */
+typedef struct {
+	const char *path, *alias;
+	const wks_pwsrc *storepass, *keypass; /* NULL: none */
+} ref_view;
+
 /* A libwks failure, naming the store and the alias. */
-static void raise_ref(wksp_provctx *pc, int err, const wksp_uri *u)
+static void raise_ref(wksp_provctx *pc, int err, const ref_view *u)
 {
 	if (err == WKS_ERR_INTEGRITY)
 		wksp_raise(pc, WKSP_R_INTEGRITY, "store %s (key reference to "
@@ -239,14 +269,14 @@ static char *to_pem(const uint8_t *der, size_t len, size_t *out_len)
 }
 
 /* Open the store, decrypt the key and pass it on.  1 or 0 (raised). */
-static int ref_load(wksp_provctx *pc, const wksp_uri *u,
+static int ref_load(wksp_provctx *pc, const ref_view *u,
 		    OSSL_CALLBACK *data_cb, void *data_cbarg,
 		    OSSL_PASSPHRASE_CALLBACK *pw_cb, void *pw_cbarg)
 {
 	char *spw = NULL, *kpw = NULL, err[256], info[512];
 	size_t spw_len = 0, kpw_len = 0, len = 0, pem_len = 0;
-	int spw_from_ref = u->storepass.kind != WKSP_PW_NONE;
-	int kpw_from_ref = u->keypass.kind != WKSP_PW_NONE;
+	int spw_from_ref = u->storepass != NULL;
+	int kpw_from_ref = u->keypass != NULL;
 	wks_store *st = NULL;
 	wksp_kept *kept = NULL;
 	wks_key *key = NULL;
@@ -258,7 +288,7 @@ static int ref_load(wksp_provctx *pc, const wksp_uri *u,
 
 	snprintf(info, sizeof(info), "key \"%s\" in %s", u->alias, u->path);
 	if (spw_from_ref) {
-		if (wksp_pw_read(&spw, &spw_len, &u->storepass, "storepass",
+		if (wksp_pw_read(&spw, &spw_len, u->storepass, "storepass",
 				 err, sizeof(err)) < 0) {
 			wksp_raise(pc, WKSP_R_PASSWORD, "%s (key reference to "
 				   "alias \"%s\" in %s)", err, u->alias,
@@ -269,8 +299,8 @@ static int ref_load(wksp_provctx *pc, const wksp_uri *u,
 				    pw_cbarg) < 0) {
 		goto done;
 	}
-	if (u->keypass.kind != WKSP_PW_NONE &&
-	    wksp_pw_read(&kpw, &kpw_len, &u->keypass, "keypass", err,
+	if (u->keypass &&
+	    wksp_pw_read(&kpw, &kpw_len, u->keypass, "keypass", err,
 			 sizeof(err)) < 0) {
 		wksp_raise(pc, WKSP_R_PASSWORD, "%s (key reference to alias "
 			   "\"%s\" in %s)", err, u->alias, u->path);
@@ -369,9 +399,10 @@ static int ref_decode(void *vctx, OSSL_CORE_BIO *in, int selection,
 		      OSSL_PASSPHRASE_CALLBACK *pw_cb, void *pw_cbarg)
 {
 	wksp_provctx *pc = vctx;
-	char line[128], *block = NULL, err[256];
+	char line[128], *block = NULL;
 	size_t block_len = 0;
-	wksp_uri u;
+	wks_uri *ref = NULL;
+	ref_view u;
 	int rc;
 
 	/* Not asked for a private key, or no way to read: nothing here. */
@@ -386,19 +417,23 @@ static int ref_decode(void *vctx, OSSL_CORE_BIO *in, int selection,
 	}
 	if (read_block(pc, in, &block, &block_len) < 0)
 		return 0;
-	rc = wksp_ref_parse(&u, block, block_len, err, sizeof(err));
+	rc = wks_ref_parse(&ref, block, block_len);
 	/* A (refused) pass: source would be in it, base64-encoded. */
 	OPENSSL_cleanse(block, block_len);
 	free(block);
 	if (rc < 0) {
-		wksp_raise(pc, WKSP_R_BAD_REFERENCE, "%s", err);
+		wksp_raise(pc, WKSP_R_BAD_REFERENCE, "%s", wks_error_detail());
 		return 0;
 	}
+	u.path = wks_uri_path(ref);
+	u.alias = wks_uri_alias(ref);
+	u.storepass = wks_uri_storepass(ref);
+	u.keypass = wks_uri_keypass(ref);
 	/* Stores whose file changed or went, or idle too long, go now, as
 	 * at every wks: open. */
 	wksp_keep_sweep(pc);
 	rc = ref_load(pc, &u, data_cb, data_cbarg, pw_cb, pw_cbarg);
-	wksp_uri_clear(&u);
+	wks_uri_free(ref);
 	return rc;
 }
 

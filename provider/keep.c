@@ -41,7 +41,6 @@
 #include <openssl/evp.h>
 
 #include "prov.h"
-#include "util/fork.h" /* libwks's fork() hooks (linked in statically) */
 
 #define KEEP_MAX 64
 
@@ -126,7 +125,6 @@ static void keep_fork_child(void *ctx)
 
 int wksp_keep_init(wksp_provctx *pc)
 {
-	wks_fork_hook *hook;
 	/* Not RAND_bytes: while the provider is being activated, the
 	 * application's library context may have no random generator yet
 	 * (`-provider wks -provider default` loads wks first). */
@@ -142,23 +140,15 @@ int wksp_keep_init(wksp_provctx *pc)
 			return 0;
 		got += (size_t)r;
 	}
-	if (!(hook = calloc(1, sizeof(*hook))))
+	if (pthread_mutex_init(&pc->keep_lock, NULL) != 0)
 		return 0;
-	if (pthread_mutex_init(&pc->keep_lock, NULL) != 0) {
-		free(hook);
-		return 0;
-	}
 	pc->keep_lock_ok = 1;
 	/* keep_lock is held across fork(), before any of libwks's locks
-	 * (wksp_keep_count() reads the caches' statistics with it held). */
-	hook->rank = WKS_FORK_RANK_PROVIDER;
-	hook->prepare = keep_fork_prepare;
-	hook->parent = keep_fork_parent;
-	hook->child = keep_fork_child;
-	hook->ctx = pc;
-	pc->keep_fork = hook;
-	wks__fork_hook_add(hook);
-	return 1;
+	 * (wksp_keep_count() reads the caches' statistics with it held):
+	 * libwks's registry runs the hook in that order (wks/fork.h). */
+	return wks_fork_hook_add(&pc->keep_fork, WKS_FORK_RANK_CLIENT,
+				 keep_fork_prepare, keep_fork_parent,
+				 keep_fork_child, pc) == WKS_OK;
 }
 
 static void kept_free(wksp_kept *k)
@@ -177,11 +167,8 @@ void wksp_keep_free_all(wksp_provctx *pc)
 
 	if (!pc->keep_lock_ok)
 		return;
-	if (pc->keep_fork) {
-		wks__fork_hook_remove(pc->keep_fork);
-		free(pc->keep_fork);
-		pc->keep_fork = NULL;
-	}
+	wks_fork_hook_remove(pc->keep_fork);
+	pc->keep_fork = NULL;
 	for (k = pc->kept; k; k = next) {
 		next = k->next;
 		kept_free(k); /* teardown: no open is using any of them */

@@ -8,6 +8,8 @@
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
 
+#include <wks/fork.h>
+#include <wks/uri.h>
 #include <wks/wks.h>
 
 /* Reason codes of the errors the provider puts on OpenSSL's queue; their
@@ -38,6 +40,9 @@
 /* Another: the KEK cache hits of the stores kept now, summed (keys served
  * without a PBKDF2 run; unsigned integer). */
 #define WKSP_PARAM_KEPT_CACHE_HITS "wks-kept-cache-hits"
+/* Another: whether key references are read (the references setting: 1
+ * yes, 0 no, -1 a bad value; integer), for `wks check-reference`. */
+#define WKSP_PARAM_REFERENCES "wks-references"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -74,12 +79,14 @@ typedef struct {
 	 * (decoder.c); -1 (a bad value) registers it too, so that a reference
 	 * fails with config_error instead of as an unknown PEM block. */
 	int references;
-	/* The core's BIO_gets, for the decoder's reads of an OSSL_CORE_BIO. */
+	/* The core's BIO_gets and BIO_ctrl, for the decoder's reads of an
+	 * OSSL_CORE_BIO (ctrl: tell and seek; NULL if the core lacks it). */
 	OSSL_FUNC_BIO_gets_fn *bio_gets;
+	OSSL_FUNC_BIO_ctrl_fn *bio_ctrl;
 
 	pthread_mutex_t keep_lock;
 	int keep_lock_ok;
-	void *keep_fork;          /* keep.c: holds keep_lock across fork() */
+	wks_fork_hook *keep_fork; /* keep.c: holds keep_lock across fork() */
 	wksp_kept *kept;          /* most recently used first */
 	unsigned char keep_secret[32];
 } wksp_provctx;
@@ -108,6 +115,18 @@ uint64_t wksp_keep_cache_hits(wksp_provctx *pc);
 /* Set up / free everything kept (provider init and teardown). */
 int wksp_keep_init(wksp_provctx *pc);
 void wksp_keep_free_all(wksp_provctx *pc);
+
+/*
+ * The password of a source of a URI or a reference (wks_pwsrc_read()) in
+ * a new buffer *pw of *pw_len bytes (NUL-terminated) that wksp_pw_free()
+ * wipes and frees, like the passwords of the application's passphrase
+ * callback.  0, or -1 with libwks's detail (naming `what` and the source,
+ * never the password) in err.
+ */
+int wksp_pw_read(char **pw, size_t *pw_len, const wks_pwsrc *src,
+		 const char *what, char *err, size_t errlen);
+/* Wipe and free a password of wksp_pw_read() or a callback (NULL: none). */
+void wksp_pw_free(char *pw, size_t len);
 
 /* Put an error on the calling thread's OpenSSL queue through the core. */
 #define wksp_raise(pc, reason, ...) \

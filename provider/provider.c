@@ -103,6 +103,7 @@ static const OSSL_PARAM param_types[] = {
 			NULL, 0),
 	OSSL_PARAM_DEFN(WKSP_PARAM_KEPT_CACHE_HITS,
 			OSSL_PARAM_UNSIGNED_INTEGER, NULL, 0),
+	OSSL_PARAM_DEFN(WKSP_PARAM_REFERENCES, OSSL_PARAM_INTEGER, NULL, 0),
 	OSSL_PARAM_END
 };
 
@@ -136,6 +137,11 @@ static int get_params(void *provctx, OSSL_PARAM params[])
 	p = OSSL_PARAM_locate(params, WKSP_PARAM_KEPT_CACHE_HITS);
 	if (p && !OSSL_PARAM_set_uint64(p, provctx ?
 					wksp_keep_cache_hits(provctx) : 0))
+		return 0;
+	p = OSSL_PARAM_locate(params, WKSP_PARAM_REFERENCES);
+	if (p && !OSSL_PARAM_set_int(p, provctx ?
+				     ((const wksp_provctx *)provctx)->references :
+				     0))
 		return 0;
 	return 1;
 }
@@ -277,6 +283,9 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
 			break;
 		case OSSL_FUNC_BIO_GETS:
 			pc->bio_gets = OSSL_FUNC_BIO_gets(in);
+			break;
+		case OSSL_FUNC_BIO_CTRL:
+			pc->bio_ctrl = OSSL_FUNC_BIO_ctrl(in);
 			break;
 		case OSSL_FUNC_CORE_VSET_ERROR:
 			pc->vset_error = OSSL_FUNC_core_vset_error(in);

@@ -42,11 +42,10 @@
 #include <openssl/store.h>
 #include <openssl/x509.h>
 
+#include <wks/uri.h>
 #include <wks/wks.h>
 
 #include "prov.h"
-#include "pwsrc.h"
-#include "uri.h"
 
 /* Size of the buffer the passphrase callback fills. */
 #define PW_CB_MAX 4096
@@ -84,7 +83,7 @@ static int cert_search_set(const cert_search *s)
 
 typedef struct {
 	wksp_provctx *pc;
-	wksp_uri uri;
+	wks_uri *uri;
 	char *search_alias; /* from OSSL_STORE_find(by alias), or NULL */
 	cert_search search;
 	int expect;         /* OSSL_STORE_INFO_*, 0 = anything */
@@ -139,7 +138,6 @@ static int add_item(loader_ctx *c, int type, unsigned char *der, size_t len)
 static void *wksp_open(void *provctx, const char *uri)
 {
 	loader_ctx *c = calloc(1, sizeof(*c));
-	char err[256];
 	struct stat sb;
 
 	if (!c) {
@@ -155,17 +153,17 @@ static void *wksp_open(void *provctx, const char *uri)
 	/* Kept stores whose file changed or went, or idle too long, go
 	 * now, whatever this open is for. */
 	wksp_keep_sweep(c->pc);
-	if (wksp_uri_parse(&c->uri, uri, err, sizeof(err)) < 0) {
+	if (wks_uri_parse(&c->uri, uri) < 0) {
 		/* The URI itself is not repeated: it may hold pass:TEXT. */
-		wksp_raise(c->pc, WKSP_R_BAD_URI, "%s", err);
+		wksp_raise(c->pc, WKSP_R_BAD_URI, "%s", wks_error_detail());
 		free(c);
 		return NULL;
 	}
 	/* A missing file is reported now, where OpenSSL expects it. */
-	if (stat(c->uri.path, &sb) != 0) {
-		wksp_raise(c->pc, WKSP_R_LOAD, "%s: %s", c->uri.path,
+	if (stat(wks_uri_path(c->uri), &sb) != 0) {
+		wksp_raise(c->pc, WKSP_R_LOAD, "%s: %s", wks_uri_path(c->uri),
 			   strerror(errno));
-		wksp_uri_clear(&c->uri);
+		wks_uri_free(c->uri);
 		free(c);
 		return NULL;
 	}
@@ -351,7 +349,8 @@ static int pw_from_callback(loader_ctx *c, char **pw, size_t *pw_len,
 		return -1;
 	}
 	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PASSPHRASE_PARAM_INFO,
-						     c->uri.path, 0);
+						     (char *)wks_uri_path(c->uri),
+						     0);
 	params[1] = OSSL_PARAM_construct_end();
 	if (c->pc->set_error_mark)
 		c->pc->set_error_mark(c->pc->handle);
@@ -527,7 +526,7 @@ static int add_certs(loader_ctx *c, wks_store *st, const char *alias,
 	int err;
 
 	if ((err = wks_store_cert_count(&n, st, alias)) < 0) {
-		raise_wks(c, err, c->uri.path);
+		raise_wks(c, err, wks_uri_path(c->uri));
 		return 0;
 	}
 	for (size_t i = first; i < n; i++) {
@@ -536,7 +535,7 @@ static int add_certs(loader_ctx *c, wks_store *st, const char *alias,
 		size_t len = 0;
 
 		if ((err = wks_store_get_cert_der(&der, &len, st, alias, i)) < 0) {
-			raise_wks(c, err, c->uri.path);
+			raise_wks(c, err, wks_uri_path(c->uri));
 			return 0;
 		}
 		if (!cert_matches(&c->search, der, len)) {
@@ -572,13 +571,13 @@ static int add_key(loader_ctx *c, wks_store *st, const char *alias,
 			wksp_raise(c->pc, WKSP_R_INTEGRITY, "key entry "
 				   "\"%s\" in %s: wrong key password "
 				   "(keypass=), or the entry was modified",
-				   alias, c->uri.path);
+				   alias, wks_uri_path(c->uri));
 		else if (err == WKS_ERR_INTEGRITY)
 			wksp_raise(c->pc, WKSP_R_INTEGRITY, "key entry "
 				   "\"%s\" in %s: " WKSP_OWN_KEY_PW_HINT ")",
-				   alias, c->uri.path);
+				   alias, wks_uri_path(c->uri));
 		else
-			raise_wks(c, err, c->uri.path);
+			raise_wks(c, err, wks_uri_path(c->uri));
 		return 0;
 	}
 	data = wks_key_data(key, &len);
@@ -600,11 +599,14 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 	/* A search by name, issuer or fingerprint finds certificates only,
 	 * as only= does: no key is decrypted for them. */
 	int want_keys = (c->expect == 0 || c->expect == OSSL_STORE_INFO_PKEY) &&
-			c->uri.only == WKSP_ONLY_ALL &&
+			wks_uri_only(c->uri) == WKS_URI_ALL &&
 			!cert_search_set(&c->search);
 	int want_certs = c->expect == 0 || c->expect == OSSL_STORE_INFO_CERT;
 	/* only=issuers: key entries' chains from the second certificate. */
-	int issuers = c->uri.only == WKSP_ONLY_ISSUERS;
+	int issuers = wks_uri_only(c->uri) == WKS_URI_ISSUERS;
+	const char *path = wks_uri_path(c->uri), *alias = wks_uri_alias(c->uri);
+	const wks_pwsrc *ssrc = wks_uri_storepass(c->uri);
+	const wks_pwsrc *ksrc = wks_uri_keypass(c->uri);
 	char *spw = NULL, *kpw = NULL, err[256];
 	size_t spw_len = 0, kpw_len = 0;
 	const char *one[2] = { NULL, NULL }, *skipped = NULL;
@@ -640,55 +642,52 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 			return 0;
 		}
 	}
-	if (c->uri.alias && c->search_alias &&
-	    strcmp(c->uri.alias, c->search_alias) != 0) {
+	if (alias && c->search_alias && strcmp(alias, c->search_alias) != 0) {
 		wksp_raise(c->pc, WKSP_R_NOT_FOUND, "the search alias \"%s\" "
 			   "differs from the URI's alias=", c->search_alias);
 		return 0;
 	}
 
 	/* The passwords: the URI's sources, else the application's. */
-	if (c->uri.storepass.kind != WKSP_PW_NONE) {
-		if (wksp_pw_read(&spw, &spw_len, &c->uri.storepass,
-				 "storepass", err, sizeof(err)) < 0) {
+	if (ssrc) {
+		if (wksp_pw_read(&spw, &spw_len, ssrc, "storepass", err,
+				 sizeof(err)) < 0) {
 			wksp_raise(c->pc, WKSP_R_PASSWORD, "%s", err);
 			goto done;
 		}
 	} else if (pw_from_callback(c, &spw, &spw_len, pw_cb, pw_cbarg) < 0) {
 		goto done;
 	}
-	if (c->uri.keypass.kind != WKSP_PW_NONE &&
-	    wksp_pw_read(&kpw, &kpw_len, &c->uri.keypass, "keypass", err,
-			 sizeof(err)) < 0) {
+	if (ksrc && wksp_pw_read(&kpw, &kpw_len, ksrc, "keypass", err,
+				 sizeof(err)) < 0) {
 		wksp_raise(c->pc, WKSP_R_PASSWORD, "%s", err);
 		goto done;
 	}
 
-	if ((e = wksp_keep_open(c->pc, &st, &kept, c->uri.path, spw,
-				spw_len)) < 0) {
-		raise_wks(c, e, c->uri.path);
+	if ((e = wksp_keep_open(c->pc, &st, &kept, path, spw, spw_len)) < 0) {
+		raise_wks(c, e, path);
 		goto done;
 	}
 
-	if (c->uri.alias || c->search_alias) {
-		one[0] = c->uri.alias ? c->uri.alias : c->search_alias;
+	if (alias || c->search_alias) {
+		one[0] = alias ? alias : c->search_alias;
 		if (wks_store_entry_type(st, one[0]) == WKS_ENTRY_NONE) {
-			if (c->uri.alias && c->uri.alias_after_pw)
+			if (alias && wks_uri_alias_after_password(c->uri))
 				/* may be a password's tail: not repeated */
 				wksp_raise(c->pc, WKSP_R_NOT_FOUND, "no entry "
 					   "named by the alias= attribute in "
 					   "%s (it follows a password attribute: "
 					   "a '&' inside a value must be written "
-					   "%%26)", c->uri.path);
+					   "%%26)", path);
 			else
 				wksp_raise(c->pc, WKSP_R_NOT_FOUND, "no entry "
-					   "\"%s\" in %s", one[0], c->uri.path);
+					   "\"%s\" in %s", one[0], path);
 			goto done;
 		}
 		list = one;
 	} else {
 		if ((e = wks_store_aliases(&aliases, NULL, st)) < 0) {
-			raise_wks(c, e, c->uri.path);
+			raise_wks(c, e, path);
 			goto done;
 		}
 		list = (const char *const *)aliases;
@@ -725,7 +724,7 @@ static int prepare(loader_ctx *c, OSSL_PASSPHRASE_CALLBACK *pw_cb,
 	}
 	if (c->n_items == 0 && skipped) {
 		wksp_raise(c->pc, WKSP_R_NO_PASSWORD, "entry \"%s\" in %s: no "
-			   "password was given", skipped, c->uri.path);
+			   "password was given", skipped, path);
 		goto done;
 	}
 	rc = 1;
@@ -790,7 +789,7 @@ static int wksp_close(void *vctx)
 	if (!c)
 		return 1;
 	free_items(c);
-	wksp_uri_clear(&c->uri);
+	wks_uri_free(c->uri);
 	free(c->search_alias);
 	cert_search_clear(&c->search);
 	free(c);

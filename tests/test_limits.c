@@ -447,6 +447,12 @@ static void test_limits__layers(void **state)
 	static const char *const for_convert[] = {
 		"\"crypto/", "\"store/", "\"cache/", "\"config/", NULL
 	};
+	/* uri (wks: URIs, password sources, key references) is pure text on
+	 * util: no store, no crypto, no configuration, no OpenSSL. */
+	static const char *const for_uri[] = {
+		"\"crypto/", "\"store/", "\"cache/", "\"config/", "\"format/",
+		"\"convert/", "<openssl/", NULL
+	};
 	static const char *const for_util[] = {
 		"\"crypto/", "\"store/", "\"cache/", "\"config/", "\"format/", NULL
 	};
@@ -456,6 +462,7 @@ static void test_limits__layers(void **state)
 	check_layer("config", for_config);
 	check_layer("util", for_util);
 	check_layer("convert", for_convert);
+	check_layer("uri", for_uri);
 }
 
 int main(void)

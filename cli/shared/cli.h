@@ -162,6 +162,8 @@ int cmd_export_p12(cli_ctx *c);
 int cmd_export_key(cli_ctx *c);
 /* export-key --reference: a key reference file (cli/shared/reference.c). */
 int cli_export_reference(cli_ctx *c);
+/* check-reference: read one as a server would (cmd_check_reference.c). */
+int cmd_check_reference(cli_ctx *c);
 int cmd_export_cert(cli_ctx *c);
 int cmd_delete(cli_ctx *c);
 int cmd_rename(cli_ctx *c);
@@ -227,10 +229,10 @@ void cli_free_secret(void *p, size_t len);
  * inputs (--keystore, --in; compared by device and inode, so a symbolic or
  * hard link to one is caught too), not even with --force (CLI_EXIT_USAGE);
  * anything that exists only with --force (else CLI_EXIT_EXISTS), and only
- * if it is a regular file the caller may write, or a FIFO of the caller's
- * own or a character device, which are written into, not replaced
- * (else CLI_EXIT_IO: a directory, a socket, another user's FIFO even with
- * --force).  NULL and "-" (standard output) are allowed.  Called early, to
+ * if it is a regular file of the caller's own that the caller may write,
+ * or a FIFO of the caller's own or a character device, which are written
+ * into, not replaced (else CLI_EXIT_IO: a directory, a socket, another
+ * user's regular file or FIFO even with --force, even for root).  NULL and "-" (standard output) are allowed.  Called early, to
  * fail before any password is asked; cli_write_output() checks again.
  * Returns 0 or an exit status (message printed).
  */
@@ -241,10 +243,10 @@ int cli_output_check(const cli_ctx *c, const char *path);
  * A file is written whole to a temporary file in its folder (mode 0600
  * when `secret`, else 0644 less the umask), fsynced, and then published
  * exclusively with link(): an output that appeared meanwhile is never
- * replaced without --force (CLI_EXIT_EXISTS).  With --force an existing
- * file is replaced by rename, keeping its owner and group (and, unless
- * `secret`, its mode), or the write fails (CLI_EXIT_IO) as
- * wks_store_save_file() does.  Binary data is never written to a
+ * replaced without --force (CLI_EXIT_EXISTS).  With --force the caller's
+ * own existing file is replaced by rename with a new file of the caller's
+ * that keeps its group (and, unless `secret`, its permission bits), or
+ * the write fails (CLI_EXIT_IO); another user's file is refused.  Binary data is never written to a
  * terminal.  Returns 0 or an exit status.
  */
 int cli_write_output(const cli_ctx *c, const char *path, const uint8_t *data,

@@ -1,13 +1,15 @@
 /*
  * wks export-key --reference: write a key reference file (a PEM block
- * "WKS KEY REFERENCE" holding a wks: URI, provider/ref.h) that servers
- * read as their private key through wks.so's decoder (docs/PROVIDER.md,
- * "Key references").  It names the store (absolute path), the alias and
- * where the passwords come from (--ref-storepass, --ref-keypass: file:,
- * env:, fd:; never pass:), and is checked before it is written: parsed
- * back as the decoder parses it, and the key opened with the passwords it
- * names (a source the tool cannot read now, fd:, is replaced by
- * --storepass / --keypass or the prompt).
+ * "WKS KEY REFERENCE" holding a wks: URI, wks/uri.h) that servers read as
+ * their private key through wks.so's decoder (docs/PROVIDER.md, "Key
+ * references").  It names the store (absolute path), the alias and where
+ * the passwords come from (--ref-storepass, --ref-keypass: file:, env:,
+ * fd:; never pass:), and is checked before it is written: parsed back as
+ * the decoder parses it, and the key opened with the passwords it names
+ * (a source the tool cannot read now, fd:, is replaced by --storepass /
+ * --keypass or the prompt).  The library writes the file
+ * (wks_ref_encode()), note included, escaped so that no store path adds a
+ * line to it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,18 +19,20 @@
 
 #include <openssl/crypto.h>
 
+#include <wks/uri.h>
+
 #include "cli.h"
-#include "pwsrc.h"
-#include "ref.h"
 
-/* A --ref-storepass / --ref-keypass value as a reference source; file:
- * paths made absolute (the server's working directory is not ours). */
-static int ref_src(wksp_pwsrc *out, const char *arg, const char *option)
+/* A --ref-storepass / --ref-keypass value as a reference source (*out
+ * NULL: none); file: paths made absolute (the server's working directory
+ * is not ours). */
+static int ref_src(wks_pwsrc **out, const char *arg, const char *option)
 {
-	char *abs;
+	char *abs = NULL, *text = NULL;
+	size_t n;
+	int rc = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->fd = -1;
+	*out = NULL;
 	if (!arg)
 		return 0;
 	if (!strncmp(arg, "pass:", 5)) {
@@ -36,58 +40,64 @@ static int ref_src(wksp_pwsrc *out, const char *arg, const char *option)
 			"file:PATH, env:VAR or fd:N, not pass:", option);
 		return CLI_EXIT_USAGE;
 	}
-	if (!strncmp(arg, "env:", 4) && arg[4]) {
-		out->kind = WKSP_PW_ENV;
-		out->value = strdup(arg + 4);
-	} else if (!strncmp(arg, "file:", 5) && arg[5]) {
+	if (!strncmp(arg, "file:", 5) && arg[5]) {
 		if (!(abs = realpath(arg + 5, NULL))) {
 			cli_err(arg + 5, "%s: %s", option, strerror(errno));
 			return CLI_EXIT_IO;
 		}
-		out->kind = WKSP_PW_FILE;
-		out->value = abs;
-	} else if (!strncmp(arg, "fd:", 3) && arg[3] &&
-		   strspn(arg + 3, "0123456789") == strlen(arg + 3) &&
-		   strlen(arg + 3) <= 7) {
-		out->kind = WKSP_PW_FD;
-		out->fd = atoi(arg + 3);
-		return 0;
-	} else {
+		n = strlen(abs) + 6;
+		if (!(text = malloc(n))) {
+			free(abs);
+			cli_err(NULL, "out of memory");
+			return CLI_EXIT_FAIL;
+		}
+		snprintf(text, n, "file:%s", abs);
+		arg = text;
+	} else if (!(!strncmp(arg, "env:", 4) && arg[4]) &&
+		   !(!strncmp(arg, "fd:", 3) && arg[3] &&
+		     strspn(arg + 3, "0123456789") == strlen(arg + 3) &&
+		     strlen(arg + 3) <= 7)) {
 		cli_err(NULL, "%s: expected file:PATH, env:VAR or fd:N", option);
 		return CLI_EXIT_USAGE;
 	}
-	if (!out->value) {
-		cli_err(NULL, "out of memory");
-		return CLI_EXIT_FAIL;
+	if (wks_pwsrc_parse(out, arg, strlen(arg)) < 0) {
+		cli_err(NULL, "%s: %s", option, wks_error_detail());
+		rc = CLI_EXIT_USAGE;
 	}
-	out->value_len = strlen(out->value);
-	return 0;
+	free(text);
+	free(abs);
+	return rc;
 }
 
-/* Read a file:/env: source as the provider will (provider/pwsrc.c):
+/* Read a file:/env: source as the provider will (wks_pwsrc_read()):
  * 0 with *pw set, 0 with *pw NULL for fd: (not readable here), or an
  * exit status. */
-static int read_src(cli_pw *pw, const wksp_pwsrc *s, const char *option)
+static int read_src(cli_pw *pw, const wks_pwsrc *s, const char *option)
 {
-	char err[256];
+	cli_pw got = CLI_PW_INIT;
+	wks_pw_kind kind = wks_pwsrc_kind(s);
+	const char *var = wks_pwsrc_value(s, NULL);
+	int rc;
 
 	pw->p = NULL;
 	pw->len = 0;
-	if (s->kind != WKSP_PW_FILE && s->kind != WKSP_PW_ENV)
+	if (kind != WKS_PW_FILE && kind != WKS_PW_ENV)
 		return 0;
-	if (s->kind == WKSP_PW_ENV && !getenv(s->value)) {
+	if (kind == WKS_PW_ENV && !getenv(var)) {
 		/* The server's environment, not ours. */
 		fprintf(stderr, "wks: note: %s: %s is not set here; checking "
-			"with %s or the prompt instead\n", option, s->value,
+			"with %s or the prompt instead\n", option, var,
 			strcmp(option, "--ref-keypass") ? "--storepass" :
 			"--keypass");
 		return 0;
 	}
-	if (wksp_pw_read(&pw->p, &pw->len, s, option, err, sizeof(err)) < 0) {
-		cli_err(NULL, "%s", err);
+	if (wks_pwsrc_read(&got.p, &got.len, s, option) < 0) {
+		cli_err(NULL, "%s", wks_error_detail());
 		return CLI_EXIT_USAGE;
 	}
-	return 0;
+	rc = cli_pw_dup(pw, &got);
+	wks_free(got.p); /* wipes */
+	return rc;
 }
 
 static int same_pw(const cli_pw *a, const cli_pw *b)
@@ -97,18 +107,15 @@ static int same_pw(const cli_pw *a, const cli_pw *b)
 
 int cli_export_reference(cli_ctx *c)
 {
-	wksp_pwsrc rs, rk;
-	wksp_uri u;
+	wks_pwsrc *rs = NULL, *rk = NULL;
+	wks_uri *u = NULL;
 	wks_store *st = NULL;
 	wks_key *key = NULL;
 	cli_pw pw = CLI_PW_INIT, rpw = CLI_PW_INIT, kpw = CLI_PW_INIT;
-	char *abs = NULL, *uri = NULL, *pem = NULL, *text = NULL, *d = NULL;
-	char err[256];
-	size_t pem_len = 0, text_len;
-	int rc, e, parsed = 0, k_from_ref;
+	char *abs = NULL, *text = NULL, *d = NULL;
+	size_t text_len = 0;
+	int rc, e, k_from_ref;
 
-	memset(&rs, 0, sizeof(rs));
-	memset(&rk, 0, sizeof(rk));
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
 	    (rc = cli_need(c->alias, "--alias")) != 0)
 		return rc;
@@ -129,7 +136,7 @@ int cli_export_reference(cli_ctx *c)
 	}
 	/* The store password the server will use: the reference's source
 	 * when the tool can read it (else --storepass or the prompt). */
-	if ((rc = read_src(&rpw, &rs, "--ref-storepass")) != 0)
+	if ((rc = read_src(&rpw, rs, "--ref-storepass")) != 0)
 		goto done;
 	if (rpw.p && c->storepass.kind == CLI_PWSRC_NONE &&
 	    (rc = cli_pwsrc_parse(&c->storepass, "--ref-storepass",
@@ -161,10 +168,10 @@ int cli_export_reference(cli_ctx *c)
 	 * store password; if that is not it, the server's passphrase
 	 * callback must give it (checked here with --keypass or the
 	 * prompt). */
-	if ((rc = read_src(&kpw, &rk, "--ref-keypass")) != 0)
+	if ((rc = read_src(&kpw, rk, "--ref-keypass")) != 0)
 		goto done;
 	k_from_ref = kpw.p != NULL;
-	if (!kpw.p && rk.kind == WKSP_PW_NONE &&
+	if (!kpw.p && !rk &&
 	    (rc = cli_pw_dup(&kpw, &pw)) != 0)
 		goto done;
 	e = kpw.p ? wks_store_get_key(&key, st, c->alias, kpw.p, kpw.len) :
@@ -179,7 +186,7 @@ int cli_export_reference(cli_ctx *c)
 		    (rc = cli_key_get(&key, st, c->keystore, c->alias, &kpw,
 				      NULL, 0, NULL)) != 0)
 			goto done;
-		if (rk.kind == WKSP_PW_NONE)
+		if (!rk)
 			fprintf(stderr, "wks: note: the key's password is not "
 				"the store password: the server must give it "
 				"(its passphrase callback), or use "
@@ -189,50 +196,30 @@ int cli_export_reference(cli_ctx *c)
 		goto done;
 	}
 
-	if (wksp_ref_uri(&uri, abs, c->alias, &rs, &rk, err, sizeof(err)) < 0 ||
-	    wksp_ref_pem(&pem, &pem_len, uri, err, sizeof(err)) < 0) {
-		cli_err(c->keystore, "%s", err);
-		rc = CLI_EXIT_INVALID;
+	/* The file (a note for people, then the block), and what the
+	 * decoder will read of it: the same store, alias and sources. */
+	if ((e = wks_ref_encode(&text, &text_len, abs, c->alias, rs, rk)) < 0) {
+		rc = cli_lib_err(c->keystore, NULL, e, NULL);
 		goto done;
 	}
-	/* What the decoder will read: the same store, alias and sources. */
-	if (wksp_ref_parse(&u, pem, pem_len, err, sizeof(err)) < 0) {
-		cli_err(c->keystore, "internal error: %s", err);
+	if (wks_ref_parse(&u, text, text_len) < 0) {
+		cli_err(c->keystore, "internal error: %s", wks_error_detail());
 		rc = CLI_EXIT_FAIL;
 		goto done;
 	}
-	parsed = 1;
-	if (strcmp(u.path, abs) != 0 || strcmp(u.alias, c->alias) != 0 ||
-	    u.storepass.kind != rs.kind || u.keypass.kind != rk.kind) {
+	if (strcmp(wks_uri_path(u), abs) != 0 ||
+	    strcmp(wks_uri_alias(u), c->alias) != 0 ||
+	    wks_pwsrc_kind(wks_uri_storepass(u)) != wks_pwsrc_kind(rs) ||
+	    wks_pwsrc_kind(wks_uri_keypass(u)) != wks_pwsrc_kind(rk)) {
 		cli_err(c->keystore, "internal error: the reference does not "
 			"read back as written");
 		rc = CLI_EXIT_FAIL;
 		goto done;
 	}
-	if (!d)
-		d = cli_display(c->alias);
-	text_len = strlen(abs) + (d ? strlen(d) : 0) + pem_len + 512;
-	if (!(text = malloc(text_len))) {
-		cli_err(NULL, "out of memory");
-		rc = CLI_EXIT_FAIL;
-		goto done;
-	}
-	/* A note for people before the block (PEM readers skip it). */
-	snprintf(text, text_len,
-		 "# wks key reference: the private key \"%s\" of the store\n"
-		 "# %s.  It holds no password (only where the passwords come\n"
-		 "# from) and is not secret; keep it writable by its owner only\n"
-		 "# (0644, like the server's configuration).  Read by wks.so\n"
-		 "# with references = yes (docs/PROVIDER.md).\n%s",
-		 d ? d : "", abs, pem);
-	rc = cli_write_output(c, c->out, (const uint8_t *)text, strlen(text),
-			      0, 0);
+	rc = cli_write_output(c, c->out, (const uint8_t *)text, text_len, 0, 0);
 done:
-	if (parsed)
-		wksp_uri_clear(&u);
-	free(text);
-	free(pem);
-	free(uri);
+	wks_uri_free(u);
+	wks_free(text);
 	free(abs);
 	free(d);
 	wks_key_free(key);
@@ -240,7 +227,7 @@ done:
 	cli_pw_clear(&pw);
 	cli_pw_clear(&rpw);
 	cli_pw_clear(&kpw);
-	wksp_pwsrc_clear(&rs);
-	wksp_pwsrc_clear(&rk);
+	wks_pwsrc_free(rs);
+	wks_pwsrc_free(rk);
 	return rc;
 }

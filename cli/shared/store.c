@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,9 +254,20 @@ int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
 		return rc;
 	warn_short_pw(path, pw);
 	if (c->force && stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		/* Replacing a store: as an edit would (under its lock; owner,
-		 * group and mode kept). */
+		/* Replacing the caller's own store (cli_output_check()
+		 * refused another user's): as an edit would, under its lock,
+		 * group and mode kept.  The file locked is checked again: one
+		 * swapped in before the lock was taken is not the caller's
+		 * to keep the owner of. */
 		err = wks_lock_acquire(&lock, path, WKS_LOCK_EXCLUSIVE);
+		if (err == WKS_OK && stat(path, &sb) == 0 &&
+		    sb.st_uid != geteuid()) {
+			wks_lock_release(lock);
+			cli_err(path, "is owned by another user (uid %ju): not "
+				"replaced, even with --force",
+				(uintmax_t)sb.st_uid);
+			return CLI_EXIT_IO;
+		}
 		if (err == WKS_OK) {
 			cli_save_begin(path);
 			err = wks_store_save_locked(st, lock, pw->p, pw->len);

@@ -540,6 +540,20 @@ static int foreign_fifo(const char *path, const struct stat *sb)
 	return CLI_EXIT_IO;
 }
 
+/* A regular file of another user is never replaced, even with --force
+ * and even by root: its owner could read and change what is written
+ * there (a name in a sticky /tmp is anyone's to create first), and a new
+ * file would no longer be theirs.  CLI_EXIT_IO with a message, or 0. */
+static int foreign_file(const char *path, const struct stat *sb)
+{
+	if (!S_ISREG(sb->st_mode) || sb->st_uid == geteuid())
+		return 0;
+	cli_err(path, "is owned by another user (uid %ju): not replaced, even "
+		"with --force (remove it first, or write to another name)",
+		(uintmax_t)sb->st_uid);
+	return CLI_EXIT_IO;
+}
+
 /* The input of the command that `out` is (NULL if none). */
 static const char *input_at(const cli_ctx *c, const char *path,
 			    const struct stat *out)
@@ -612,6 +626,8 @@ int cli_output_check(const cli_ctx *c, const char *path)
 		cli_err(path, "exists and is not a regular file: not replaced");
 		return CLI_EXIT_IO;
 	}
+	if ((rc = foreign_file(path, &sb)) != 0)
+		return rc;
 	if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0) {
 		cli_err(path, "cannot write: %s", strerror(errno));
 		return CLI_EXIT_IO;
@@ -748,7 +764,7 @@ static int write_file(const cli_ctx *c, const char *path,
 	if (secret) {
 		mode = 0600; /* keys stay private, whatever was there */
 	} else if (replacing) {
-		mode = sb.st_mode & 07777;
+		mode = sb.st_mode & 0777; /* the caller's own file's */
 	} else {
 		mode_t um = umask(0);
 
@@ -772,15 +788,13 @@ static int write_file(const cli_ctx *c, const char *path,
 		return CLI_EXIT_IO;
 	}
 	rc = CLI_EXIT_IO;
-	/* A file replaced keeps its owner and group, or is not replaced (as
-	 * wks_store_save_file() does: root exporting over a service's file
-	 * must not leave it unreadable to the service). */
-	if (replacing && (sb.st_uid != geteuid() || sb.st_gid != getegid()) &&
-	    fchown(fd, sb.st_uid != geteuid() ? sb.st_uid : (uid_t)-1,
-		   sb.st_gid != getegid() ? sb.st_gid : (gid_t)-1) < 0) {
-		cli_err(path, "cannot keep its owner %ju and group %ju: %s",
-			(uintmax_t)sb.st_uid, (uintmax_t)sb.st_gid,
-			strerror(errno));
+	/* The new file is the caller's (cli_output_check() refused another
+	 * user's, and no owner is ever given away here); the caller's own
+	 * file replaced keeps its group, or is not replaced. */
+	if (replacing && sb.st_gid != getegid() &&
+	    fchown(fd, (uid_t)-1, sb.st_gid) < 0) {
+		cli_err(path, "cannot keep its group %ju: %s",
+			(uintmax_t)sb.st_gid, strerror(errno));
 		goto fail;
 	}
 	if (fchmod(fd, mode) < 0 || write_sync(fd, data, len) < 0)
@@ -797,7 +811,8 @@ static int write_file(const cli_ctx *c, const char *path,
 	} else if (errno == EEXIST && c->force) {
 		/* Replace it, but never an input that took its place. */
 		if (stat(path, &sb) == 0) {
-			if ((rc = not_an_input(c, path, &sb)) != 0)
+			if ((rc = not_an_input(c, path, &sb)) != 0 ||
+			    (rc = foreign_file(path, &sb)) != 0)
 				goto fail;
 			if (!S_ISREG(sb.st_mode)) {
 				cli_err(path, "exists and is not a regular "

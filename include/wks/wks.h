@@ -18,6 +18,9 @@
  *
  * Other keystores: <wks/convert.h> (installed next to this header) reads
  * Java's JKS and JCEKS and PKCS#12 into a wks_store and writes PKCS#12.
+ * <wks/uri.h> reads wks: URIs, password sources (pass:, env:, file:, fd:)
+ * and key reference files, and writes references; <wks/fork.h> holds a
+ * program's own locks across fork() in libwks's order.
  *
  * Conventions used throughout this header
  * ---------------------------------------
@@ -72,7 +75,8 @@
  * inside libwks at the fork: every libwks lock (each store's, the KEK
  * caches', the property and warning locks, the PBKDF2 pool's, the
  * provider's) is held across fork() and made anew in the child
- * (docs/DESIGN.md, "fork()").  Their KEK caches start empty in the child
+ * (docs/DESIGN.md, "fork()"); a program's own locks that it holds while
+ * it calls libwks can join them (<wks/fork.h>).  Their KEK caches start empty in the child
  * (new random keys, newly locked memory, statistics at zero; the parent's
  * are untouched), and a reaper thread the parent ran is restarted at the
  * child's first cache miss (docs/CACHE.md, "fork()").  OpenSSL's own

@@ -1,4 +1,7 @@
-/* The fork() hook registry (fork.h). */
+/* The fork() hook registry (fork.h) and its public face (wks/fork.h). */
+#include <stdlib.h>
+
+#include "util/error.h"
 #include "util/fork.h"
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -80,6 +83,43 @@ void wks__fork_hook_remove(wks_fork_hook *h)
 		h->listed = 0;
 	}
 	pthread_mutex_unlock(&reg_mu);
+}
+
+/* ---- clients' hooks (wks/fork.h) -------------------------------------------- */
+
+int wks_fork_hook_add(wks_fork_hook **out, int rank, wks_fork_fn prepare,
+		      wks_fork_fn parent, wks_fork_fn child, void *ctx)
+{
+	wks_fork_hook *h;
+
+	wks__err_clear();
+	if (!out)
+		return wks__err(WKS_ERR_INVALID, "wks_fork_hook_add: out is NULL");
+	*out = NULL;
+	/* Below every library lock: a client holds its lock while it calls
+	 * libwks, so prepare must take it first. */
+	if (rank < 0 || rank >= WKS_FORK_RANK_LIBRARY)
+		return wks__err(WKS_ERR_INVALID, "fork hook rank %d: a client's "
+				"hook ranks from 0 to %d", rank,
+				WKS_FORK_RANK_LIBRARY - 1);
+	if (!(h = calloc(1, sizeof(*h))))
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	h->rank = rank;
+	h->prepare = prepare;
+	h->parent = parent;
+	h->child = child;
+	h->ctx = ctx;
+	wks__fork_hook_add(h);
+	*out = h;
+	return WKS_OK;
+}
+
+void wks_fork_hook_remove(wks_fork_hook *hook)
+{
+	if (!hook)
+		return;
+	wks__fork_hook_remove(hook);
+	free(hook);
 }
 
 /* At load time, before any thread can call the library. */

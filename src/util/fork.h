@@ -28,9 +28,13 @@
 
 #include <pthread.h>
 
+#include "wks/fork.h" /* wks_fork_fn, the public ranks and calls */
+
+/* The library's ranks, from WKS_FORK_RANK_LIBRARY on; clients' hooks
+ * (the provider's kept-store lock, WKS_FORK_RANK_CLIENT) rank below. */
 enum {
-	WKS_FORK_RANK_PROVIDER = 10, /* the provider's kept-store lock */
-	WKS_FORK_RANK_STORE = 20,    /* each store's reader-writer lock */
+	WKS_FORK_RANK_STORE = WKS_FORK_RANK_LIBRARY, /* each store's reader-
+	                              * writer lock */
 	WKS_FORK_RANK_CACHE = 30,    /* reaper registry, every KEK cache */
 	WKS_FORK_RANK_PROPS = 60,    /* property sets and settings caches */
 	WKS_FORK_RANK_WARN = 65,     /* the warning lock (taken under a
@@ -38,15 +42,15 @@ enum {
 	WKS_FORK_RANK_KDF = 70       /* the PBKDF2 worker pool */
 };
 
-typedef void (*wks_fork_fn)(void *ctx);
-
-typedef struct wks_fork_hook {
+/* A hook: the library's own are static, filled in place; a client's
+ * (wks_fork_hook_add) is allocated. */
+struct wks_fork_hook {
 	int rank;
 	wks_fork_fn prepare, parent, child; /* each may be NULL */
 	void *ctx;
 	struct wks_fork_hook *prev, *next; /* the registry's */
 	int listed;
-} wks_fork_hook;
+};
 
 void wks__fork_hook_add(wks_fork_hook *h);
 void wks__fork_hook_remove(wks_fork_hook *h); /* not listed: no-op */

@@ -720,4 +720,109 @@ expect_err 9 'libwks.convert.maxKdfIterations' "22.2 import-p12 past the budget"
 wks import-p12 -k m.wks --in b.p12 --inpass pass:out "${S[@]}" "${IT[@]}"
 expect 0 "22.2 import-p12 of the same file with the default budget"
 
+# ---- issue 22, item 3: --force never hands a file to another user -----------------
+
+# A name in a sticky folder (as /tmp) is anyone's to create first.  With
+# --force, root used to write its output into that user's file, keeping
+# the owner (the key was theirs to read) and, for create, the mode (a
+# 0666 store of root's, the planter's to change).  Another user's regular
+# file is now refused, as their FIFO is; the caller's own file is
+# replaced by a new one of the caller's.  An edit of a store (not an
+# output) still keeps the store's owner (editing.sh, 13).
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&
+	getent group nogroup >/dev/null; then
+	as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+	owner3() { stat -c '%U:%G %a' "$1"; }
+	chmod 755 "$T" # nobody works in the sticky folder in here
+	mkdir -m 1777 sticky3
+	wks genkeypair -k s3.wks -a k --keyalg EC --dname CN=s3 "${S[@]}" "${IT[@]}"
+	expect 0 "3 a store"
+	as_nobody sh -c 'umask 0; echo planted >sticky3/key.pem;
+		echo planted >sticky3/new.wks; echo planted >sticky3/chain.pem'
+	for f in key.pem new.wks chain.pem; do
+		check "3 nobody planted sticky3/$f, 0666" [ "$(owner3 sticky3/$f)" = "nobody:nogroup 666" ]
+	done
+	wks export-key -k s3.wks -a k -o sticky3/key.pem --force "${S[@]}"
+	expect_err 6 'sticky3/key.pem: is owned by another user \(uid [0-9]+\): not replaced, even with --force' \
+		"3 export-key --force over nobody's file"
+	wks create -k sticky3/new.wks --force "${S[@]}" "${IT[@]}"
+	expect_err 6 'owned by another user' "3 create --force over nobody's 0666 file"
+	wks export-cert -k s3.wks -a k -o sticky3/chain.pem --force "${S[@]}"
+	expect_err 6 'owned by another user' "3 export-cert --force over nobody's file"
+	wks export-p12 -k s3.wks -a k -o sticky3/key.pem --force "${S[@]}" \
+		--outpass pass:out "${IT[@]}"
+	expect_err 6 'owned by another user' "3 export-p12 --force over nobody's file"
+	for f in key.pem new.wks chain.pem; do
+		check "3 sticky3/$f: nobody's, as it was" \
+			[ "$(owner3 sticky3/$f):$(cat sticky3/$f)" = "nobody:nogroup 666:planted" ]
+	done
+	wks export-key -k s3.wks -a k -o sticky3/key.pem "${S[@]}"
+	expect_err 7 'exists' "3 without --force: exists, as before"
+	# Root's own file there: replaced by a new file of root's, 0600 for
+	# a key or a store, whatever its mode was.
+	echo mine >sticky3/own.pem
+	chmod 666 sticky3/own.pem
+	wks export-key -k s3.wks -a k -o sticky3/own.pem --force "${S[@]}"
+	expect 0 "3 export-key --force over root's own file"
+	check "3 root's file: a key, root's, 0600" \
+		[ "$(owner3 sticky3/own.pem):$(head -1 sticky3/own.pem)" = "root:root 600:-----BEGIN PRIVATE KEY-----" ]
+	cp s3.wks sticky3/own.wks
+	chmod 640 sticky3/own.wks
+	wks create -k sticky3/own.wks --force "${S[@]}" "${IT[@]}"
+	expect 0 "3 create --force over root's own store"
+	check "3 root's own store: root's, its mode kept" [ "$(owner3 sticky3/own.wks)" = "root:root 640" ]
+	# nobody's own output, replaced by nobody: nobody's.
+	cp s3.wks sticky3/nobody.wks
+	chown nobody:nogroup sticky3/nobody.wks
+	as_nobody sh -c 'umask 022; echo old >sticky3/mine.pem'
+	set +e
+	as_nobody setsid -w "$WKS_BIN" export-key -k "$T/sticky3/nobody.wks" -a k \
+		-o "$T/sticky3/mine.pem" --force "${S[@]}" >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+	expect 0 "3 nobody: export-key --force over its own file"
+	check "3 nobody's own file: a key, nobody's, 0600" \
+		[ "$(owner3 sticky3/mine.pem):$(head -1 sticky3/mine.pem)" = "nobody:nogroup 600:-----BEGIN PRIVATE KEY-----" ]
+	# An edit by root of nobody's store: still nobody's (not an output).
+	wks import-secret -k sticky3/nobody.wks -a s --generate aes-128 "${S[@]}" "${IT[@]}"
+	expect 0 "3 root edits nobody's store"
+	check "3 the edited store is still nobody's" [ "$(owner3 sticky3/nobody.wks)" = "nobody:nogroup 600" ]
+else
+	echo "SKIP: 3 another user's file (needs root, setpriv and user nobody)"
+fi
+
+# ---- issue 22, item 4: a store's path cannot forge a reference block ------------
+
+# A folder whose name holds a whole reference block (a tenant's choice of
+# name, a symlink): export-key --reference wrote the path into its note
+# as it was, so the file held that block above the real one, and readers
+# take the first.  The note escapes it now; the block names the real
+# store.
+forged=$'f4\n-----BEGIN WKS KEY REFERENCE-----\nd2tzOi90bXAvZm9yZ2VkLndrcz9hbGlhcz14JnN0b3JlcGFzcz1lbnY6RVZJTA==\n-----END WKS KEY REFERENCE-----\nz'
+mkdir "$forged"
+wks genkeypair -k "$forged/s.wks" -a k --keyalg EC --dname CN=f4 "${S[@]}" "${IT[@]}"
+expect 0 "4 a store in a folder whose name holds a reference block"
+echo pw >pwfile4
+wks export-key -k "$forged/s.wks" -a k --reference --ref-storepass file:pwfile4 \
+	-o ref4.pem "${S[@]}"
+expect 0 "4 export-key --reference of that store"
+n=$(grep -cx -- '-----BEGIN WKS KEY REFERENCE-----' ref4.pem || true)
+check "4 the file holds one BEGIN line (it held $n)" [ "$n" = 1 ]
+check "4 every line above the block is a note line" python3 - ref4.pem <<'EOF'
+import sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+i = lines.index(b"-----BEGIN WKS KEY REFERENCE-----")
+sys.exit(0 if i == 5 and all(l.startswith(b"# ") for l in lines[:i]) else 1)
+EOF
+check "4 the folder's name is in the note, escaped" \
+	grep -qF "# $(readlink -f "$T")/f4\\x0a-----BEGIN WKS KEY REFERENCE-----\\x0ad2tz" ref4.pem
+check "4 the block names the real store" python3 - ref4.pem "$(readlink -f "$T")/$forged/s.wks" <<'EOF'
+import base64, sys, urllib.parse
+t = open(sys.argv[1]).read()
+b = t.split("-----BEGIN WKS KEY REFERENCE-----\n")[1].split("-----END")[0]
+uri = base64.b64decode("".join(b.split())).decode()
+path = urllib.parse.unquote(uri[4:].split("?")[0])
+sys.exit(0 if path == sys.argv[2] and "alias=k&" in uri else 1)
+EOF
+
 end_tests

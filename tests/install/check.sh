@@ -93,7 +93,8 @@ else
 	cat "$T/stage.log"
 	fail "DESTDIR=... cmake --install"
 fi
-for f in include/wks/wks.h include/wks/convert.h \
+for f in include/wks/wks.h include/wks/convert.h include/wks/uri.h \
+	include/wks/fork.h \
 	"$LIBDIR/libwks.so" "$LIBDIR/libwks.a" \
 	"$LIBDIR/pkgconfig/libwks.pc" "$LIBDIR/cmake/libwks/libwksConfig.cmake" \
 	"$LIBDIR/cmake/libwks/libwksConfigVersion.cmake" \

@@ -15,6 +15,10 @@
 #                      the password; references = maybe
 #   wks export-key --reference refuses pass:, a wrong --ref-storepass, a
 #                      missing alias, and writes a file that is not 0600
+#   wks check-reference  a good reference (and --cert), a wrong store
+#                      password, a missing password file, a wrong key
+#                      password, a missing alias, references off, no
+#                      provider, two blocks, another user than the server's
 #
 # usage: reference.sh WKS_BINARY PROVIDER_DIR
 # Works in a mktemp -d folder that it removes; every program is bounded by
@@ -251,6 +255,89 @@ check_err r-wrong.pem "wrong store password names store and alias" \
 check_err r-nope.pem "missing alias names store and alias" \
 	'no entry "nope"' "$T/server.wks"
 check_err r-gone.pem "missing store names it" "$T/gone.wks"
+
+# ---- wks check-reference: the server's read, before a reload ---------------------
+
+# cr CONF ARGS...: wks check-reference with OPENSSL_CONF=CONF.
+cr() {
+	local conf=$1
+	shift
+	OPENSSL_CONF=$conf wks check-reference "$@"
+}
+# cr_is WHAT STATUS PATTERN...: the last cr exited STATUS and its stderr
+# holds every PATTERN (grep -F) and no password.
+cr_is() {
+	local what=$1 want=$2 good=1 p
+	shift 2
+	[ "$rc" -eq "$want" ] || good=0
+	for p in "$@"; do grep -qF -- "$p" err || good=0; done
+	if grep -q 'ref store pw\|own-key-pw\|not-it' err out; then good=0; fi
+	if [ $good = 1 ]; then ok "check-reference: $what"
+	else bad "check-reference: $what (exit $rc, expected $want)"; fi
+}
+wks check-reference --help
+if [ $rc -eq 0 ] && grep -q '^usage: wks check-reference --file REF' out &&
+   grep -q 'EXIT STATUS' out; then ok "check-reference --help"
+else bad "check-reference --help (exit $rc)"; fi
+wks check-reference
+cr_is "no --file" 2 'option --file is required'
+cr "$T/on.cnf" --file ref.pem
+if [ $rc -eq 0 ] && grep -qF "ref.pem: OK: the key \"server\" (EC, 256 bits) of $T/server.wks; read as a server reads it: OpenSSL configuration $T/on.cnf, provider \"wks\", uid $(id -u)" out; then
+	ok "check-reference: a good reference"
+else bad "check-reference: a good reference (exit $rc): $(cat out)"; fi
+cr "$T/on.cnf" --file ref.pem --cert chain.pem
+if [ $rc -eq 0 ] && grep -q 'matching the certificate' out; then
+	ok "check-reference: --cert, the server's chain"
+else bad "check-reference --cert chain.pem (exit $rc)"; fi
+cr "$T/on.cnf" --file ref.pem --cert client.crt
+cr_is "--cert another key's certificate" 8 'does not match the first certificate of client.crt'
+cr "$T/on.cnf" --file r-wrong.pem
+cr_is "a wrong store password" 4 \
+	"wks: integrity check failed: wrong password or modified file: store $T/server.wks" \
+	"the store password (its storepass= source) does not open $T/server.wks"
+mkref r-nofile.pem "wks:$T/server.wks?alias=server&storepass=file:$T/no-such-pw"
+cr "$T/on.cnf" --file r-nofile.pem
+cr_is "a missing password file" 6 "storepass: cannot open $T/no-such-pw: No such file or directory"
+cr "$T/on.cnf" --file ref-kp.pem --inpass pass:not-it
+cr_is "a wrong key password (--inpass)" 4 'key entry "kp"' \
+	'the key password (the store password, then --inpass) does not open the key "kp"'
+cr "$T/on.cnf" --file ref-kp.pem
+cr_is "a key password of its own, none given" 4 'does not open the key "kp"' '--inpass here'
+cr "$T/on.cnf" --file ref-kp.pem --inpass pass:own-key-pw
+if [ $rc -eq 0 ] && grep -q 'OK: the key "kp"' out; then
+	ok "check-reference: the key password from --inpass"
+else bad "check-reference: --inpass own-key-pw (exit $rc)"; fi
+cr "$T/on.cnf" --file r-nope.pem
+cr_is "a missing alias" 3 "no entry \"nope\" in $T/server.wks"
+cr "$T/off.cnf" --file ref.pem
+cr_is "references off" 1 'is loaded without references = yes'
+cr /dev/null --file ref.pem
+cr_is "no provider in OPENSSL_CONF" 1 'OpenSSL'"'"'s configuration /dev/null (OPENSSL_CONF) loads no wks provider'
+cat r-wrong.pem ref.pem >two.pem
+cr "$T/on.cnf" --file two.pem
+cr_is "two references in one file" 5 'a second -----BEGIN WKS KEY REFERENCE----- line (line '
+cr "$T/on.cnf" --file chain.pem
+cr_is "not a reference" 5 'no -----BEGIN WKS KEY REFERENCE----- line'
+# The same user as the server: the password file is root's (0600).
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	chmod 755 "$T"
+	set +e
+	OPENSSL_CONF=$T/on.cnf setsid -w timeout 60 setpriv --reuid=nobody \
+		--regid=nogroup --clear-groups "$WKS_BIN" check-reference \
+		--file "$T/ref.pem" </dev/null >out 2>err
+	rc=$?
+	set -e
+	chmod 700 "$T"
+	cr_is "as another user than the server's" 6 "storepass: cannot open $T/storepw.txt: Permission denied"
+fi
+# A reference followed by certificates, read object by object (a file
+# store): the decoder reads past the block for a second reference and
+# puts the input back, so the certificates are still found.
+cat ref.pem chain.pem >ref-then-chain.pem
+ossl on.cnf storeutl -noout ref-then-chain.pem
+if [ $rc -eq 0 ] && grep -q '^0: Pkey' out && grep -q '^3: Certificate' out; then
+	ok "storeutl: a reference, then its chain (4 objects)"
+else bad "storeutl ref-then-chain.pem (exit $rc): $(tr '\n' ' ' <out)"; fi
 
 # ---- s_server with the key from a reference, the chain from export-cert ------------
 

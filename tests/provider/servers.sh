@@ -9,9 +9,12 @@
 # PEM file written by wks export-cert; `openssl s_client
 # -verify_return_error` trusting only the root must get the full chain
 # (leaf, intermediate, root, each once) with the store's leaf:
+#   check      wks check-reference before each server's reload (a
+#              systemctl that logs): all pass and reload; with a wrong
+#              store password none reloads
 #   nginx      also: nginx -t; ssl_password_file for a key password of
 #              its own; the rotation block (new key and chain into
-#              the store, chain re-exported, SIGHUP) and the next
+#              the store, chain re-exported, checked, SIGHUP) and the next
 #              handshake serves the new leaf; the store password
 #              rotation block (wks passwd, the new password file, SIGHUP)
 #              and nginx -t still opens the key; a wrong store password and
@@ -122,6 +125,29 @@ wks_ok export-key -k server.wks -a kp --reference \
 SCONF=$T/openssl.cnf
 mkdir -p htdocs run
 echo ok >htdocs/index.html
+
+# The check block: wks check-reference before each server's reload, with
+# a systemctl that only logs what it is asked.  Every check passes and
+# every reload is asked for; with a wrong password in the store password
+# file every check fails (exit 4) and nothing is reloaded.
+mkdir -p stub
+printf '#!/bin/sh\necho "$*" >>%s/reloads.log\n' "$T" >stub/systemctl
+chmod 755 stub/systemctl
+PATH="$T/stub:$PATH" run_block check
+if [ $rc -eq 0 ] && [ "$(grep -c '' reloads.log 2>/dev/null)" = 6 ] &&
+   [ "$(grep -c ': OK: the key "server"' out)" = 6 ]; then
+	ok "the check block: six checks, six reloads"
+else bad "the check block (exit $rc): $(tr '\n' ' ' <reloads.log 2>/dev/null)"; fi
+rm -f reloads.log
+cp storepass storepass.good
+echo not-the-store-pw >storepass
+PATH="$T/stub:$PATH" run_block check
+if [ $rc -eq 4 ] && [ ! -e reloads.log ] &&
+   [ "$(grep -c 'the store password (its storepass= source) does not open' err)" = 6 ] &&
+   ! grep -q 'not-the-store-pw' err; then
+	ok "the check block, a wrong store password: no reload"
+else bad "the check block, wrong store password (exit $rc)"; fi
+mv storepass.good storepass
 
 # start NAME CMD...: a server in the background (bounded, its own session),
 # output in $T/NAME.log; waits until it accepts on $PORT.

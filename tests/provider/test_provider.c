@@ -31,7 +31,6 @@
 
 #include "prov.h"
 #include "testutil.h"
-#include "uri.h"
 
 #define STOREPASS "store pass"
 #define KEYPASS "other key pass"
@@ -1987,205 +1986,8 @@ static void test_provider__only(void **state)
 	result_free(&r);
 }
 
-/* ---- the URI parser -------------------------------------------------------- */
-
-typedef struct {
-	const char *uri;
-	const char *path;  /* NULL: must fail */
-	const char *alias; /* NULL: none */
-	int storepass;     /* wksp_pw_kind */
-	const char *spv;   /* its value */
-	int keypass;
-	const char *kpv;
-	const char *err;   /* for failures: part of the message */
-} uri_case;
-
-static const uri_case uri_cases[] = {
-	{ "wks:/etc/ssl/s.wks", "/etc/ssl/s.wks", NULL, 0, NULL, 0, NULL, NULL },
-	{ "WKS:/a", "/a", NULL, 0, NULL, 0, NULL, NULL },
-	{ "wks:///etc/ssl/s.wks", "/etc/ssl/s.wks", NULL, 0, NULL, 0, NULL, NULL },
-	{ "wks://localhost/x.wks", "/x.wks", NULL, 0, NULL, 0, NULL, NULL },
-	{ "wks:s.wks", "s.wks", NULL, 0, NULL, 0, NULL, NULL },
-	{ "wks:dir/my%20store.wks", "dir/my store.wks", NULL, 0, NULL, 0, NULL, NULL },
-	{ "wks:a%3fb%23c%25", "a?b#c%", NULL, 0, NULL, 0, NULL, NULL },
-	{ "wks:s.wks?alias=server", "s.wks", "server", 0, NULL, 0, NULL, NULL },
-	{ "wks:s.wks?alias=", "s.wks", "", 0, NULL, 0, NULL, NULL },
-	{ "wks:s.wks?alias=%C0%80x", "s.wks", "\xC0\x80x", 0, NULL, 0, NULL, NULL },
-	{ "wks:s.wks?alias=a%26b%3Dc+d", "s.wks", "a&b=c+d", 0, NULL, 0, NULL, NULL },
-	{ "wks:s.wks?alias=caf%C3%A9", "s.wks", "caf\xC3\xA9", 0, NULL, 0, NULL, NULL },
-	{ "wks:s?storepass=pass:a%26b&keypass=env:KP", "s", NULL,
-	  WKSP_PW_PASS, "a&b", WKSP_PW_ENV, "KP", NULL },
-	{ "wks:s?keypass=file:/run/pw&alias=x&storepass=fd:3", "s", "x",
-	  WKSP_PW_FD, NULL, WKSP_PW_FILE, "/run/pw", NULL },
-	{ "wks:s?storepass=pass:a=b", "s", NULL, WKSP_PW_PASS, "a=b", 0, NULL, NULL },
-	{ "wks:s?alias=x&only=issuers", "s", "x", 0, NULL, 0, NULL, NULL },
-	{ "wks:s?only=certs&storepass=fd:3", "s", NULL, WKSP_PW_FD, NULL, 0,
-	  NULL, NULL },
-	/* errors */
-	{ "", NULL, NULL, 0, NULL, 0, NULL, "not a wks: URI" },
-	{ "file:/x", NULL, NULL, 0, NULL, 0, NULL, "not a wks: URI" },
-	{ "wks:", NULL, NULL, 0, NULL, 0, NULL, "no file name" },
-	{ "wks:?alias=x", NULL, NULL, 0, NULL, 0, NULL, "no file name" },
-	{ "wks://host/x", NULL, NULL, 0, NULL, 0, NULL, "authority" },
-	{ "wks://", NULL, NULL, 0, NULL, 0, NULL, "no path" },
-	{ "wks:a#b", NULL, NULL, 0, NULL, 0, NULL, "%23" },
-	{ "wks:a%00b", NULL, NULL, 0, NULL, 0, NULL, "NUL" },
-	{ "wks:a%4", NULL, NULL, 0, NULL, 0, NULL, "percent escape" },
-	{ "wks:a%zz", NULL, NULL, 0, NULL, 0, NULL, "percent escape" },
-	{ "wks:a?alias=%", NULL, NULL, 0, NULL, 0, NULL, "percent escape" },
-	{ "wks:a?alias=x%00", NULL, NULL, 0, NULL, 0, NULL, "NUL" },
-	{ "wks:a?", NULL, NULL, 0, NULL, 0, NULL, "empty query" },
-	{ "wks:a?alias=x&", NULL, NULL, 0, NULL, 0, NULL, "empty attribute" },
-	{ "wks:a?alias=x&&keypass=pass:y", NULL, NULL, 0, NULL, 0, NULL, "empty attribute" },
-	{ "wks:a?alias", NULL, NULL, 0, NULL, 0, NULL, "no '=VALUE'" },
-	{ "wks:a?Alias=x", NULL, NULL, 0, NULL, 0, NULL, "unknown attribute" },
-	{ "wks:a?object=x", NULL, NULL, 0, NULL, 0, NULL, "unknown attribute" },
-	{ "wks:a?alias=x&alias=x", NULL, NULL, 0, NULL, 0, NULL, "twice" },
-	{ "wks:a?keypass=pass:x&keypass=pass:x", NULL, NULL, 0, NULL, 0, NULL, "twice" },
-	{ "wks:a?storepass=x", NULL, NULL, 0, NULL, 0, NULL, "expected pass:" },
-	{ "wks:a?storepass=stdin", NULL, NULL, 0, NULL, 0, NULL, "expected pass:" },
-	{ "wks:a?storepass=pass:", NULL, NULL, 0, NULL, 0, NULL, "empty pass:" },
-	{ "wks:a?storepass=env:", NULL, NULL, 0, NULL, 0, NULL, "empty env:" },
-	{ "wks:a?keypass=fd:x", NULL, NULL, 0, NULL, 0, NULL, "descriptor" },
-	{ "wks:a?keypass=fd:99999999999999999999", NULL, NULL, 0, NULL, 0, NULL, "descriptor" },
-	{ "wks:a?storepass=pass:x%00y", NULL, NULL, 0, NULL, 0, NULL, "NUL" },
-	{ "wks:a?only=isuers", NULL, NULL, 0, NULL, 0, NULL, "expected certs or issuers" },
-	{ "wks:a?only=", NULL, NULL, 0, NULL, 0, NULL, "expected certs or issuers" },
-	{ "wks:a?only=Certs", NULL, NULL, 0, NULL, 0, NULL, "expected certs or issuers" },
-	{ "wks:a?only=certs&only=issuers", NULL, NULL, 0, NULL, 0, NULL, "twice" },
-	{ "wks:a?only=%zz", NULL, NULL, 0, NULL, 0, NULL, "percent escape" },
-	{ "wks:a?Only=certs", NULL, NULL, 0, NULL, 0, NULL, "unknown attribute" },
-};
-
-static void test_provider__uri_table(void **state)
-{
-	(void)state;
-	for (size_t i = 0; i < sizeof(uri_cases) / sizeof(uri_cases[0]); i++) {
-		const uri_case *c = &uri_cases[i];
-		char err[256];
-		wksp_uri u;
-		int rc = wksp_uri_parse(&u, c->uri, err, sizeof(err));
-
-		if (!c->path) {
-			if (rc != -1 || !strstr(err, c->err))
-				fail_msg("\"%s\": rc %d, error \"%s\", want "
-					 "\"%s\"", c->uri, rc, err, c->err);
-			assert_null(u.path);
-			continue;
-		}
-		if (rc != 0)
-			fail_msg("\"%s\": %s", c->uri, err);
-		assert_string_equal(u.path, c->path);
-		if (c->alias)
-			assert_string_equal(u.alias, c->alias);
-		else
-			assert_null(u.alias);
-		assert_int_equal(u.storepass.kind, c->storepass);
-		assert_int_equal(u.keypass.kind, c->keypass);
-		if (c->spv)
-			assert_string_equal(u.storepass.value, c->spv);
-		if (c->kpv)
-			assert_string_equal(u.keypass.value, c->kpv);
-		if (c->storepass == WKSP_PW_FD)
-			assert_int_equal(u.storepass.fd, 3);
-		wksp_uri_clear(&u);
-	}
-}
-
-/* only=: what each value parses to (the good and bad URIs with only=
- * are in the table above). */
-static void test_provider__uri_only(void **state)
-{
-	static const struct {
-		const char *uri;
-		int only;
-	} cases[] = {
-		{ "wks:s", WKSP_ONLY_ALL },
-		{ "wks:s?only=certs", WKSP_ONLY_CERTS },
-		{ "wks:s?only=%63erts", WKSP_ONLY_CERTS },
-		{ "wks:s?alias=x&only=issuers", WKSP_ONLY_ISSUERS },
-		{ "wks:s?only=issuers&alias=x&storepass=pass:y", WKSP_ONLY_ISSUERS },
-	};
-	char err[256];
-	wksp_uri u;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (wksp_uri_parse(&u, cases[i].uri, err, sizeof(err)) != 0)
-			fail_msg("\"%s\": %s", cases[i].uri, err);
-		assert_int_equal(u.only, cases[i].only);
-		wksp_uri_clear(&u);
-		assert_int_equal(u.only, WKSP_ONLY_ALL);
-	}
-	/* A failed parse clears it too. */
-	assert_int_equal(wksp_uri_parse(&u, "wks:s?only=certs&x=1", err,
-					sizeof(err)), -1);
-	assert_int_equal(u.only, WKSP_ONLY_ALL);
-}
-
-static void test_provider__uri_limits(void **state)
-{
-	size_t n = WKSP_URI_MAX + 2;
-	char *big = malloc(n), err[256];
-	wksp_uri u;
-
-	(void)state;
-	assert_non_null(big);
-	memcpy(big, "wks:", 4);
-	memset(big + 4, 'a', n - 5);
-	big[n - 1] = 0;
-	assert_int_equal(wksp_uri_parse(&u, big, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "longer than"));
-	big[WKSP_URI_MAX] = 0;
-	assert_int_equal(wksp_uri_parse(&u, big, err, sizeof(err)), 0);
-	wksp_uri_clear(&u);
-	free(big);
-	assert_int_equal(wksp_uri_parse(&u, NULL, err, sizeof(err)), -1);
-}
-
-/* A '&' left unencoded in a password makes the password's tail look like
- * further attributes: the error must name them by position, never repeat
- * their text (issue: "attribute \"3-horse\" has no '=VALUE'"). */
-static void test_provider__uri_no_echo(void **state)
-{
-	static const struct {
-		const char *uri, *secret, *want;
-	} cases[] = {
-		{ "wks:a?storepass=pass:correct&3-horse", "3-horse",
-		  "attribute 2 of the query has no '=VALUE'" },
-		{ "wks:a?storepass=pass:correct&horse=battery", "horse",
-		  "attribute 2 of the query is unknown" },
-		{ "wks:a?storepass=pass:correct&horse=battery", "battery",
-		  "%26" },
-		{ "wks:a?alias=x&keypass=pass:k1&k2&storepass=pass:p", "k2",
-		  "attribute 3 of the query has no" },
-		{ "wks:a?keypass=env:KP&storepass=pass:p&zz&r", "zz",
-		  "attribute 3" },
-	};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char err[256];
-		wksp_uri u;
-
-		assert_int_equal(wksp_uri_parse(&u, cases[i].uri, err,
-						sizeof(err)), -1);
-		if (strstr(err, cases[i].secret) ||
-		    !strstr(err, cases[i].want))
-			fail_msg("\"%s\": error \"%s\" (must not hold \"%s\", "
-				 "must hold \"%s\")", cases[i].uri, err,
-				 cases[i].secret, cases[i].want);
-	}
-}
-
 int main(void)
 {
-	const struct CMUnitTest uri_tests[] = {
-		cmocka_unit_test(test_provider__uri_table),
-		cmocka_unit_test(test_provider__uri_only),
-		cmocka_unit_test(test_provider__uri_limits),
-		cmocka_unit_test(test_provider__uri_no_echo),
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_provider__all_entries),
 		cmocka_unit_test(test_provider__expect),
@@ -2223,11 +2025,8 @@ int main(void)
 	const struct CMUnitTest unload_tests[] = {
 		cmocka_unit_test(test_provider__unload),
 	};
-	int rc = cmocka_run_group_tests_name("provider_uri", uri_tests, NULL,
-					     NULL);
-
-	rc |= cmocka_run_group_tests_name("provider_unload", unload_tests,
-					  make_files, NULL);
+	int rc = cmocka_run_group_tests_name("provider_unload", unload_tests,
+					     make_files, NULL);
 
 	rc |= cmocka_run_group_tests_name("provider", tests, setup, NULL);
 	rc |= cmocka_run_group_tests_name("provider_keep", keep_tests,

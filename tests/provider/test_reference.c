@@ -17,6 +17,8 @@
  *                store; the key password asked after the store password
  *                failed it; wrong passwords fail without echo
  *   refused      pass:, only=, no alias, bad base64, too long, no END
+ *   two blocks   a file holding two references (a forged one first) is
+ *                refused; other PEM text after one is not
  *   threads      8 threads reading references at once
  */
 #include <pthread.h>
@@ -459,6 +461,54 @@ static void test_reference__refused(void **state)
 	free(pem);
 }
 
+/*
+ * A file with two reference blocks: what export-key wrote before its note
+ * was escaped, for a store in a folder whose name holds a whole forged
+ * block (a second BEGIN line in the note, above the real block).  The
+ * decoder takes the first block, so it must refuse the file instead of
+ * opening the forged store with the password file the forger chose.
+ */
+static void test_reference__two_blocks(void **state)
+{
+	char extra[1200], *real, *forged, *file;
+	size_t n;
+
+	(void)state;
+	snprintf(extra, sizeof(extra), "&storepass=file:%s", pw_path);
+	real = ref_for("a", extra);
+	/* The forged one names a store and a password file that work (here
+	 * the same): a decoder taking the first block gives a key. */
+	forged = ref_for("a", extra);
+	n = strlen(real) + strlen(forged) + 256;
+	assert_non_null(file = malloc(n));
+	snprintf(file, n, "# wks key reference: the private key \"a\" of the "
+		 "store\n# /srv/x\n%sy/s.wks.  It holds no password\n%s",
+		 forged, real);
+	ERR_clear_error();
+	assert_null(read_pem(ctx_on, file, NULL, NULL));
+	assert_true(queue_has("a second -----BEGIN WKS KEY REFERENCE----- "
+			      "line"));
+	/* The same with another block between them, through OSSL_DECODER. */
+	snprintf(file, n, "%s-----BEGIN CERTIFICATE-----\nAAAA\n"
+		 "-----END CERTIFICATE-----\n%s", real, forged);
+	ERR_clear_error();
+	assert_null(read_pem(ctx_on, file, NULL, NULL));
+	assert_true(queue_has("a second"));
+	/* One block followed by other PEM text: still read. */
+	snprintf(file, n, "%s-----BEGIN CERTIFICATE-----\nAAAA\n"
+		 "-----END CERTIFICATE-----\n", real);
+	{
+		EVP_PKEY *k = read_pem(ctx_on, file, NULL, NULL);
+
+		assert_non_null(k);
+		assert_int_equal(EVP_PKEY_eq(k, key_a), 1);
+		EVP_PKEY_free(k);
+	}
+	free(file);
+	free(forged);
+	free(real);
+}
+
 static char *thread_pem;
 
 static void *reader(void *arg)
@@ -504,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_reference__other_pem),
 		cmocka_unit_test(test_reference__passwords),
 		cmocka_unit_test(test_reference__refused),
+		cmocka_unit_test(test_reference__two_blocks),
 		cmocka_unit_test(test_reference__threads),
 	};
 
