@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -557,7 +558,10 @@ static const char general_help[] =
 	"    failed: wrong          type, unsupported algorithm\n"
 	"    password or modified 9 a configured limit was exceeded\n"
 	"  130, 143 SIGINT, SIGTERM before anything changed (a signal while\n"
-	"    a save commits is held: the change is in, exit 0 with a note)\n";
+	"    a save commits is held: the change is in, exit 0 with a note)\n"
+	"  Once a change is saved, a report that cannot be written to standard\n"
+	"  output (a full disk, a closed pipe) is a warning: the status stays\n"
+	"  the change's.  A command that changed nothing exits 6 then.\n";
 
 static void print_main_help(FILE *f)
 {
@@ -886,6 +890,31 @@ static int secure_mode(void)
 	return getuid() != geteuid() || getgid() != getegid();
 }
 
+/*
+ * Standard output at the end (what was not written yet is flushed): a
+ * write that failed (a full disk, a pipe whose reader has gone) fails a
+ * command that changed nothing (CLI_EXIT_IO, as for every other output);
+ * once a change is saved (cli_saved(): a store, an output file) it is a
+ * warning and the status stays the change's, so that a script trusts the
+ * store's new state (after passwd, the new password).
+ */
+static int finish_output(int rc)
+{
+	int e = fflush(stdout) != 0 ? errno : 0;
+
+	if (!e && !ferror(stdout))
+		return rc;
+	if (cli_saved()) {
+		cli_err(NULL, "warning: the change is saved, but its report could "
+			"not be written to standard output%s%s", e ? ": " : "",
+			e ? strerror(e) : "");
+		return rc;
+	}
+	cli_err(NULL, "cannot write to standard output%s%s", e ? ": " : "",
+		e ? strerror(e) : "");
+	return rc == CLI_EXIT_OK ? CLI_EXIT_IO : rc;
+}
+
 int main(int argc, char **argv)
 {
 	cli_ctx c;
@@ -903,6 +932,10 @@ int main(int argc, char **argv)
 			"it is given with privileges its caller lacks");
 		return CLI_EXIT_USAGE;
 	}
+	/* A reader that has gone (wks ... | head) must not kill an edit
+	 * after its change is saved: a write to the pipe fails with EPIPE
+	 * instead, and finish_output() says what that means. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		print_main_help(stderr);
 		return CLI_EXIT_USAGE;
@@ -913,16 +946,16 @@ int main(int argc, char **argv)
 			for (const cli_cmd *cmd = commands; cmd->name; cmd++)
 				if (!strcmp(cmd->name, argv[2])) {
 					print_cmd_help(cmd);
-					return CLI_EXIT_OK;
+					return finish_output(CLI_EXIT_OK);
 				}
 		}
 		print_main_help(stdout);
-		return CLI_EXIT_OK;
+		return finish_output(CLI_EXIT_OK);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("wks %s (libwks %s, %s)\n", WKS_VERSION_STRING,
 		       wks_version(), OpenSSL_version(OPENSSL_VERSION));
-		return CLI_EXIT_OK;
+		return finish_output(CLI_EXIT_OK);
 	}
 	for (const cli_cmd *cmd = commands; cmd->name; cmd++)
 		if (!strcmp(cmd->name, argv[1]))
@@ -938,9 +971,5 @@ int main(int argc, char **argv)
 	else if (rc < 0)
 		rc = CLI_EXIT_OK; /* --help */
 	ctx_clear(&c);
-	if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {
-		cli_err(NULL, "cannot write to standard output");
-		rc = CLI_EXIT_IO;
-	}
-	return rc;
+	return finish_output(rc);
 }

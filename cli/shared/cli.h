@@ -259,6 +259,10 @@ int cli_write_output(const cli_ctx *c, const char *path, const uint8_t *data,
  */
 void cli_save_begin(const char *file);
 void cli_save_end(const char *file, int committed);
+/* 1 once a cli_save_end(file, 1) committed a change (a store saved, an
+ * output file written): from then on a report that cannot be written to
+ * standard output is a warning, not a failure (main.c). */
+int cli_saved(void);
 /* Tests: WKS_TEST_PAUSE_AT=STEP:FIFO waits at STEP ("save" before the
  * signals are held, "saving" after, "saved"/"unsaved" before they are
  * released): writes "STEP\n" into FIFO, then reads it until EOF. */

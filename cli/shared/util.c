@@ -414,6 +414,12 @@ done:
 static const int held_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static sigset_t held_old;
 static int held_depth;
+static int saved_any; /* a store or an output file was committed */
+
+int cli_saved(void)
+{
+	return saved_any;
+}
 
 void cli_test_pause(const char *step)
 {
@@ -465,6 +471,8 @@ void cli_save_end(const char *file, int committed)
 	int got = 0;
 
 	cli_test_pause(committed ? "saved" : "unsaved");
+	if (committed)
+		saved_any = 1;
 	if (--held_depth > 0)
 		return;
 	if (committed && sigpending(&pend) == 0) {

@@ -12,7 +12,8 @@
 #   17  pass:TEXT is wiped from /proc/PID/cmdline once parsed.
 # and of the defects issue: 9b (stray arguments never echoed), 9c (no key
 # text freed unwiped, through an LD_PRELOAD free() hook), 10 (input
-# size bounds, file: sources, no set-id use).
+# size bounds, file: sources, no set-id use); and of issue 22: 5 (an edit
+# whose report cannot be written still says it saved).
 #
 # usage: defects.sh WKS_BINARY SHARED_DIR
 #
@@ -545,5 +546,142 @@ else
 	check "17 pass:TEXT wiped from /proc/PID/cmdline" [ "$wiped" = 1 ]
 	check "17 the rest of the command line stays" grep -q -- '--outpass pass: ' cmdline.txt
 fi
+
+# ---- issue 22 item 5: an edit whose report cannot be written ---------------------
+
+# Standard output full (/dev/full) or a pipe whose reader has gone: an
+# edit that saved exits 0 with a warning (not 6, not SIGPIPE's 141), and
+# the store holds the change; a command that changed nothing exits 6.
+mkfifo gone.fifo
+ossl req -x509 -new -key k.pem -subj "/CN=five" -days 30 -out c5.pem
+# out5 MODE ARGS...: wks with stdout to /dev/full (full) or into a pipe
+# without a reader (pipe: gone.fifo opened read-write, a writer opened,
+# the first closed); stderr in $T/err, status in $rc.
+out5() {
+	local mode=$1
+	shift
+	set +e
+	if [ "$mode" = full ]; then
+		setsid -w "$WKS_BIN" "$@" >/dev/full 2>"$T/err"
+		rc=$?
+	else
+		exec 8<>gone.fifo 9>gone.fifo 8<&-
+		setsid -w "$WKS_BIN" "$@" >&9 2>"$T/err"
+		rc=$?
+		exec 9>&-
+	fi
+	set -e
+}
+# saved5 WHAT [warns]: the edit exited 0 (and with "warns" said on stderr
+# that its report was lost, the change saved).
+saved5() {
+	if [ "$rc" -eq 0 ] && ! grep -q '^wks: cannot write' "$T/err"; then
+		ok
+	else
+		bad "5 $1: exit $rc, expected 0 (the change is saved)"
+	fi
+	if [ "${2-}" = warns ]; then
+		check "5 $1: the warning" grep -q 'warning: the change is saved, but its report could not be written to standard output' "$T/err"
+	fi
+}
+# mode5: the mode of the next edit, alternately full and pipe, each
+# round starting where the last began + 1; the default run makes one
+# round (each edit meets one of the two), WKS_TEST_FULL=1 two (both).
+n5=0
+mode5() {
+	if [ $(((n5 + round) % 2)) -eq 0 ]; then m=full; else m=pipe; fi
+	n5=$((n5 + 1))
+}
+case ${WKS_TEST_FULL:-0} in 0) rounds5=0 ;; *) rounds5="0 1" ;; esac
+for round in $rounds5; do
+	st=i5r$round.wks
+	n5=0
+	mode5
+	out5 $m create -k $st "${S[@]}" "${IT[@]}"
+	saved5 "create ($m)"
+	wks list -k $st "${S[@]}"
+	expect 0 "5 create ($m): the store is there"
+	mode5
+	out5 $m import-secret -k $st -a sec --generate aes-128 "${S[@]}" "${IT[@]}"
+	saved5 "import-secret ($m)" warns
+	wks list -k $st -a sec "${S[@]}"
+	expect 0 "5 import-secret ($m): the entry is there"
+	mode5
+	out5 $m import-key -k $st -a key --key k.pem --chain c.pem "${S[@]}" "${IT[@]}"
+	saved5 "import-key ($m)" warns
+	wks list -k $st -a key "${S[@]}"
+	expect 0 "5 import-key ($m): the entry is there"
+	mode5
+	out5 $m import-cert -k $st -a crt --cert c.pem "${S[@]}" "${IT[@]}"
+	saved5 "import-cert ($m)" warns
+	wks list -k $st -a crt "${S[@]}"
+	expect 0 "5 import-cert ($m): the entry is there"
+	mode5
+	out5 $m import-p12 -k $st --in k.p12 --inpass pass:out -a p12 "${S[@]}" "${IT[@]}"
+	saved5 "import-p12 ($m)" warns
+	wks list -k $st -a p12 "${S[@]}"
+	expect 0 "5 import-p12 ($m): the entry is there"
+	mode5
+	out5 $m import-keystore -k $st --srckeystore k.p12 --srcstorepass pass:out \
+		--srcalias nochain --destalias iks "${S[@]}" "${IT[@]}"
+	saved5 "import-keystore ($m)" warns
+	wks list -k $st -a iks "${S[@]}"
+	expect 0 "5 import-keystore ($m): the entry is there"
+	mode5
+	out5 $m import-certs -k $st --in c5.pem --alias-prefix ca- "${S[@]}" "${IT[@]}"
+	saved5 "import-certs ($m)" warns
+	wks list -k $st -a ca-five "${S[@]}"
+	expect 0 "5 import-certs ($m): the entry is there"
+	mode5
+	out5 $m genkeypair -k $st -a gen --keyalg EC --dname CN=gen "${S[@]}" "${IT[@]}"
+	saved5 "genkeypair ($m)" warns
+	wks list -k $st -a gen "${S[@]}"
+	expect 0 "5 genkeypair ($m): the entry is there"
+	mode5
+	out5 $m rename -k $st -a crt --new-alias crt2 "${S[@]}" "${IT[@]}"
+	saved5 "rename ($m)"
+	wks list -k $st -a crt2 "${S[@]}"
+	expect 0 "5 rename ($m): the entry is renamed"
+	mode5
+	out5 $m convert --in k.p12 -o c5r$round.wks --inpass pass:out --outpass "$SP" "${IT[@]}"
+	saved5 "convert to WKS ($m)" warns
+	wks list -k c5r$round.wks "${S[@]}"
+	expect 0 "5 convert to WKS ($m): the store is there"
+	mode5
+	out5 $m convert --in $st -o c5r$round.p12 --inpass "$SP" --outpass pass:out "${IT[@]}"
+	saved5 "convert to PKCS#12 ($m)" warns
+	check "5 convert to PKCS#12 ($m): the file is there" openssl pkcs12 -in c5r$round.p12 -passin pass:out -noout
+	mode5
+	out5 $m keypasswd -k $st -a sec --new-keypass pass:newkey "${S[@]}" "${IT[@]}"
+	saved5 "keypasswd ($m)"
+	wks export-key -k $st -a sec --keypass pass:newkey "${S[@]}"
+	expect 0 "5 keypasswd ($m): the new key password opens it"
+	mode5
+	out5 $m delete -k $st -a crt2 "${S[@]}" "${IT[@]}"
+	saved5 "delete ($m)"
+	wks list -k $st -a crt2 "${S[@]}"
+	expect 3 "5 delete ($m): the entry is gone"
+	for m in full pipe; do
+		out5 $m passwd -k $st --new-storepass pass:pw5$m "${S[@]}" "${IT[@]}"
+		saved5 "passwd ($m)" warns
+		wks list -k $st --storepass pass:pw5$m
+		expect 0 "5 passwd ($m): the new password opens the store"
+		S=(--storepass pass:pw5$m)
+	done
+	S=(--storepass "$SP")
+	# Read-only commands: what they print is all they do.
+	for cmd in "printcert --file c.pem" --help --version "list --help" \
+		"list -k e.wks $SP" "export-key -k e.wks -a k $SP" \
+		"export-cert -k e.wks -a k $SP" "verify -k e.wks $SP"; do
+		mode5
+		# shellcheck disable=SC2086 # (words)
+		out5 $m ${cmd/pass:/--storepass pass:}
+		expect_err 6 '^wks: cannot write to standard output' "5 $cmd ($m): exit 6"
+	done
+	for cmd in "printcert --file c.pem" --help --version; do
+		out5 full $cmd
+		expect_err 6 '^wks: cannot write to standard output' "5 $cmd (full): exit 6"
+	done
+done
 
 end_tests
