@@ -35,6 +35,7 @@ enum {
 	O_SRCKEYSTORE, O_SRCSTORETYPE, O_SRCSTOREPASS, O_SRCKEYPASS,
 	O_SRCALIAS, O_DESTALIAS, /* h7 */
 	O_REFERENCE, O_REF_STOREPASS, O_REF_KEYPASS, /* key references */
+	O_WAIT, /* every edit (edit_cmds) */
 	O_COUNT
 };
 
@@ -96,6 +97,7 @@ static const struct option long_options[] = {
 	{ "reference", no_argument, NULL, 1000 + O_REFERENCE },
 	{ "ref-storepass", required_argument, NULL, 1000 + O_REF_STOREPASS },
 	{ "ref-keypass", required_argument, NULL, 1000 + O_REF_KEYPASS },
+	{ "wait", required_argument, NULL, 1000 + O_WAIT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -526,6 +528,22 @@ static const cli_cmd commands[] = {
 	{ NULL, NULL, 0, NULL, NULL }
 };
 
+/* The commands that change a store (or replace one with --force): they
+ * take its lock, and --wait SECONDS (general_help_wait). */
+static const char *const edit_cmds[] = {
+	"create", "import-key", "import-cert", "import-secret", "import-p12",
+	"delete", "rename", "passwd", "keypasswd", "convert",
+	"import-keystore", "import-certs", "genkeypair", NULL
+};
+
+static int is_edit(const cli_cmd *cmd)
+{
+	for (size_t i = 0; edit_cmds[i]; i++)
+		if (!strcmp(cmd->name, edit_cmds[i]))
+			return 1;
+	return 0;
+}
+
 /* The general part of the help, in three pieces: the middle one names
  * --keypass-for, and a command's --help shows it only if the command
  * takes that option. */
@@ -541,6 +559,15 @@ static const char general_help_pw[] =
 static const char general_help_kpf[] =
 	"  --keypass-for ALIAS=SRC gives one key its own (export-key,\n"
 	"  export-p12, verify, convert, import-keystore).\n";
+static const char general_help_wait[] =
+	"\n"
+	"LOCKS\n"
+	"  A command that changes a store (create --force, import-*, delete,\n"
+	"  rename, passwd, keypasswd, convert --force, genkeypair) reads its\n"
+	"  passwords first, then takes the store's lock: while another edit\n"
+	"  holds it, it waits, and after a second says so (naming the process\n"
+	"  that holds it).  --wait SECONDS gives up after that long: exit 10,\n"
+	"  nothing changed.\n";
 static const char general_help[] =
 	"  An empty password (pass:, an empty variable or file) is an error.\n"
 	"  Passwords are never printed or logged.\n"
@@ -557,6 +584,7 @@ static const char general_help[] =
 	"  4 integrity check        not match, broken chain, wrong entry\n"
 	"    failed: wrong          type, unsupported algorithm\n"
 	"    password or modified 9 a configured limit was exceeded\n"
+	"                         10 busy: the store stayed locked (--wait)\n"
 	"  130, 143 SIGINT, SIGTERM before anything changed (a signal while\n"
 	"    a save commits is held: the change is in, exit 0 with a note)\n"
 	"  Once a change is saved, a report that cannot be written to standard\n"
@@ -574,6 +602,7 @@ static void print_main_help(FILE *f)
 	fputs(general_help_pw, f);
 	fputs(general_help_kpf, f);
 	fputs(general_help, f);
+	fputs(general_help_wait, f);
 }
 
 /* `wks CMD --help`. */
@@ -584,6 +613,8 @@ static void print_cmd_help(const cli_cmd *cmd)
 	if (cmd->options & B(O_KEYPASS_FOR))
 		fputs(general_help_kpf, stdout);
 	fputs(general_help, stdout);
+	if (is_edit(cmd))
+		fputs(general_help_wait, stdout);
 }
 
 static int add_chain(cli_ctx *c, const char *path)
@@ -616,15 +647,36 @@ static int parse_iterations(cli_ctx *c, const char *arg)
 	return 0;
 }
 
+static int parse_wait(cli_ctx *c, const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > 31536000) {
+		cli_err(NULL, "--wait: \"%s\" is not a number of seconds from "
+			"0 to 31536000", arg);
+		return CLI_EXIT_USAGE;
+	}
+	c->wait_s = v;
+	c->has_wait = 1;
+	return 0;
+}
+
 /* For cli_keytool_hint(): does the current command take --name? */
 static const cli_cmd *hint_cmd;
+
+static int takes(const cli_cmd *cmd, int id)
+{
+	return (cmd->options & B(id)) != 0 || (id == O_WAIT && is_edit(cmd));
+}
 
 static int hint_applies(const char *name)
 {
 	for (size_t i = 0; long_options[i].name; i++)
 		if (!strcmp(long_options[i].name, name))
-			return (hint_cmd->options &
-				B(long_options[i].val - 1000)) != 0;
+			return takes(hint_cmd, long_options[i].val - 1000);
 	return 0;
 }
 
@@ -729,7 +781,7 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 		}
 		if (id < 0 || id >= O_COUNT)
 			return CLI_EXIT_USAGE;
-		if (!(cmd->options & B(id))) {
+		if (!takes(cmd, id)) {
 			cli_err(NULL, "%s: option --%s does not apply (see wks %s "
 				"--help)", cmd->name, option_name(id), cmd->name);
 			return CLI_EXIT_USAGE;
@@ -805,6 +857,7 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 		case O_REFERENCE: c->reference = 1; break;
 		case O_REF_STOREPASS: c->ref_storepass = optarg; break;
 		case O_REF_KEYPASS: c->ref_keypass = optarg; break;
+		case O_WAIT: rc = parse_wait(c, optarg); break;
 		case O_HELP:
 			print_cmd_help(cmd);
 			return -1;

@@ -800,7 +800,7 @@ static int import_existing(cli_ctx *c, ks_src *s)
 		rc = CLI_EXIT_EXISTS;
 		goto done;
 	}
-	if ((rc = cli_keypass(&kp, c, &e.pw, NULL)) != 0 ||
+	if ((rc = cli_pw_dup(&kp, &e.kp)) != 0 ||
 	    (rc = put_all(e.st, c, c->keystore, s, &kp)) != 0)
 		goto done;
 	print_items(s, c, &imported, &skipped);

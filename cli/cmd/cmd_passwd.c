@@ -19,12 +19,15 @@ int cmd_passwd(cli_ctx *c)
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
 		return rc;
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	if ((rc = cli_store_edit_prepare(&e, c)) != 0)
 		return rc;
+	/* Both passwords before the lock (cli_store_edit_prepare). */
 	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
 		 c->keystore);
 	if ((rc = cli_pw_get(&npw, &c->new_storepass, prompt,
 			     "--new-storepass", CLI_PW_NEW)) != 0)
+		goto done;
+	if ((rc = cli_store_edit_lock(&e, c)) != 0)
 		goto done;
 	if ((err = wks_store_aliases(&aliases, &count, e.st)) < 0) {
 		rc = cli_lib_err(c->keystore, NULL, err, NULL);

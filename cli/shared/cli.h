@@ -43,7 +43,9 @@ enum {
 	CLI_EXIT_EXISTS = 7,    /* alias or output file exists (no --force) */
 	CLI_EXIT_INVALID = 8,   /* rejected: key/certificate mismatch, broken
 	                         * chain, wrong entry type, unsupported */
-	CLI_EXIT_LIMIT = 9      /* a configured limit was exceeded */
+	CLI_EXIT_LIMIT = 9,     /* a configured limit was exceeded */
+	CLI_EXIT_BUSY = 10      /* the store stayed locked by another edit
+	                         * for --wait SECONDS: nothing changed */
 };
 
 /* ---- passwords (password.c) ------------------------------------------- */
@@ -138,6 +140,9 @@ typedef struct {
 	/* export-key --reference (cli/shared/reference.c) */
 	int reference;
 	const char *ref_storepass, *ref_keypass; /* sources, as given */
+	/* edits: --wait SECONDS for another edit's lock (lockwait.c) */
+	int has_wait;
+	long wait_s;
 } cli_ctx;
 
 typedef int (*cli_cmd_fn)(cli_ctx *c);
@@ -319,35 +324,47 @@ int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode);
  *     rc = cli_store_edit_commit(&e, c, NULL);
  *     cli_store_edit_end(&e);
  *
- * begin takes the store's exclusive advisory lock (wks_lock_acquire; it
- * waits while another wks edits the same store), refuses a store the
- * caller could not write (CLI_EXIT_IO, "Permission denied"), then loads it
- * as cli_store_open(CLI_STORE_VERIFY) does (e.st, e.pw).  commit saves
- * e.st to --keystore with `new_pw` (NULL: e.pw), still under the lock;
- * end frees everything and releases the lock.  Returns 0 or an exit
- * status (message printed); after a failed begin, e is already ended.
+ * begin is prepare, then lock.  prepare refuses a store the caller could
+ * not write (CLI_EXIT_IO, "Permission denied") or that is no WKS store,
+ * and reads the passwords: the store's (e.pw; --storepass or the prompt)
+ * and the key password (e.kp: --keypass, else the store password).  A
+ * command that needs more passwords (new ones, a source's) reads them
+ * after prepare and before lock, so that no edit holds the lock while it
+ * waits at a prompt.  lock takes the store's exclusive advisory lock
+ * (cli_lock_wait: it waits while another edit holds it, saying so after a
+ * second; --wait bounds that, CLI_EXIT_BUSY) and loads the store
+ * through it with e.pw (e.st), --iterations applied.  commit saves e.st
+ * to --keystore with `new_pw` (NULL: e.pw), still under the lock; end
+ * frees everything and releases the lock.  Each returns 0 or an exit
+ * status (message printed); after a failed begin, prepare or lock, e is
+ * already ended.
  */
 typedef struct {
 	wks_store *st;
 	cli_pw pw;
+	cli_pw kp;   /* the key password (cli_keypass), read by prepare */
 	wks_lock *lock;
 	int created; /* a new store (cli_store_edit_begin_or_create) */
 } cli_edit;
 
-#define CLI_EDIT_INIT { NULL, CLI_PW_INIT, NULL, 0 }
+#define CLI_EDIT_INIT { NULL, CLI_PW_INIT, CLI_PW_INIT, NULL, 0 }
 
 int cli_store_edit_begin(cli_edit *e, cli_ctx *c);
+int cli_store_edit_prepare(cli_edit *e, cli_ctx *c);
+int cli_store_edit_lock(cli_edit *e, cli_ctx *c);
 /*
  * The same for the import commands, which create a store that does not
  * exist (as keytool -importcert does, and genkeypair, import-certs and
  * import-keystore): its password comes from --storepass or is asked
  * twice (never empty); e.st is then a new empty store (--iterations
- * applied) and commit creates the file exclusively, mode 0600, as
- * cli_store_create() does (--force does not replace a file that
- * appeared meanwhile).  commit warns when a new store password (a
- * created store, passwd) is shorter than keytool allows.
+ * applied; lock does nothing) and commit creates the file exclusively,
+ * mode 0600, as cli_store_create() does (--force does not replace a file
+ * that appeared meanwhile), with the note "a new keystore was created".
+ * commit warns when a new store password (a created store, passwd) is
+ * shorter than keytool allows.  prepare_any is prepare or the new store.
  */
 int cli_store_edit_begin_or_create(cli_edit *e, cli_ctx *c);
+int cli_store_edit_prepare_any(cli_edit *e, cli_ctx *c);
 int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw);
 void cli_store_edit_end(cli_edit *e);
 
@@ -369,6 +386,17 @@ void cli_keystore_note(const cli_ctx *c, const char *path);
 /* Warn when a new `what` ("store", "key") password is shorter than the 6
  * characters keytool requires (the store still works). */
 void cli_warn_short_pw(const char *file, const cli_pw *pw, const char *what);
+
+/*
+ * Take the exclusive lock of the store `path` (wks_lock_acquire) for an
+ * edit, waiting while another process holds it: after about a second a
+ * note on stderr says so, with the holder's pid and name where
+ * /proc/locks tells them; with --wait SECONDS (c->has_wait) it gives up
+ * after that long with a message and CLI_EXIT_BUSY.  Returns 0,
+ * CLI_EXIT_BUSY, or a wks_err (< 0, no message printed: the caller
+ * reports it; WKS_ERR_NOTFOUND when the file is gone) (lockwait.c).
+ */
+int cli_lock_wait(wks_lock **out, const char *path, const cli_ctx *c);
 
 /* Apply --iterations to `st`.  Returns 0 or an exit status. */
 int cli_store_iterations(wks_store *st, cli_ctx *c);

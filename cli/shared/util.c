@@ -107,8 +107,8 @@ int cli_exit_for(int err)
 {
 	switch (err) {
 	case WKS_OK: return CLI_EXIT_OK;
-	case WKS_ERR_IO:
-	case WKS_ERR_BUSY: return CLI_EXIT_IO;
+	case WKS_ERR_IO: return CLI_EXIT_IO;
+	case WKS_ERR_BUSY: return CLI_EXIT_BUSY;
 	case WKS_ERR_FORMAT: return CLI_EXIT_MALFORMED;
 	case WKS_ERR_INTEGRITY: return CLI_EXIT_INTEGRITY;
 	case WKS_ERR_NOTFOUND: return CLI_EXIT_NOTFOUND;

@@ -13,7 +13,8 @@
 # and of the defects issue: 9b (stray arguments never echoed), 9c (no key
 # text freed unwiped, through an LD_PRELOAD free() hook), 10 (input
 # size bounds, file: sources, no set-id use); and of issue 22: 5 (an edit
-# whose report cannot be written still says it saved).
+# whose report cannot be written still says it saved), 7 (passwords before
+# the lock; a wait that says who holds it; --wait).
 #
 # usage: defects.sh WKS_BINARY SHARED_DIR
 #
@@ -683,5 +684,126 @@ for round in $rounds5; do
 		expect_err 6 '^wks: cannot write to standard output' "5 $cmd (full): exit 6"
 	done
 done
+
+# ---- issue 22 item 7: passwords before the lock; who holds it; --wait -------------
+
+wks create -k l7.wks "${S[@]}" "${IT[@]}"
+# An edit waiting for its password (here from a FIFO nobody writes yet)
+# holds no lock: another edit runs to its end meanwhile.
+mkfifo pw7.fifo
+"$WKS_BIN" import-secret -k l7.wks -a fifo --generate aes-128 --storepass file:pw7.fifo \
+	"${IT[@]}" </dev/null >/dev/null 2>"$T/err7" &
+p7=$!
+for _ in $(seq 1 400); do
+	ls -l "/proc/$p7/fd" 2>/dev/null | grep -q 'pw7\.fifo' && break
+	sleep 0.05
+done
+set +e
+timeout 20 setsid -w "$WKS_BIN" import-secret -k l7.wks -a meanwhile --generate aes-128 \
+	"${S[@]}" "${IT[@]}" >"$T/out" 2>"$T/err"
+rc=$?
+set -e
+expect 0 "7 an edit runs while another waits for its password (a file: FIFO)"
+echo pw >pw7.fifo
+set +e
+wait "$p7"
+rc=$?
+set -e
+expect 0 "7 the edit that waited for its password"
+wks list -k l7.wks "${S[@]}"
+check "7 both edits are in the store" sh -c "grep -q '^fifo ' '$T/out' && grep -q '^meanwhile ' '$T/out'"
+
+# The same at a terminal's prompts (a pty): at each prompt of passwd
+# (the store password, the new one) another edit completes, and passwd
+# then saves its change over theirs, keeping them.
+cat >pty7.py <<'EOF'
+import os, pty, select, subprocess, sys
+wks, store = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(wks, [wks, "passwd", "-k", store, "--iterations", "10000"])
+buf = b""
+def until(word):
+    global buf
+    while word not in buf:
+        r, _, _ = select.select([fd], [], [], 60)
+        b = os.read(fd, 1024) if r else b""
+        if not b:
+            sys.exit("no %r from wks passwd; got %r" % (word, buf))
+        buf += b
+    buf = buf[buf.index(word) + len(word):]
+def edit(alias):  # without a terminal; 124: still waiting after 15 s
+    try:
+        return subprocess.run([wks, "import-secret", "-k", store, "-a", alias,
+                               "--generate", "aes-128", "--storepass", "pass:pw",
+                               "--iterations", "10000"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True, timeout=15).returncode
+    except subprocess.TimeoutExpired:
+        return 124
+until(b"Keystore password for")
+e1 = edit("at-prompt-1")
+os.write(fd, b"pw\n")
+until(b"New keystore password")
+e2 = edit("at-prompt-2")
+os.write(fd, b"pw7new\n")
+until(b"Retype")
+os.write(fd, b"pw7new\n")
+_, st = os.waitpid(pid, 0)
+print("edit1=%d edit2=%d passwd=%d" % (e1, e2, os.waitstatus_to_exitcode(st)))
+EOF
+if [ "$(head -c 4 "$WKS_BIN" | tail -c 3)" = ELF ]; then
+	r7=$(python3 pty7.py "$WKS_BIN" l7.wks 2>&1 || true)
+	check "7 edits complete while passwd waits at its prompts ($r7)" [ "$r7" = "edit1=0 edit2=0 passwd=0" ]
+	wks list -k l7.wks --storepass pass:pw7new
+	check "7 passwd kept the edits made at its prompts" sh -c \
+		"grep -q '^at-prompt-1 ' '$T/out' && grep -q '^at-prompt-2 ' '$T/out'"
+else
+	echo "SKIP: 7 pty prompts: $WKS_BIN is a wrapper"
+	wks passwd -k l7.wks --new-storepass pass:pw7new "${S[@]}" "${IT[@]}"
+fi
+
+# A lock held by another process: after about a second the waiting edit
+# says so with the holder's pid; --wait 1 gives up (exit 10), nothing
+# changed.
+cat >hold7.py <<'EOF'
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+open(sys.argv[2], "w").write("%d" % os.getpid())
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+EOF
+python3 hold7.py l7.wks held7 release7 &
+h7=$!
+for _ in $(seq 1 400); do [ -s held7 ] && break; sleep 0.05; done
+hpid=$(cat held7)
+h=$(sha l7.wks)
+"$WKS_BIN" import-secret -k l7.wks -a waited --generate aes-128 --storepass pass:pw7new \
+	"${IT[@]}" </dev/null >/dev/null 2>"$T/err7" &
+p7=$!
+wks import-secret -k l7.wks -a busy --generate aes-128 --storepass pass:pw7new "${IT[@]}" --wait 1
+expect_err 10 "busy: the store is locked by another edit \\(process $hpid, python3\\); gave up after 1 s" "7 --wait 1 on a held lock: busy, naming the holder"
+unchanged l7.wks "$h" "7 --wait 1 on a held lock"
+for _ in $(seq 1 600); do
+	grep -q "waiting for the store's lock" "$T/err7" && break
+	sleep 0.05
+done
+cp "$T/err7" "$T/err"
+rc=0
+expect_err 0 "note: waiting for the store's lock, held by another edit \\(process $hpid, python3\\) \\(--wait SECONDS" "7 a wait says who holds the lock"
+touch release7
+wait "$h7" || true
+set +e
+wait "$p7"
+rc=$?
+set -e
+expect 0 "7 the edit that waited completes when the lock is let go"
+wks list -k l7.wks -a waited --storepass pass:pw7new
+expect 0 "7 its change is in the store"
+wks list -k l7.wks -a busy --storepass pass:pw7new
+expect 3 "7 the edit that gave up changed nothing"
+wks list -k l7.wks --wait 1 --storepass pass:pw7new
+expect_err 2 'option --wait does not apply' "7 --wait is for edits"
 
 end_tests
