@@ -36,6 +36,7 @@ enum {
 	O_SRCALIAS, O_DESTALIAS, /* h7 */
 	O_REFERENCE, O_REF_STOREPASS, O_REF_KEYPASS, /* key references */
 	O_WAIT, /* every edit (edit_cmds) */
+	O_DESTSTORETYPE, /* convert */
 	O_COUNT
 };
 
@@ -98,6 +99,7 @@ static const struct option long_options[] = {
 	{ "ref-storepass", required_argument, NULL, 1000 + O_REF_STOREPASS },
 	{ "ref-keypass", required_argument, NULL, 1000 + O_REF_KEYPASS },
 	{ "wait", required_argument, NULL, 1000 + O_WAIT },
+	{ "deststoretype", required_argument, NULL, 1000 + O_DESTSTORETYPE },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -383,21 +385,27 @@ static const cli_cmd commands[] = {
 	  COMMON | B(O_IN) | B(O_OUT) | B(O_INPASS) | B(O_OUTPASS) |
 		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE) |
 		  B(O_NO_MAC_OK) | B(O_KEYPASS_FOR) | B(O_STRICT_JAVA) |
-		  B(O_SRCKEYPASS),
+		  B(O_SRCKEYPASS) | B(O_DESTSTORETYPE),
 	  "convert a whole store: PKCS#12/JKS/JCEKS to WKS, WKS to PKCS#12",
 	  "usage: wks convert --in FILE -o FILE [--inpass SRC] [--outpass SRC]\n"
+	  "                   [--deststoretype wks|pkcs12]\n"
 	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
 	  "becomes a PKCS#12 file; a JKS or JCEKS input (also by its magic\n"
 	  "number) becomes a WKS store as with wks import-keystore (key\n"
 	  "passwords: --keypass-for ALIAS=SRC for that key, else --srckeypass,\n"
 	  "else --inpass, else asked per key); anything else is read as\n"
-	  "PKCS#12 and becomes a WKS store.  --inpass is the password of the\n"
-	  "input, --outpass that of the output (asked twice if prompted).  The\n"
-	  "key passwords of a WKS input are --keypass-for, else --keypass,\n"
-	  "else its store password; those of a new WKS store are --keypass,\n"
-	  "by default its store password.\n\n"
+	  "PKCS#12 and becomes a WKS store.  An output name whose extension\n"
+	  "says another format (.wks; .p12, .pfx; .jks, .jceks) is refused\n"
+	  "unless --deststoretype names the format to write.  --inpass is the\n"
+	  "password of the input, --outpass that of the output (asked twice if\n"
+	  "prompted).  The key passwords of a WKS input are --keypass-for,\n"
+	  "else --keypass, else its store password; those of a new WKS store\n"
+	  "are --keypass, by default its store password.  Prints one line per\n"
+	  "entry and a summary.\n\n"
 	  "      --in FILE           the input\n"
 	  "  -o, --out FILE          the output (kept unless --force)\n"
+	  "      --deststoretype T   the output's format, pkcs12 (for a WKS\n"
+	  "                          input) or wks (for the others)\n"
 	  "      --inpass SRC        password of the input\n"
 	  "      --outpass SRC       password of the output\n"
 	  "      --srckeypass SRC    key password of a JKS/JCEKS input\n"
@@ -858,6 +866,7 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 		case O_REF_STOREPASS: c->ref_storepass = optarg; break;
 		case O_REF_KEYPASS: c->ref_keypass = optarg; break;
 		case O_WAIT: rc = parse_wait(c, optarg); break;
+		case O_DESTSTORETYPE: c->deststoretype = optarg; break;
 		case O_HELP:
 			print_cmd_help(cmd);
 			return -1;

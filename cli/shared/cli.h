@@ -140,6 +140,7 @@ typedef struct {
 	/* export-key --reference (cli/shared/reference.c) */
 	int reference;
 	const char *ref_storepass, *ref_keypass; /* sources, as given */
+	const char *deststoretype; /* convert --deststoretype */
 	/* edits: --wait SECONDS for another edit's lock (lockwait.c) */
 	int has_wait;
 	long wait_s;
@@ -490,11 +491,13 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
  * (only `alias` if not NULL; wks_convert_write_p12_keys()), keys opened
  * by cli_key_get() with `keypw`, encrypted with
  * AES-256-CBC/PBKDF2 under `p12pw`, MAC HMAC-SHA-256, `iterations` for
- * all three (see cli_export_iterations()).  *out is DER.
+ * all three (see cli_export_iterations()).  *out is DER.  With `report`
+ * (convert) each entry is reported as exported or skipped, with a
+ * summary (cli_say_entry).
  */
 int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 		   const char *file, const char *alias, const cli_pw *keypw,
-		   const cli_pw *p12pw, int iterations);
+		   const cli_pw *p12pw, int iterations, int report);
 
 /* ---- CA bundles (certbundle.c; wks import-certs) ---------------------- */
 
@@ -565,6 +568,20 @@ void cli_warn_validity(const char *file, const char *alias, X509 *x);
 /* After an import: "Imported private key entry "x" with a chain of 2"
  * (stdout). */
 void cli_say_imported(wks_store *st, const char *alias);
+/*
+ * The report of a whole-store import or conversion (import-keystore,
+ * import-p12, convert), one line per entry and a summary, on stdout:
+ *   imported: "a" (private key, 2 certificates)
+ *   imported: "s" as "t" (secret key, AES 256 bits)
+ *   skipped: "c" (trusted certificate): why
+ *   3 entries: 2 imported, 1 skipped
+ * `verb` is "imported" or "exported"; `as` (may be NULL) the new alias;
+ * `skip` (NULL: done) why the entry was left out.
+ */
+void cli_say_entry(const char *verb, const char *alias, const char *as,
+		   wks_entry_type type, size_t ncerts, const char *algorithm,
+		   size_t key_len, const char *skip);
+void cli_say_summary(const char *verb, size_t done, size_t skipped);
 
 /* ---- keytool habits (habits.c) ----------------------------------------- */
 

@@ -14,7 +14,9 @@
 # text freed unwiped, through an LD_PRELOAD free() hook), 10 (input
 # size bounds, file: sources, no set-id use); and of issue 22: 5 (an edit
 # whose report cannot be written still says it saved), 7 (passwords before
-# the lock; a wait that says who holds it; --wait).
+# the lock; a wait that says who holds it; --wait), 8 (convert's output
+# format and the output's name), 11 (one report format; the "new keystore"
+# note).
 #
 # usage: defects.sh WKS_BINARY SHARED_DIR
 #
@@ -805,5 +807,65 @@ wks list -k l7.wks -a busy --storepass pass:pw7new
 expect 3 "7 the edit that gave up changed nothing"
 wks list -k l7.wks --wait 1 --storepass pass:pw7new
 expect_err 2 'option --wait does not apply' "7 --wait is for edits"
+
+# ---- issue 22 item 8: convert's output format -------------------------------------
+
+wks convert --in e.wks -o out8.wks --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect_err 2 'out8\.wks: the name says WKS, but a WKS input converts to PKCS#12' "8 convert WKS to a .wks name: refused"
+check "8 no out8.wks written" [ ! -e out8.wks ]
+wks convert --in k.p12 -o out8.p12 --inpass pass:out --outpass "$SP" "${IT[@]}"
+expect_err 2 'the name says PKCS#12, but a JKS, JCEKS or PKCS#12 input converts to WKS' "8 convert PKCS#12 to a .p12 name: refused"
+check "8 no out8.p12 written" [ ! -e out8.p12 ]
+wks convert --in e.wks -o out8.jks --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect_err 2 'the name says JKS' "8 convert to a .jks name: refused"
+wks convert --in e.wks -o out8.wks --deststoretype wks --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect_err 2 'a WKS input converts to PKCS#12 only, not WKS' "8 --deststoretype wks for a WKS input"
+wks convert --in e.wks -o out8.wks --deststoretype jks --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect_err 2 '--deststoretype: "jks" is not wks or pkcs12' "8 --deststoretype jks"
+wks convert --in e.wks -o out8.wks --deststoretype pkcs12 --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect 0 "8 --deststoretype pkcs12 writes PKCS#12 under any name"
+check "8 --deststoretype pkcs12: openssl reads it" openssl pkcs12 -in out8.wks -passin pass:out -noout
+wks convert --in k.p12 -o out8-wks --inpass pass:out --outpass "$SP" "${IT[@]}"
+expect 0 "8 a name without an extension: the format follows the input"
+wks list -k out8-wks "${S[@]}"
+expect 0 "8 ... a WKS store"
+
+# ---- issue 22 item 11: one report format; the "new keystore" note ---------------
+
+wks import-keystore --srckeystore k.p12 --srcstorepass pass:out -k n11a.wks "${S[@]}" "${IT[@]}"
+expect_err 0 'n11a\.wks: note: a new keystore was created' "11 import-keystore into a missing store: the note"
+wks import-certs -k n11b.wks --in c.pem "${S[@]}" "${IT[@]}"
+expect_err 0 'n11b\.wks: note: a new keystore was created' "11 import-certs into a missing store: the note"
+wks import-certs -k n11b.wks --in odd.pem "${S[@]}" "${IT[@]}"
+check "11 import-certs into an existing store: no note" not grep -q 'new keystore' "$T/err"
+# A JKS of one trusted certificate (written here: keytool's format is a
+# SHA-1 over the password's UTF-16BE, "Mighty Aphrodite" and the body).
+python3 - c.pem <<'EOF'
+import base64, hashlib, struct, sys
+pem = open(sys.argv[1]).read()
+der = base64.b64decode("".join(pem.split("-----")[2].split()))
+utf = lambda s: struct.pack(">H", len(s)) + s.encode()
+body = b"\xfe\xed\xfe\xed" + struct.pack(">ii", 2, 1)
+body += struct.pack(">i", 2) + utf("ca") + struct.pack(">q", 1000)
+body += utf("X.509") + struct.pack(">i", len(der)) + der
+pw = "pw".encode("utf-16-be") + b"Mighty Aphrodite"
+open("t11.jks", "wb").write(body + hashlib.sha1(pw + body).digest())
+EOF
+wks convert --in t11.jks -o n11j.wks --inpass "$SP" --outpass "$SP" "${IT[@]}"
+expect 0 "11 convert of a JKS"
+check "11 convert of a JKS: the entry line" grep -qx 'imported: "ca" (trusted certificate)' "$T/out"
+check "11 convert of a JKS: the summary" grep -qx '1 entry: 1 imported, 0 skipped' "$T/out"
+wks convert --in k.p12 -o n11p.wks --inpass pass:out --outpass "$SP" "${IT[@]}"
+expect 0 "11 convert of a PKCS#12"
+check "11 convert of a PKCS#12: the same entry lines" grep -qx 'imported: "nochain" (private key, 1 certificate)' "$T/out"
+check "11 convert of a PKCS#12: the same summary" grep -qx '1 entry: 1 imported, 0 skipped' "$T/out"
+wks import-p12 -k n11a.wks --in k.p12 --inpass pass:out -a p12 "${S[@]}" "${IT[@]}"
+expect 0 "11 import-p12"
+check "11 import-p12: the same lines" sh -c "grep -qx 'imported: \"p12\" (private key, 1 certificate)' '$T/out' && grep -qx '1 entry: 1 imported, 0 skipped' '$T/out'"
+wks import-secret -k n11a.wks -a sec --generate aes-256 "${S[@]}" "${IT[@]}"
+wks convert --in n11a.wks -o n11.p12 --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect 0 "11 convert of a WKS store"
+check "11 convert of a WKS store: one line per entry" sh -c "grep -qx 'exported: \"nochain\" (private key, 1 certificate)' '$T/out' && grep -qx 'exported: \"sec\" (secret key, AES 256 bits)' '$T/out'"
+check "11 convert of a WKS store: the summary" grep -qx '3 entries: 3 exported, 0 skipped' "$T/out"
 
 end_tests
