@@ -748,6 +748,27 @@ static void stray_argument(const cli_cmd *cmd, int argc, char **argv,
 			"VALUE; see wks %s --help)", cmd->name, pos, cmd->name);
 }
 
+/* An alias longer than a keystore can hold (65535 bytes of Java's
+ * modified UTF-8, where a 4-byte character takes 6) names no entry and
+ * could never be saved: refused as it is given (the library's setters
+ * refuse it too).  0 or CLI_EXIT_LIMIT. */
+static int alias_fits(const char *alias, const char *option)
+{
+	size_t n;
+
+	if (!alias)
+		return 0;
+	n = strlen(alias);
+	for (const char *p = alias; *p; p++)
+		if ((unsigned char)*p >= 0xF0)
+			n += 2;
+	if (n <= 65535)
+		return 0;
+	cli_err(NULL, "%s: an alias of %zu bytes (in Java's modified UTF-8); "
+		"a keystore holds at most 65535", option, n);
+	return CLI_EXIT_LIMIT;
+}
+
 static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 {
 	const cli_cmd *cmd = c->cmd;
@@ -893,6 +914,10 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 			"other", cmd->name);
 		return CLI_EXIT_USAGE;
 	}
+	if ((rc = alias_fits(c->alias, "--alias")) != 0 ||
+	    (rc = alias_fits(c->new_alias, "--new-alias")) != 0 ||
+	    (rc = alias_fits(c->destalias, "--destalias")) != 0)
+		return rc;
 	return 0;
 }
 
@@ -1023,6 +1048,8 @@ int main(int argc, char **argv)
 		if (!strcmp(cmd->name, argv[1]))
 			c.cmd = cmd;
 	if (!c.cmd) {
+		if ((rc = cli_keytool_command(argv[1])) != 0)
+			return rc;
 		cli_err(NULL, "unknown command \"%s\" (see wks --help)", argv[1]);
 		return CLI_EXIT_USAGE;
 	}

@@ -224,6 +224,9 @@ int cli_read_file(uint8_t **out, size_t *out_len, const char *path);
  * again, blocking, to wait for its writer; a directory is refused.
  * Returns the descriptor, or -1 with a message and *rc set. */
 int cli_open_input(const char *path, int *rc);
+/* The same, its messages naming `name` ("--storepass file:PATH") instead
+ * of the path. */
+int cli_open_input_as(const char *path, const char *name, int *rc);
 void cli_free_secret(void *p, size_t len);
 
 /*
@@ -590,6 +593,10 @@ void cli_say_summary(const char *verb, size_t done, size_t skipped);
  * command take --name) and return CLI_EXIT_USAGE; else 0. */
 int cli_keytool_hint(const char *cmd, const char *arg,
 		     int (*applies)(const char *name));
+/* If `word` (an unknown command) is keytool's ("-list", "importkeystore",
+ * "storepasswd", ...), print "did you mean wks list" (or what to use
+ * instead) and return CLI_EXIT_USAGE; else 0. */
+int cli_keytool_command(const char *word);
 
 /* ---- what Java can read (javacompat.c) --------------------------------- */
 

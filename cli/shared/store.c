@@ -432,13 +432,55 @@ lib_fail:
 	return cli_lib_err(file, alias, err, NULL);
 }
 
+/* The first PEM block's label ("PRIVATE KEY", "CERTIFICATE") into out,
+ * or "" if data holds no "-----BEGIN " line. */
+static void pem_label(char *out, size_t n, const uint8_t *data, size_t len)
+{
+	static const char begin[] = "-----BEGIN ";
+	const size_t bl = sizeof(begin) - 1;
+
+	out[0] = 0;
+	for (size_t i = 0; i + bl <= len; i++) {
+		size_t j = i + bl, k = 0;
+
+		if ((i && data[i - 1] != '\n') || memcmp(data + i, begin, bl))
+			continue;
+		while (j < len && k + 1 < n && data[j] >= 'A' && data[j] <= 'Z') {
+			out[k++] = (char)data[j++];
+			if (j < len && data[j] == ' ' && k + 1 < n)
+				out[k++] = (char)data[j++];
+		}
+		out[k] = 0;
+		return;
+	}
+}
+
 /* Why a keystore file is not WKS, and what to run instead (a Java
- * keystore or a PKCS#12 file given where a WKS store was expected). */
+ * keystore, a PKCS#12 file, a PEM key or certificate given where a WKS
+ * store was expected; an empty file). */
 void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 {
 	wks_keystore_type t = wks_keystore_detect(data, len);
+	char label[64];
 
-	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS)
+	pem_label(label, sizeof(label), data, len);
+	if (len == 0) {
+		cli_err(file, "the file is empty: not a WKS keystore (wks create "
+			"--force -k %s makes a new store there)", file);
+	} else if (strstr(label, "PRIVATE KEY")) {
+		cli_err(file, "not a WKS keystore: a PEM private key; import it "
+			"into a store with: wks import-key -k STORE.wks -a ALIAS "
+			"--key %s --chain CERTS", file);
+	} else if (!strcmp(label, "CERTIFICATE") ||
+		   !strcmp(label, "TRUSTED CERTIFICATE") ||
+		   !strcmp(label, "PKCS7")) {
+		cli_err(file, "not a WKS keystore: PEM certificates; import them "
+			"with: wks import-cert -k STORE.wks -a ALIAS --cert %s (a "
+			"CA bundle: wks import-certs --in %s; a new store: wks "
+			"create -k STORE.wks)", file, file);
+	} else if (label[0]) {
+		cli_err(file, "not a WKS keystore: a PEM file (%s)", label);
+	} else if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS)
 		cli_err(file, "this is a %s keystore; convert it with: wks "
 			"import-keystore --srckeystore %s -k NEW.wks",
 			wks_keystore_type_name(t), file);

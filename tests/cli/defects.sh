@@ -13,10 +13,11 @@
 # and of the defects issue: 9b (stray arguments never echoed), 9c (no key
 # text freed unwiped, through an LD_PRELOAD free() hook), 10 (input
 # size bounds, file: sources, no set-id use); and of issue 22: 5 (an edit
-# whose report cannot be written still says it saved), 7 (passwords before
-# the lock; a wait that says who holds it; --wait), 8 (convert's output
-# format and the output's name), 11 (one report format; the "new keystore"
-# note).
+# whose report cannot be written still says it saved), 7 (passwords
+# before the lock; a wait that says who holds it; --wait), 8 (convert's
+# output format and the output's name), 11 (one report format; the
+# "new keystore" note), 12 (messages: file: sources, PEM or empty
+# keystores, long aliases, keytool's command names).
 #
 # usage: defects.sh WKS_BINARY SHARED_DIR
 #
@@ -867,5 +868,40 @@ wks convert --in n11a.wks -o n11.p12 --inpass "$SP" --outpass pass:out "${IT[@]}
 expect 0 "11 convert of a WKS store"
 check "11 convert of a WKS store: one line per entry" sh -c "grep -qx 'exported: \"nochain\" (private key, 1 certificate)' '$T/out' && grep -qx 'exported: \"sec\" (secret key, AES 256 bits)' '$T/out'"
 check "11 convert of a WKS store: the summary" grep -qx '3 entries: 3 exported, 0 skipped' "$T/out"
+
+# ---- issue 22 item 12: messages ----------------------------------------------------
+
+wks list -k e.wks --storepass file:MISSING
+expect_err 6 '^wks: --storepass file:MISSING: cannot open: No such file' "12 file:MISSING names the option"
+wks export-key -k e.wks -a k "${S[@]}" --keypass file:MISSING2
+expect_err 6 '^wks: --keypass file:MISSING2: cannot open' "12 --keypass file:MISSING names the option"
+wks list -k k.pem "${S[@]}"
+expect_err 5 'k\.pem: not a WKS keystore: a PEM private key; import it into a store with: wks import-key' "12 a PEM key as -k"
+wks list -k c.pem "${S[@]}"
+expect_err 5 'c\.pem: not a WKS keystore: PEM certificates; import them with: wks import-cert' "12 a PEM certificate as -k"
+: >empty12.wks
+wks import-secret -k empty12.wks -a x --generate aes-128 "${S[@]}" "${IT[@]}"
+expect_err 5 'empty12\.wks: the file is empty: not a WKS keystore' "12 an empty file as -k"
+long=$(head -c 70000 /dev/zero | tr '\0' a)
+h=$(sha e.wks)
+wks import-secret -k e.wks -a "$long" --generate aes-128 "${S[@]}" "${IT[@]}"
+expect_err 9 '^wks: --alias: an alias of 70000 bytes .*at most 65535' "12 an alias over 65535 bytes: refused when given"
+wks rename -k e.wks -a k --new-alias "$long" "${S[@]}" "${IT[@]}"
+expect_err 9 '^wks: --new-alias: an alias of 70000 bytes' "12 a new alias over 65535 bytes"
+unchanged e.wks "$h" "12 long aliases"
+for kw in "-list:list" "list" "importkeystore:import-keystore" "-importkeystore:import-keystore" \
+	"storepasswd:passwd" "-storepasswd:passwd" "-importcert:import-cert" "-exportcert:export-cert" \
+	"-genkey:genkeypair" "-genseckey:import-secret" "-changealias:rename" "-delete:delete" \
+	"-keypasswd:keypasswd" "-printcert:printcert" "-certreq:certreq"; do
+	word=${kw%%:*}
+	want=${kw#*:}
+	[ "$word" = list ] && continue # a wks command
+	wks "$word" -keystore e.wks
+	expect_err 2 "unknown command \"$word\": that is keytool's; did you mean wks $want" "12 keytool's $word: did you mean wks $want"
+done
+wks -gencert -keystore e.wks
+expect_err 2 "unknown command \"-gencert\": that is keytool's; wks signs no certificates" "12 keytool's -gencert: what to use instead"
+wks frobnicate
+expect_err 2 'unknown command "frobnicate" \(see wks --help\)' "12 other unknown commands as before"
 
 end_tests
