@@ -569,6 +569,7 @@ out5() {
 		setsid -w "$WKS_BIN" "$@" >/dev/full 2>"$T/err"
 		rc=$?
 	else
+		# shellcheck disable=SC2094 # (opened, not read)
 		exec 8<>gone.fifo 9>gone.fifo 8<&-
 		setsid -w "$WKS_BIN" "$@" >&9 2>"$T/err"
 		rc=$?
@@ -601,76 +602,76 @@ for round in $rounds5; do
 	st=i5r$round.wks
 	n5=0
 	mode5
-	out5 $m create -k $st "${S[@]}" "${IT[@]}"
+	out5 "$m" create -k "$st" "${S[@]}" "${IT[@]}"
 	saved5 "create ($m)"
-	wks list -k $st "${S[@]}"
+	wks list -k "$st" "${S[@]}"
 	expect 0 "5 create ($m): the store is there"
 	mode5
-	out5 $m import-secret -k $st -a sec --generate aes-128 "${S[@]}" "${IT[@]}"
+	out5 "$m" import-secret -k "$st" -a sec --generate aes-128 "${S[@]}" "${IT[@]}"
 	saved5 "import-secret ($m)" warns
-	wks list -k $st -a sec "${S[@]}"
+	wks list -k "$st" -a sec "${S[@]}"
 	expect 0 "5 import-secret ($m): the entry is there"
 	mode5
-	out5 $m import-key -k $st -a key --key k.pem --chain c.pem "${S[@]}" "${IT[@]}"
+	out5 "$m" import-key -k "$st" -a key --key k.pem --chain c.pem "${S[@]}" "${IT[@]}"
 	saved5 "import-key ($m)" warns
-	wks list -k $st -a key "${S[@]}"
+	wks list -k "$st" -a key "${S[@]}"
 	expect 0 "5 import-key ($m): the entry is there"
 	mode5
-	out5 $m import-cert -k $st -a crt --cert c.pem "${S[@]}" "${IT[@]}"
+	out5 "$m" import-cert -k "$st" -a crt --cert c.pem "${S[@]}" "${IT[@]}"
 	saved5 "import-cert ($m)" warns
-	wks list -k $st -a crt "${S[@]}"
+	wks list -k "$st" -a crt "${S[@]}"
 	expect 0 "5 import-cert ($m): the entry is there"
 	mode5
-	out5 $m import-p12 -k $st --in k.p12 --inpass pass:out -a p12 "${S[@]}" "${IT[@]}"
+	out5 "$m" import-p12 -k "$st" --in k.p12 --inpass pass:out -a p12 "${S[@]}" "${IT[@]}"
 	saved5 "import-p12 ($m)" warns
-	wks list -k $st -a p12 "${S[@]}"
+	wks list -k "$st" -a p12 "${S[@]}"
 	expect 0 "5 import-p12 ($m): the entry is there"
 	mode5
-	out5 $m import-keystore -k $st --srckeystore k.p12 --srcstorepass pass:out \
+	out5 "$m" import-keystore -k "$st" --srckeystore k.p12 --srcstorepass pass:out \
 		--srcalias nochain --destalias iks "${S[@]}" "${IT[@]}"
 	saved5 "import-keystore ($m)" warns
-	wks list -k $st -a iks "${S[@]}"
+	wks list -k "$st" -a iks "${S[@]}"
 	expect 0 "5 import-keystore ($m): the entry is there"
 	mode5
-	out5 $m import-certs -k $st --in c5.pem --alias-prefix ca- "${S[@]}" "${IT[@]}"
+	out5 "$m" import-certs -k "$st" --in c5.pem --alias-prefix ca- "${S[@]}" "${IT[@]}"
 	saved5 "import-certs ($m)" warns
-	wks list -k $st -a ca-five "${S[@]}"
+	wks list -k "$st" -a ca-five "${S[@]}"
 	expect 0 "5 import-certs ($m): the entry is there"
 	mode5
-	out5 $m genkeypair -k $st -a gen --keyalg EC --dname CN=gen "${S[@]}" "${IT[@]}"
+	out5 "$m" genkeypair -k "$st" -a gen --keyalg EC --dname CN=gen "${S[@]}" "${IT[@]}"
 	saved5 "genkeypair ($m)" warns
-	wks list -k $st -a gen "${S[@]}"
+	wks list -k "$st" -a gen "${S[@]}"
 	expect 0 "5 genkeypair ($m): the entry is there"
 	mode5
-	out5 $m rename -k $st -a crt --new-alias crt2 "${S[@]}" "${IT[@]}"
+	out5 "$m" rename -k "$st" -a crt --new-alias crt2 "${S[@]}" "${IT[@]}"
 	saved5 "rename ($m)"
-	wks list -k $st -a crt2 "${S[@]}"
+	wks list -k "$st" -a crt2 "${S[@]}"
 	expect 0 "5 rename ($m): the entry is renamed"
 	mode5
-	out5 $m convert --in k.p12 -o c5r$round.wks --inpass pass:out --outpass "$SP" "${IT[@]}"
+	out5 "$m" convert --in k.p12 -o "c5r$round.wks" --inpass pass:out --outpass "$SP" "${IT[@]}"
 	saved5 "convert to WKS ($m)" warns
-	wks list -k c5r$round.wks "${S[@]}"
+	wks list -k "c5r$round.wks" "${S[@]}"
 	expect 0 "5 convert to WKS ($m): the store is there"
 	mode5
-	out5 $m convert --in $st -o c5r$round.p12 --inpass "$SP" --outpass pass:out "${IT[@]}"
+	out5 "$m" convert --in "$st" -o "c5r$round.p12" --inpass "$SP" --outpass pass:out "${IT[@]}"
 	saved5 "convert to PKCS#12 ($m)" warns
 	check "5 convert to PKCS#12 ($m): the file is there" sh -c "openssl pkcs12 -in c5r$round.p12 -passin pass:out -noout >/dev/null 2>&1"
 	mode5
-	out5 $m keypasswd -k $st -a sec --new-keypass pass:newkey "${S[@]}" "${IT[@]}"
+	out5 "$m" keypasswd -k "$st" -a sec --new-keypass pass:newkey "${S[@]}" "${IT[@]}"
 	saved5 "keypasswd ($m)"
-	wks export-key -k $st -a sec --keypass pass:newkey "${S[@]}"
+	wks export-key -k "$st" -a sec --keypass pass:newkey "${S[@]}"
 	expect 0 "5 keypasswd ($m): the new key password opens it"
 	mode5
-	out5 $m delete -k $st -a crt2 "${S[@]}" "${IT[@]}"
+	out5 "$m" delete -k "$st" -a crt2 "${S[@]}" "${IT[@]}"
 	saved5 "delete ($m)"
-	wks list -k $st -a crt2 "${S[@]}"
+	wks list -k "$st" -a crt2 "${S[@]}"
 	expect 3 "5 delete ($m): the entry is gone"
 	for m in full pipe; do
-		out5 $m passwd -k $st --new-storepass pass:pw5$m "${S[@]}" "${IT[@]}"
+		out5 "$m" passwd -k "$st" --new-storepass "pass:pw5$m" "${S[@]}" "${IT[@]}"
 		saved5 "passwd ($m)" warns
-		wks list -k $st --storepass pass:pw5$m
+		wks list -k "$st" --storepass "pass:pw5$m"
 		expect 0 "5 passwd ($m): the new password opens the store"
-		S=(--storepass pass:pw5$m)
+		S=(--storepass "pass:pw5$m")
 	done
 	S=(--storepass "$SP")
 	# Read-only commands: what they print is all they do.
@@ -679,10 +680,11 @@ for round in $rounds5; do
 		"export-cert -k e.wks -a k $SP" "verify -k e.wks $SP"; do
 		mode5
 		# shellcheck disable=SC2086 # (words)
-		out5 $m ${cmd/pass:/--storepass pass:}
+		out5 "$m" ${cmd/pass:/--storepass pass:}
 		expect_err 6 '^wks: cannot write to standard output' "5 $cmd ($m): exit 6"
 	done
 	for cmd in "printcert --file c.pem" --help --version; do
+		# shellcheck disable=SC2086 # (words)
 		out5 full $cmd
 		expect_err 6 '^wks: cannot write to standard output' "5 $cmd (full): exit 6"
 	done
@@ -698,7 +700,9 @@ mkfifo pw7.fifo
 	"${IT[@]}" </dev/null >/dev/null 2>"$T/err7" &
 p7=$!
 for _ in $(seq 1 400); do
-	ls -l "/proc/$p7/fd" 2>/dev/null | grep -q 'pw7\.fifo' && break
+	for fd in /proc/"$p7"/fd/*; do
+		case $(readlink "$fd" 2>/dev/null) in */pw7.fifo) break 2 ;; esac
+	done
 	sleep 0.05
 done
 set +e
@@ -779,7 +783,7 @@ while not os.path.exists(sys.argv[3]):
 EOF
 python3 hold7.py l7.wks held7 release7 &
 h7=$!
-for _ in $(seq 1 400); do [ -s held7 ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -s held7 ] && break; sleep 0.05; done
 hpid=$(cat held7)
 h=$(sha l7.wks)
 "$WKS_BIN" import-secret -k l7.wks -a waited --generate aes-128 --storepass pass:pw7new \
