@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@ enum {
 	O_SRCALIAS, O_DESTALIAS, /* h7 */
 	O_REFERENCE, O_REF_STOREPASS, O_REF_KEYPASS, /* key references */
 	O_ALLOW_NON_UTF8, O_STORE_ONLY, /* issue 22 items 6, 9 */
+	O_WAIT, /* every edit (edit_cmds) */
+	O_DESTSTORETYPE, /* convert */
 	O_COUNT
 };
 
@@ -99,6 +102,8 @@ static const struct option long_options[] = {
 	{ "allow-non-utf8-password", no_argument, NULL,
 	  1000 + O_ALLOW_NON_UTF8 },
 	{ "store-only", no_argument, NULL, 1000 + O_STORE_ONLY },
+	{ "wait", required_argument, NULL, 1000 + O_WAIT },
+	{ "deststoretype", required_argument, NULL, 1000 + O_DESTSTORETYPE },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -398,21 +403,27 @@ static const cli_cmd commands[] = {
 	  COMMON | B(O_IN) | B(O_OUT) | B(O_INPASS) | B(O_OUTPASS) |
 		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE) |
 		  B(O_NO_MAC_OK) | B(O_KEYPASS_FOR) | B(O_STRICT_JAVA) |
-		  B(O_SRCKEYPASS) | NEWPW,
+		  B(O_SRCKEYPASS) | B(O_DESTSTORETYPE) | NEWPW,
 	  "convert a whole store: PKCS#12/JKS/JCEKS to WKS, WKS to PKCS#12",
 	  "usage: wks convert --in FILE -o FILE [--inpass SRC] [--outpass SRC]\n"
+	  "                   [--deststoretype wks|pkcs12]\n"
 	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
 	  "becomes a PKCS#12 file; a JKS or JCEKS input (also by its magic\n"
 	  "number) becomes a WKS store as with wks import-keystore (key\n"
 	  "passwords: --keypass-for ALIAS=SRC for that key, else --srckeypass,\n"
 	  "else --inpass, else asked per key); anything else is read as\n"
-	  "PKCS#12 and becomes a WKS store.  --inpass is the password of the\n"
-	  "input, --outpass that of the output (asked twice if prompted).  The\n"
-	  "key passwords of a WKS input are --keypass-for, else --keypass,\n"
-	  "else its store password; those of a new WKS store are --keypass,\n"
-	  "by default its store password.\n\n"
+	  "PKCS#12 and becomes a WKS store.  An output name whose extension\n"
+	  "says another format (.wks; .p12, .pfx; .jks, .jceks) is refused\n"
+	  "unless --deststoretype names the format to write.  --inpass is the\n"
+	  "password of the input, --outpass that of the output (asked twice if\n"
+	  "prompted).  The key passwords of a WKS input are --keypass-for,\n"
+	  "else --keypass, else its store password; those of a new WKS store\n"
+	  "are --keypass, by default its store password.  Prints one line per\n"
+	  "entry and a summary.\n\n"
 	  "      --in FILE           the input\n"
 	  "  -o, --out FILE          the output (kept unless --force)\n"
+	  "      --deststoretype T   the output's format, pkcs12 (for a WKS\n"
+	  "                          input) or wks (for the others)\n"
 	  "      --inpass SRC        password of the input\n"
 	  "      --outpass SRC       password of the output\n"
 	  "      --srckeypass SRC    key password of a JKS/JCEKS input\n"
@@ -572,6 +583,22 @@ static const cli_cmd commands[] = {
 	{ NULL, NULL, 0, NULL, NULL }
 };
 
+/* The commands that change a store (or replace one with --force): they
+ * take its lock, and --wait SECONDS (general_help_wait). */
+static const char *const edit_cmds[] = {
+	"create", "import-key", "import-cert", "import-secret", "import-p12",
+	"delete", "rename", "passwd", "keypasswd", "convert",
+	"import-keystore", "import-certs", "genkeypair", NULL
+};
+
+static int is_edit(const cli_cmd *cmd)
+{
+	for (size_t i = 0; edit_cmds[i]; i++)
+		if (!strcmp(cmd->name, edit_cmds[i]))
+			return 1;
+	return 0;
+}
+
 /* The general part of the help, in three pieces: the middle one names
  * --keypass-for, and a command's --help shows it only if the command
  * takes that option. */
@@ -587,6 +614,15 @@ static const char general_help_pw[] =
 static const char general_help_kpf[] =
 	"  --keypass-for ALIAS=SRC gives one key its own (export-key,\n"
 	"  export-p12, verify, convert, import-keystore).\n";
+static const char general_help_wait[] =
+	"\n"
+	"LOCKS\n"
+	"  A command that changes a store (create --force, import-*, delete,\n"
+	"  rename, passwd, keypasswd, convert --force, genkeypair) reads its\n"
+	"  passwords first, then takes the store's lock: while another edit\n"
+	"  holds it, it waits, and after a second says so (naming the process\n"
+	"  that holds it).  --wait SECONDS gives up after that long: exit 10,\n"
+	"  nothing changed.\n";
 static const char general_help[] =
 	"  An empty password (pass:, an empty variable or file) is an error;\n"
 	"  so is a new store or key password that is not UTF-8 (Java could\n"
@@ -605,8 +641,12 @@ static const char general_help[] =
 	"  4 integrity check        not match, broken chain, wrong entry\n"
 	"    failed: wrong          type, unsupported algorithm\n"
 	"    password or modified 9 a configured limit was exceeded\n"
+	"                         10 busy: the store stayed locked (--wait)\n"
 	"  130, 143 SIGINT, SIGTERM before anything changed (a signal while\n"
-	"    a save commits is held: the change is in, exit 0 with a note)\n";
+	"    a save commits is held: the change is in, exit 0 with a note)\n"
+	"  Once a change is saved, a report that cannot be written to standard\n"
+	"  output (a full disk, a closed pipe) is a warning: the status stays\n"
+	"  the change's.  A command that changed nothing exits 6 then.\n";
 
 static void print_main_help(FILE *f)
 {
@@ -619,6 +659,7 @@ static void print_main_help(FILE *f)
 	fputs(general_help_pw, f);
 	fputs(general_help_kpf, f);
 	fputs(general_help, f);
+	fputs(general_help_wait, f);
 }
 
 /* `wks CMD --help`. */
@@ -629,6 +670,8 @@ static void print_cmd_help(const cli_cmd *cmd)
 	if (cmd->options & B(O_KEYPASS_FOR))
 		fputs(general_help_kpf, stdout);
 	fputs(general_help, stdout);
+	if (is_edit(cmd))
+		fputs(general_help_wait, stdout);
 }
 
 static int add_chain(cli_ctx *c, const char *path)
@@ -661,15 +704,36 @@ static int parse_iterations(cli_ctx *c, const char *arg)
 	return 0;
 }
 
+static int parse_wait(cli_ctx *c, const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > 31536000) {
+		cli_err(NULL, "--wait: \"%s\" is not a number of seconds from "
+			"0 to 31536000", arg);
+		return CLI_EXIT_USAGE;
+	}
+	c->wait_s = v;
+	c->has_wait = 1;
+	return 0;
+}
+
 /* For cli_keytool_hint(): does the current command take --name? */
 static const cli_cmd *hint_cmd;
+
+static int takes(const cli_cmd *cmd, int id)
+{
+	return (cmd->options & B(id)) != 0 || (id == O_WAIT && is_edit(cmd));
+}
 
 static int hint_applies(const char *name)
 {
 	for (size_t i = 0; long_options[i].name; i++)
 		if (!strcmp(long_options[i].name, name))
-			return (hint_cmd->options &
-				B(long_options[i].val - 1000)) != 0;
+			return takes(hint_cmd, long_options[i].val - 1000);
 	return 0;
 }
 
@@ -733,6 +797,27 @@ static void stray_argument(const cli_cmd *cmd, int argc, char **argv,
 			"VALUE; see wks %s --help)", cmd->name, pos, cmd->name);
 }
 
+/* An alias longer than a keystore can hold (65535 bytes of Java's
+ * modified UTF-8, where a 4-byte character takes 6) names no entry and
+ * could never be saved: refused as it is given (the library's setters
+ * refuse it too).  0 or CLI_EXIT_LIMIT. */
+static int alias_fits(const char *alias, const char *option)
+{
+	size_t n;
+
+	if (!alias)
+		return 0;
+	n = strlen(alias);
+	for (const char *p = alias; *p; p++)
+		if ((unsigned char)*p >= 0xF0)
+			n += 2;
+	if (n <= 65535)
+		return 0;
+	cli_err(NULL, "%s: an alias of %zu bytes (in Java's modified UTF-8); "
+		"a keystore holds at most 65535", option, n);
+	return CLI_EXIT_LIMIT;
+}
+
 static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 {
 	const cli_cmd *cmd = c->cmd;
@@ -774,7 +859,7 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 		}
 		if (id < 0 || id >= O_COUNT)
 			return CLI_EXIT_USAGE;
-		if (!(cmd->options & B(id))) {
+		if (!takes(cmd, id)) {
 			cli_err(NULL, "%s: option --%s does not apply (see wks %s "
 				"--help)", cmd->name, option_name(id), cmd->name);
 			return CLI_EXIT_USAGE;
@@ -852,6 +937,8 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 		case O_REF_KEYPASS: c->ref_keypass = optarg; break;
 		case O_ALLOW_NON_UTF8: c->allow_non_utf8 = 1; break;
 		case O_STORE_ONLY: c->store_only = 1; break;
+		case O_WAIT: rc = parse_wait(c, optarg); break;
+		case O_DESTSTORETYPE: c->deststoretype = optarg; break;
 		case O_HELP:
 			print_cmd_help(cmd);
 			return -1;
@@ -878,6 +965,10 @@ static int parse_options2(cli_ctx *c, int argc, char **argv, char **orig)
 			"other", cmd->name);
 		return CLI_EXIT_USAGE;
 	}
+	if ((rc = alias_fits(c->alias, "--alias")) != 0 ||
+	    (rc = alias_fits(c->new_alias, "--new-alias")) != 0 ||
+	    (rc = alias_fits(c->destalias, "--destalias")) != 0)
+		return rc;
 	return 0;
 }
 
@@ -937,6 +1028,31 @@ static int secure_mode(void)
 	return getuid() != geteuid() || getgid() != getegid();
 }
 
+/*
+ * Standard output at the end (what was not written yet is flushed): a
+ * write that failed (a full disk, a pipe whose reader has gone) fails a
+ * command that changed nothing (CLI_EXIT_IO, as for every other output);
+ * once a change is saved (cli_saved(): a store, an output file) it is a
+ * warning and the status stays the change's, so that a script trusts the
+ * store's new state (after passwd, the new password).
+ */
+static int finish_output(int rc)
+{
+	int e = fflush(stdout) != 0 ? errno : 0;
+
+	if (!e && !ferror(stdout))
+		return rc;
+	if (cli_saved()) {
+		cli_err(NULL, "warning: the change is saved, but its report could "
+			"not be written to standard output%s%s", e ? ": " : "",
+			e ? strerror(e) : "");
+		return rc;
+	}
+	cli_err(NULL, "cannot write to standard output%s%s", e ? ": " : "",
+		e ? strerror(e) : "");
+	return rc == CLI_EXIT_OK ? CLI_EXIT_IO : rc;
+}
+
 int main(int argc, char **argv)
 {
 	cli_ctx c;
@@ -954,6 +1070,10 @@ int main(int argc, char **argv)
 			"it is given with privileges its caller lacks");
 		return CLI_EXIT_USAGE;
 	}
+	/* A reader that has gone (wks ... | head) must not kill an edit
+	 * after its change is saved: a write to the pipe fails with EPIPE
+	 * instead, and finish_output() says what that means. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		print_main_help(stderr);
 		return CLI_EXIT_USAGE;
@@ -964,21 +1084,23 @@ int main(int argc, char **argv)
 			for (const cli_cmd *cmd = commands; cmd->name; cmd++)
 				if (!strcmp(cmd->name, argv[2])) {
 					print_cmd_help(cmd);
-					return CLI_EXIT_OK;
+					return finish_output(CLI_EXIT_OK);
 				}
 		}
 		print_main_help(stdout);
-		return CLI_EXIT_OK;
+		return finish_output(CLI_EXIT_OK);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("wks %s (libwks %s, %s)\n", WKS_VERSION_STRING,
 		       wks_version(), OpenSSL_version(OPENSSL_VERSION));
-		return CLI_EXIT_OK;
+		return finish_output(CLI_EXIT_OK);
 	}
 	for (const cli_cmd *cmd = commands; cmd->name; cmd++)
 		if (!strcmp(cmd->name, argv[1]))
 			c.cmd = cmd;
 	if (!c.cmd) {
+		if ((rc = cli_keytool_command(argv[1])) != 0)
+			return rc;
 		cli_err(NULL, "unknown command \"%s\" (see wks --help)", argv[1]);
 		return CLI_EXIT_USAGE;
 	}
@@ -989,9 +1111,5 @@ int main(int argc, char **argv)
 	else if (rc < 0)
 		rc = CLI_EXIT_OK; /* --help */
 	ctx_clear(&c);
-	if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {
-		cli_err(NULL, "cannot write to standard output");
-		rc = CLI_EXIT_IO;
-	}
-	return rc;
+	return finish_output(rc);
 }

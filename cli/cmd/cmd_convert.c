@@ -4,10 +4,73 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/pkcs12.h>
 
 #include "cli.h"
+#include "wks/convert.h"
+
+/* A store type named on the command line or by a file name's extension
+ * (WKS_KEYSTORE_UNKNOWN if none). */
+static wks_keystore_type type_named(const char *s)
+{
+	static const struct {
+		const char *name;
+		wks_keystore_type t;
+	} names[] = {
+		{ "wks", WKS_KEYSTORE_WKS }, { "pkcs12", WKS_KEYSTORE_PKCS12 },
+		{ "p12", WKS_KEYSTORE_PKCS12 }, { "pfx", WKS_KEYSTORE_PKCS12 },
+		{ "jks", WKS_KEYSTORE_JKS }, { "jceks", WKS_KEYSTORE_JCEKS }
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(s, names[i].name))
+			return names[i].t;
+	return WKS_KEYSTORE_UNKNOWN;
+}
+
+static const char *type_word(wks_keystore_type t)
+{
+	return t == WKS_KEYSTORE_PKCS12 ? "PKCS#12" : wks_keystore_type_name(t);
+}
+
+/*
+ * The output's format follows from the input (WKS becomes PKCS#12, the
+ * others WKS); --deststoretype names it, and must name that one (no other
+ * conversion is made); without it, an output name whose extension says
+ * another format is refused (`convert --in a.wks -o b.wks` would write
+ * PKCS#12 under a .wks name).  0 or CLI_EXIT_USAGE, before any password.
+ */
+static int check_out_type(const cli_ctx *c, int wks_input)
+{
+	const wks_keystore_type out = wks_input ? WKS_KEYSTORE_PKCS12
+						: WKS_KEYSTORE_WKS;
+	const char *base = strrchr(c->out, '/'), *ext;
+	wks_keystore_type named;
+
+	base = base ? base + 1 : c->out;
+	if (c->deststoretype) {
+		named = type_named(c->deststoretype);
+		if (named == out)
+			return 0;
+		cli_err(c->in, "%s input converts to %s only, not %s", wks_input ?
+			"a WKS" : "a JKS, JCEKS or PKCS#12",
+			type_word(out), type_word(named));
+		return CLI_EXIT_USAGE;
+	}
+	if (!(ext = strrchr(base, '.')) || ext == base ||
+	    (named = type_named(ext + 1)) == WKS_KEYSTORE_UNKNOWN ||
+	    named == out)
+		return 0;
+	cli_err(c->out, "the name says %s, but %s input converts to %s: name "
+		"the output .%s (or give --deststoretype %s to write %s under "
+		"this name)", type_word(named), wks_input ? "a WKS" :
+		"a JKS, JCEKS or PKCS#12", type_word(out),
+		wks_input ? "p12" : "wks", wks_input ? "pkcs12" : "wks",
+		type_word(out));
+	return CLI_EXIT_USAGE;
+}
 
 static int wks_to_p12(cli_ctx *c, const uint8_t *data, size_t len)
 {
@@ -45,7 +108,7 @@ static int wks_to_p12(cli_ctx *c, const uint8_t *data, size_t len)
 		goto done;
 	cli_key_fallback(&inpw); /* each key: --keypass, else the store's */
 	rc = cli_p12_export(&der, &der_len, st, c->in, NULL, &kp, &outpw,
-			    cli_export_iterations(st, c));
+			    cli_export_iterations(st, c), 1);
 	cli_key_fallback(NULL);
 	if (rc == 0)
 		rc = cli_write_output(c, c->out, der, der_len, 1, 1);
@@ -113,13 +176,25 @@ int cmd_convert(cli_ctx *c)
 	if ((rc = cli_need(c->in, "--in")) != 0 ||
 	    (rc = cli_need(c->out, "--out")) != 0)
 		return rc;
+	if (c->deststoretype && (type_named(c->deststoretype) ==
+				 WKS_KEYSTORE_UNKNOWN ||
+				 type_named(c->deststoretype) ==
+				 WKS_KEYSTORE_JKS ||
+				 type_named(c->deststoretype) ==
+				 WKS_KEYSTORE_JCEKS)) {
+		cli_err(NULL, "--deststoretype: \"%s\" is not wks or pkcs12 "
+			"(wks writes no JKS or JCEKS)", c->deststoretype);
+		return CLI_EXIT_USAGE;
+	}
 	/* Before any password: never over the input, an existing output
 	 * only with --force. */
 	if ((rc = cli_output_check(c, c->out)) != 0)
 		return rc;
 	if ((rc = cli_read_file(&data, &len, c->in)) != 0)
 		return rc;
-	if (wks_probe(data, len))
+	if ((rc = check_out_type(c, wks_probe(data, len))) != 0)
+		;
+	else if (wks_probe(data, len))
 		rc = wks_to_p12(c, data, len);
 	else if (len >= 4 && (!memcmp(data, "\xFE\xED\xFE\xED", 4) ||
 			      !memcmp(data, "\xCE\xCE\xCE\xCE", 4)))

@@ -33,7 +33,7 @@ int cmd_export_p12(cli_ctx *c)
 	if (!c->alias)
 		cli_key_fallback(&pw);
 	rc = cli_p12_export(&der, &der_len, st, c->keystore, c->alias, &kp,
-			    &outpw, cli_export_iterations(st, c));
+			    &outpw, cli_export_iterations(st, c), 0);
 	cli_key_fallback(NULL);
 	if (rc == 0)
 		rc = cli_write_output(c, c->out, der, der_len, 1, 1);

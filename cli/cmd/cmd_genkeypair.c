@@ -197,7 +197,9 @@ int cmd_genkeypair(cli_ctx *c)
 		rc = CLI_EXIT_EXISTS;
 		goto done;
 	}
-	if ((rc = cli_keypass_new(&kp, c, storepw, c->alias)) != 0)
+	/* An edit read its key password before it took the lock. */
+	if ((rc = create ? cli_keypass_new(&kp, c, storepw, c->alias) :
+			  cli_pw_dup(&kp, &e.kp)) != 0)
 		goto done;
 	if ((rc = cli_keygen(&key, desc, sizeof(desc), c)) != 0 ||
 	    (rc = cli_sigalg(&md, sigalg, sizeof(sigalg), key,

@@ -69,9 +69,11 @@ int cmd_import_certs(cli_ctx *c)
 	if ((rc = cli_cert_list_store(&l, st, c->alias_prefix, c->verbose,
 				      c->in, &imported)) != 0)
 		goto done;
-	if (create)
+	if (create) {
 		rc = cli_store_create(st, c, c->keystore, &newpw);
-	else if (imported)
+		if (rc == 0)
+			cli_note(c->keystore, "a new keystore was created");
+	} else if (imported)
 		rc = cli_store_edit_commit(&e, c, NULL);
 	if (rc)
 		goto done;

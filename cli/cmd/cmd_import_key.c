@@ -56,7 +56,7 @@ int cmd_import_key(cli_ctx *c)
 		goto done;
 	if ((rc = cli_check_alias_free(e.st, c, c->alias)) != 0)
 		goto done;
-	if ((rc = cli_keypass_new(&kp, c, &e.pw, c->alias)) != 0)
+	if ((rc = cli_pw_dup(&kp, &e.kp)) != 0)
 		goto done;
 	n = (size_t)sk_X509_num(chain);
 	ders = calloc(n, sizeof(*ders));

@@ -486,13 +486,6 @@ static const char *dest_alias(const cli_ctx *c, const ks_item *t)
 	return c->destalias ? c->destalias : t->alias;
 }
 
-static const char *type_word(wks_entry_type t)
-{
-	return t == WKS_ENTRY_PRIVATE_KEY ? "private key" :
-	       t == WKS_ENTRY_CERTIFICATE ? "trusted certificate" :
-					    "secret key";
-}
-
 static int set_item(wks_store *st, const char *alias, const ks_item *t,
 		    const cli_pw *kp)
 {
@@ -556,49 +549,21 @@ static int put_item(wks_store *st, cli_ctx *c, const char *destfile,
 	return 0;
 }
 
-/* The size of a secret key as Java states it: DES and DESede keys carry
- * a parity bit in every byte (keytool: "168-bit DESede"). */
-static size_t key_bits(const char *alg, size_t len)
-{
-	if (!strcasecmp(alg, "DES") || !strcasecmp(alg, "DESede") ||
-	    !strcasecmp(alg, "TripleDES"))
-		return len * 7;
-	return len * 8;
-}
-
 static void print_items(const ks_src *s, const cli_ctx *c, size_t *imported,
 			size_t *skipped)
 {
 	*imported = *skipped = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const ks_item *t = &s->it[i];
-		char *da = cli_display(t->alias);
-		char *dd = c->destalias ? cli_display(c->destalias) : NULL;
-		char *dw = t->skip ? cli_display(t->skip) : NULL;
 
-		printf("%s: \"%s\"", t->skip ? "skipped" : "imported",
-		       da ? da : "");
-		if (dd)
-			printf(" as \"%s\"", dd);
-		printf(" (%s", type_word(t->type));
-		if (t->type == WKS_ENTRY_PRIVATE_KEY && t->nder)
-			printf(", %zu certificate%s", t->nder,
-			       t->nder == 1 ? "" : "s");
-		if (t->type == WKS_ENTRY_SECRET_KEY && t->algorithm &&
-		    !t->skip)
-			printf(", %s %zu bits", t->algorithm,
-			       key_bits(t->algorithm, t->secret_len));
-		printf(")%s%s\n", dw ? ": " : "", dw ? dw : "");
+		cli_say_entry("imported", t->alias, c->destalias, t->type,
+			      t->nder, t->algorithm, t->secret_len, t->skip);
 		if (t->skip)
 			(*skipped)++;
 		else
 			(*imported)++;
-		free(da);
-		free(dd);
-		free(dw);
 	}
-	printf("%zu entr%s: %zu imported, %zu skipped\n", s->n,
-	       s->n == 1 ? "y" : "ies", *imported, *skipped);
+	cli_say_summary("imported", *imported, *skipped);
 }
 
 /* Read the source named s->file (its password from s->storepass) into
@@ -763,7 +728,13 @@ static int import_new(cli_ctx *c, ks_src *s, const char *path,
 		rc = CLI_EXIT_FAIL;
 		goto done;
 	}
-	if ((rc = cli_store_create(st, c, path, &pw)) == 0 && skipped)
+	if ((rc = cli_store_create(st, c, path, &pw)) != 0)
+		goto done;
+	/* As every import that creates its store says (a typo in -k makes
+	 * a second store); convert's output is always new. */
+	if (!s->convert)
+		cli_note(path, "a new keystore was created");
+	if (skipped)
 		rc = CLI_EXIT_FAIL;
 done:
 	wks_store_free(st);
@@ -803,7 +774,7 @@ static int import_existing(cli_ctx *c, ks_src *s)
 		rc = CLI_EXIT_EXISTS;
 		goto done;
 	}
-	if ((rc = cli_keypass_new(&kp, c, &e.pw, NULL)) != 0 ||
+	if ((rc = cli_pw_dup(&kp, &e.kp)) != 0 ||
 	    (rc = put_all(e.st, c, c->keystore, s, &kp)) != 0)
 		goto done;
 	print_items(s, c, &imported, &skipped);

@@ -40,7 +40,7 @@ int cmd_import_p12(cli_ctx *c)
 		goto done;
 	if ((rc = cli_store_edit_begin_or_create(&ed, c)) != 0)
 		goto done;
-	if ((rc = cli_keypass_new(&kp, c, &ed.pw, NULL)) != 0)
+	if ((rc = cli_pw_dup(&kp, &ed.kp)) != 0)
 		goto done;
 	if ((rc = cli_p12_import(ed.st, c, c->in, e, count, c->alias,
 				 &kp)) != 0)

@@ -125,7 +125,7 @@ int cmd_import_secret(cli_ctx *c)
 		goto done;
 	if ((rc = cli_check_alias_free(e.st, c, c->alias)) != 0)
 		goto done;
-	if ((rc = cli_keypass_new(&kp, c, &e.pw, c->alias)) != 0)
+	if ((rc = cli_pw_dup(&kp, &e.kp)) != 0)
 		goto done;
 	err = wks_store_set_secret_key(e.st, c->alias, alg, key, key_len, kp.p,
 				       kp.len);

@@ -20,10 +20,21 @@ int cmd_keypasswd(cli_ctx *c)
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
 	    (rc = cli_need(c->alias, "--alias")) != 0)
 		return rc;
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	if ((rc = cli_store_edit_prepare(&e, c)) != 0)
 		return rc;
-	st = e.st;
 	d = cli_display(c->alias);
+	/* Every password before the lock (cli_store_edit_prepare). */
+	if ((rc = cli_pw_dup(&kp, &e.kp)) != 0)
+		goto done;
+	snprintf(prompt, sizeof(prompt), "New key password for \"%s\": ",
+		 d ? d : "");
+	if ((rc = cli_pw_get(&nkp, &c->new_keypass, prompt, "--new-keypass",
+			     CLI_PW_NEW)) != 0 ||
+	    (rc = cli_java_password_check(c, &nkp, c->keystore,
+					  "--new-keypass", "key")) != 0 ||
+	    (rc = cli_store_edit_lock(&e, c)) != 0)
+		goto done;
+	st = e.st;
 	t = wks_store_entry_type(st, c->alias);
 	if (t == WKS_ENTRY_NONE) {
 		rc = cli_lib_err(c->keystore, c->alias, WKS_ERR_NOTFOUND, NULL);
@@ -35,15 +46,6 @@ int cmd_keypasswd(cli_ctx *c)
 		rc = CLI_EXIT_INVALID;
 		goto done;
 	}
-	if ((rc = cli_keypass(&kp, c, &e.pw, c->alias)) != 0)
-		goto done;
-	snprintf(prompt, sizeof(prompt), "New key password for \"%s\": ",
-		 d ? d : "");
-	if ((rc = cli_pw_get(&nkp, &c->new_keypass, prompt, "--new-keypass",
-			     CLI_PW_NEW)) != 0 ||
-	    (rc = cli_java_password_check(c, &nkp, c->keystore,
-					  "--new-keypass", "key")) != 0)
-		goto done;
 	if ((err = wks_store_change_key_password(st, c->alias, kp.p, kp.len,
 						 nkp.p, nkp.len)) < 0) {
 		rc = cli_lib_err(c->keystore, c->alias, err, NULL);

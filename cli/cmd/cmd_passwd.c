@@ -105,14 +105,16 @@ int cmd_passwd(cli_ctx *c)
 			"other");
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	if ((rc = cli_store_edit_prepare(&e, c)) != 0)
 		return rc;
+	/* Both passwords before the lock (cli_store_edit_prepare). */
 	snprintf(prompt, sizeof(prompt), "New keystore password for %s: ",
 		 c->keystore);
 	if ((rc = cli_pw_get(&npw, &c->new_storepass, prompt,
 			     "--new-storepass", CLI_PW_NEW)) != 0 ||
 	    (rc = cli_java_password_check(c, &npw, c->keystore,
-					  "--new-storepass", "store")) != 0)
+					  "--new-storepass", "store")) != 0 ||
+	    (rc = cli_store_edit_lock(&e, c)) != 0)
 		goto done;
 	if (!c->store_only) {
 		if ((err = wks_store_aliases(&aliases, &count, e.st)) < 0) {

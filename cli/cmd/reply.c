@@ -170,7 +170,7 @@ int cli_import_reply(cli_edit *e, cli_ctx *c, STACK_OF(X509) *certs)
 		ERR_clear_error();
 	}
 	if (!pub || sk_X509_num(old) == 0) {
-		if ((rc = cli_keypass(&kp, c, &e->pw, c->alias)) != 0)
+		if ((rc = cli_pw_dup(&kp, &e->kp)) != 0)
 			goto done;
 		if ((err = wks_store_get_pkey(&pub, st, c->alias, kp.p,
 					      kp.len)) < 0) {
@@ -207,7 +207,7 @@ int cli_import_reply(cli_edit *e, cli_ctx *c, STACK_OF(X509) *certs)
 	    (rc = complete_chain(chain, trusted, c->cert)) != 0)
 		goto done;
 
-	if (!kp.p && (rc = cli_keypass(&kp, c, &e->pw, c->alias)) != 0)
+	if (!kp.p && (rc = cli_pw_dup(&kp, &e->kp)) != 0)
 		goto done;
 	if ((err = wks_store_get_key(&key, st, c->alias, kp.p, kp.len)) < 0) {
 		rc = cli_lib_err(c->keystore, c->alias, err, NULL);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <openssl/asn1.h>
@@ -298,4 +299,48 @@ void cli_say_imported(wks_store *st, const char *alias)
 		wks_free(alg);
 	}
 	free(d);
+}
+
+/* The size of a secret key as Java states it: DES and DESede keys carry
+ * a parity bit in every byte (keytool: "168-bit DESede"). */
+static size_t key_bits(const char *alg, size_t len)
+{
+	if (!strcasecmp(alg, "DES") || !strcasecmp(alg, "DESede") ||
+	    !strcasecmp(alg, "TripleDES"))
+		return len * 7;
+	return len * 8;
+}
+
+void cli_say_entry(const char *verb, const char *alias, const char *as,
+		   wks_entry_type type, size_t ncerts, const char *algorithm,
+		   size_t key_len, const char *skip)
+{
+	char *da = cli_display(alias);
+	char *dd = as ? cli_display(as) : NULL;
+	char *dw = skip ? cli_display(skip) : NULL;
+	char *dalg = algorithm ? cli_display(algorithm) : NULL;
+
+	printf("%s: \"%s\"", skip ? "skipped" : verb, da ? da : "");
+	if (dd)
+		printf(" as \"%s\"", dd);
+	printf(" (%s", type == WKS_ENTRY_PRIVATE_KEY ? "private key" :
+		       type == WKS_ENTRY_CERTIFICATE ? "trusted certificate" :
+						       "secret key");
+	if (type == WKS_ENTRY_PRIVATE_KEY && ncerts)
+		printf(", %zu certificate%s", ncerts, ncerts == 1 ? "" : "s");
+	if (type == WKS_ENTRY_SECRET_KEY && dalg && !skip)
+		printf(", %s %zu bits", dalg, key_bits(algorithm, key_len));
+	printf(")%s%s\n", dw ? ": " : "", dw ? dw : "");
+	free(da);
+	free(dd);
+	free(dw);
+	free(dalg);
+}
+
+void cli_say_summary(const char *verb, size_t done, size_t skipped)
+{
+	size_t n = done + skipped;
+
+	printf("%zu entr%s: %zu %s, %zu skipped\n", n, n == 1 ? "y" : "ies",
+	       done, verb, skipped);
 }

@@ -43,7 +43,9 @@ enum {
 	CLI_EXIT_EXISTS = 7,    /* alias or output file exists (no --force) */
 	CLI_EXIT_INVALID = 8,   /* rejected: key/certificate mismatch, broken
 	                         * chain, wrong entry type, unsupported */
-	CLI_EXIT_LIMIT = 9      /* a configured limit was exceeded */
+	CLI_EXIT_LIMIT = 9,     /* a configured limit was exceeded */
+	CLI_EXIT_BUSY = 10      /* the store stayed locked by another edit
+	                         * for --wait SECONDS: nothing changed */
 };
 
 /* ---- passwords (password.c) ------------------------------------------- */
@@ -140,6 +142,10 @@ typedef struct {
 	/* export-key --reference (cli/shared/reference.c) */
 	int reference;
 	const char *ref_storepass, *ref_keypass; /* sources, as given */
+	const char *deststoretype; /* convert --deststoretype */
+	/* edits: --wait SECONDS for another edit's lock (lockwait.c) */
+	int has_wait;
+	long wait_s;
 } cli_ctx;
 
 typedef int (*cli_cmd_fn)(cli_ctx *c);
@@ -222,6 +228,9 @@ int cli_read_file(uint8_t **out, size_t *out_len, const char *path);
  * again, blocking, to wait for its writer; a directory is refused.
  * Returns the descriptor, or -1 with a message and *rc set. */
 int cli_open_input(const char *path, int *rc);
+/* The same, its messages naming `name` ("--storepass file:PATH") instead
+ * of the path. */
+int cli_open_input_as(const char *path, const char *name, int *rc);
 void cli_free_secret(void *p, size_t len);
 
 /*
@@ -263,6 +272,10 @@ int cli_write_output(const cli_ctx *c, const char *path, const uint8_t *data,
  */
 void cli_save_begin(const char *file);
 void cli_save_end(const char *file, int committed);
+/* 1 once a cli_save_end(file, 1) committed a change (a store saved, an
+ * output file written): from then on a report that cannot be written to
+ * standard output is a warning, not a failure (main.c). */
+int cli_saved(void);
 /* Tests: WKS_TEST_PAUSE_AT=STEP:FIFO waits at STEP ("save" before the
  * signals are held, "saving" after, "saved"/"unsaved" before they are
  * released): writes "STEP\n" into FIFO, then reads it until EOF. */
@@ -319,35 +332,47 @@ int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode);
  *     rc = cli_store_edit_commit(&e, c, NULL);
  *     cli_store_edit_end(&e);
  *
- * begin takes the store's exclusive advisory lock (wks_lock_acquire; it
- * waits while another wks edits the same store), refuses a store the
- * caller could not write (CLI_EXIT_IO, "Permission denied"), then loads it
- * as cli_store_open(CLI_STORE_VERIFY) does (e.st, e.pw).  commit saves
- * e.st to --keystore with `new_pw` (NULL: e.pw), still under the lock;
- * end frees everything and releases the lock.  Returns 0 or an exit
- * status (message printed); after a failed begin, e is already ended.
+ * begin is prepare, then lock.  prepare refuses a store the caller could
+ * not write (CLI_EXIT_IO, "Permission denied") or that is no WKS store,
+ * and reads the passwords: the store's (e.pw; --storepass or the prompt)
+ * and the key password (e.kp: --keypass, else the store password).  A
+ * command that needs more passwords (new ones, a source's) reads them
+ * after prepare and before lock, so that no edit holds the lock while it
+ * waits at a prompt.  lock takes the store's exclusive advisory lock
+ * (cli_lock_wait: it waits while another edit holds it, saying so after a
+ * second; --wait bounds that, CLI_EXIT_BUSY) and loads the store
+ * through it with e.pw (e.st), --iterations applied.  commit saves e.st
+ * to --keystore with `new_pw` (NULL: e.pw), still under the lock; end
+ * frees everything and releases the lock.  Each returns 0 or an exit
+ * status (message printed); after a failed begin, prepare or lock, e is
+ * already ended.
  */
 typedef struct {
 	wks_store *st;
 	cli_pw pw;
+	cli_pw kp;   /* the key password (cli_keypass), read by prepare */
 	wks_lock *lock;
 	int created; /* a new store (cli_store_edit_begin_or_create) */
 } cli_edit;
 
-#define CLI_EDIT_INIT { NULL, CLI_PW_INIT, NULL, 0 }
+#define CLI_EDIT_INIT { NULL, CLI_PW_INIT, CLI_PW_INIT, NULL, 0 }
 
 int cli_store_edit_begin(cli_edit *e, cli_ctx *c);
+int cli_store_edit_prepare(cli_edit *e, cli_ctx *c);
+int cli_store_edit_lock(cli_edit *e, cli_ctx *c);
 /*
  * The same for the import commands, which create a store that does not
  * exist (as keytool -importcert does, and genkeypair, import-certs and
  * import-keystore): its password comes from --storepass or is asked
  * twice (never empty); e.st is then a new empty store (--iterations
- * applied) and commit creates the file exclusively, mode 0600, as
- * cli_store_create() does (--force does not replace a file that
- * appeared meanwhile).  commit warns when a new store password (a
- * created store, passwd) is shorter than keytool allows.
+ * applied; lock does nothing) and commit creates the file exclusively,
+ * mode 0600, as cli_store_create() does (--force does not replace a file
+ * that appeared meanwhile), with the note "a new keystore was created".
+ * commit warns when a new store password (a created store, passwd) is
+ * shorter than keytool allows.  prepare_any is prepare or the new store.
  */
 int cli_store_edit_begin_or_create(cli_edit *e, cli_ctx *c);
+int cli_store_edit_prepare_any(cli_edit *e, cli_ctx *c);
 int cli_store_edit_commit(cli_edit *e, cli_ctx *c, const cli_pw *new_pw);
 void cli_store_edit_end(cli_edit *e);
 
@@ -369,6 +394,17 @@ void cli_keystore_note(const cli_ctx *c, const char *path);
 /* Warn when a new `what` ("store", "key") password is shorter than the 6
  * characters keytool requires (the store still works). */
 void cli_warn_short_pw(const char *file, const cli_pw *pw, const char *what);
+
+/*
+ * Take the exclusive lock of the store `path` (wks_lock_acquire) for an
+ * edit, waiting while another process holds it: after about a second a
+ * note on stderr says so, with the holder's pid and name where
+ * /proc/locks tells them; with --wait SECONDS (c->has_wait) it gives up
+ * after that long with a message and CLI_EXIT_BUSY.  Returns 0,
+ * CLI_EXIT_BUSY, or a wks_err (< 0, no message printed: the caller
+ * reports it; WKS_ERR_NOTFOUND when the file is gone) (lockwait.c).
+ */
+int cli_lock_wait(wks_lock **out, const char *path, const cli_ctx *c);
 
 /* Apply --iterations to `st`.  Returns 0 or an exit status. */
 int cli_store_iterations(wks_store *st, cli_ctx *c);
@@ -466,11 +502,13 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
  * (only `alias` if not NULL; wks_convert_write_p12_keys()), keys opened
  * by cli_key_get() with `keypw`, encrypted with
  * AES-256-CBC/PBKDF2 under `p12pw`, MAC HMAC-SHA-256, `iterations` for
- * all three (see cli_export_iterations()).  *out is DER.
+ * all three (see cli_export_iterations()).  *out is DER.  With `report`
+ * (convert) each entry is reported as exported or skipped, with a
+ * summary (cli_say_entry).
  */
 int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 		   const char *file, const char *alias, const cli_pw *keypw,
-		   const cli_pw *p12pw, int iterations);
+		   const cli_pw *p12pw, int iterations, int report);
 
 /* ---- CA bundles (certbundle.c; wks import-certs) ---------------------- */
 
@@ -541,6 +579,20 @@ void cli_warn_validity(const char *file, const char *alias, X509 *x);
 /* After an import: "Imported private key entry "x" with a chain of 2"
  * (stdout). */
 void cli_say_imported(wks_store *st, const char *alias);
+/*
+ * The report of a whole-store import or conversion (import-keystore,
+ * import-p12, convert), one line per entry and a summary, on stdout:
+ *   imported: "a" (private key, 2 certificates)
+ *   imported: "s" as "t" (secret key, AES 256 bits)
+ *   skipped: "c" (trusted certificate): why
+ *   3 entries: 2 imported, 1 skipped
+ * `verb` is "imported" or "exported"; `as` (may be NULL) the new alias;
+ * `skip` (NULL: done) why the entry was left out.
+ */
+void cli_say_entry(const char *verb, const char *alias, const char *as,
+		   wks_entry_type type, size_t ncerts, const char *algorithm,
+		   size_t key_len, const char *skip);
+void cli_say_summary(const char *verb, size_t done, size_t skipped);
 
 /* ---- keytool habits (habits.c) ----------------------------------------- */
 
@@ -549,6 +601,10 @@ void cli_say_imported(wks_store *st, const char *alias);
  * command take --name) and return CLI_EXIT_USAGE; else 0. */
 int cli_keytool_hint(const char *cmd, const char *arg,
 		     int (*applies)(const char *name));
+/* If `word` (an unknown command) is keytool's ("-list", "importkeystore",
+ * "storepasswd", ...), print "did you mean wks list" (or what to use
+ * instead) and return CLI_EXIT_USAGE; else 0. */
+int cli_keytool_command(const char *word);
 
 /* ---- what Java can read (javacompat.c) --------------------------------- */
 

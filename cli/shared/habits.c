@@ -102,3 +102,64 @@ int cli_keytool_hint(const char *cmd, const char *arg,
 			"--help)", cmd, arg, note, cmd);
 	return CLI_EXIT_USAGE;
 }
+
+/* keytool's commands (OpenJDK 17 keytool -help, and the old names it
+ * still takes) and what wks does instead. */
+static const struct {
+	const char *keytool, *wks, *note;
+} keytool_cmds[] = {
+	{ "list", "list", NULL },
+	{ "importcert", "import-cert", NULL },
+	{ "import", "import-cert", NULL },
+	{ "exportcert", "export-cert", NULL },
+	{ "export", "export-cert", NULL },
+	{ "genkeypair", "genkeypair", NULL },
+	{ "genkey", "genkeypair", NULL },
+	{ "genseckey", "import-secret", "with --generate" },
+	{ "importpass", "import-secret", NULL },
+	{ "printcert", "printcert", NULL },
+	{ "certreq", "certreq", NULL },
+	{ "importkeystore", "import-keystore", "or wks convert" },
+	{ "storepasswd", "passwd", NULL },
+	{ "keypasswd", "keypasswd", NULL },
+	{ "delete", "delete", NULL },
+	{ "changealias", "rename", NULL },
+	{ "help", "--help", NULL },
+	{ "gencert", NULL, "wks signs no certificates but its own "
+	  "(genkeypair); a CA signs a request with openssl x509 -req" },
+	{ "printcertreq", NULL, "print a request with openssl req -text "
+	  "-noout -in FILE" },
+	{ "printcrl", NULL, "print a CRL with openssl crl -text -noout -in "
+	  "FILE" },
+	{ "selfcert", NULL, "make a new key pair and certificate with wks "
+	  "genkeypair" },
+	{ "keyclone", NULL, "copy an entry with wks export-p12 -a ALIAS and "
+	  "wks import-p12 -a NEW" },
+	{ NULL, NULL, NULL }
+};
+
+int cli_keytool_command(const char *word)
+{
+	const char *w = word;
+
+	/* "-list", "list", "--list" (not a wks command, or main() would
+	 * have run it). */
+	if (w[0] == '-')
+		w += w[1] == '-' ? 2 : 1;
+	for (size_t i = 0; keytool_cmds[i].keytool; i++) {
+		if (strcmp(w, keytool_cmds[i].keytool))
+			continue;
+		if (keytool_cmds[i].wks)
+			cli_err(NULL, "unknown command \"%s\": that is keytool's; "
+				"did you mean wks %s%s%s? (see wks --help)", word,
+				keytool_cmds[i].wks, keytool_cmds[i].note ?
+				" " : "", keytool_cmds[i].note ?
+				keytool_cmds[i].note : "");
+		else
+			cli_err(NULL, "unknown command \"%s\": that is keytool's; "
+				"%s (see wks --help)", word,
+				keytool_cmds[i].note);
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
+}

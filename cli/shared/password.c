@@ -175,6 +175,8 @@ done:
 static int from_source(cli_pw *out, const cli_pwsrc *src)
 {
 	const char *v;
+	char *name;
+	size_t n;
 	int fd, rc;
 
 	switch (src->kind) {
@@ -191,11 +193,21 @@ static int from_source(cli_pw *out, const cli_pwsrc *src)
 	case CLI_PWSRC_FILE:
 		/* A regular file, a device, or a FIFO of the caller's own
 		 * (waited for); another user's FIFO is refused without
-		 * waiting: it would let that user choose the password. */
-		if ((fd = cli_open_input(src->value, &rc)) < 0)
-			return rc;
-		rc = read_line(out, fd, src->value);
-		close(fd);
+		 * waiting: it would let that user choose the password.
+		 * Messages name the option and the file ("--storepass
+		 * file:PATH: cannot open: ..."). */
+		n = strlen(src->value) + 64;
+		if (!(name = malloc(n))) {
+			cli_err(NULL, "out of memory");
+			return CLI_EXIT_FAIL;
+		}
+		snprintf(name, n, "%s file:%s", src->option ? src->option :
+			 "password", src->value);
+		if ((fd = cli_open_input_as(src->value, name, &rc)) >= 0) {
+			rc = read_line(out, fd, name);
+			close(fd);
+		}
+		free(name);
 		return rc;
 	case CLI_PWSRC_FD:
 	case CLI_PWSRC_STDIN:

@@ -161,7 +161,7 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 		   const cli_pw *keypw)
 {
 	char **names = calloc(count ? count : 1, sizeof(*names));
-	size_t selected = 0, counter = 0;
+	size_t selected = 0, counter = 0, imported = 0;
 	int rc = 0, err;
 
 	if (!names) {
@@ -304,8 +304,13 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 					 "cannot import");
 			goto done;
 		}
-		cli_say_imported(st, names[i]);
+		cli_say_entry("imported", names[i], NULL, e[i].type,
+			      e[i].chain && e[i].type == WKS_ENTRY_PRIVATE_KEY ?
+				      (size_t)sk_X509_num(e[i].chain) : 0,
+			      e[i].algorithm, e[i].pkcs8_len, NULL);
+		imported++;
 	}
+	cli_say_summary("imported", imported, 0);
 done:
 	for (size_t i = 0; i < count; i++)
 		free(names[i]);
@@ -334,6 +339,10 @@ typedef struct {
 	const char *file;
 	const cli_pw *keypw;
 	int rc; /* cli_key_get()'s exit status */
+	/* For the report: the size of each key opened (the last one for an
+	 * alias counts). */
+	char **alias;
+	size_t *key_len, n;
 } key_arg;
 
 /* Each key with its own password (--keypass-for, --keypass, the
@@ -341,10 +350,75 @@ typedef struct {
 static int get_key(void *arg, const char *alias, wks_key **key)
 {
 	key_arg *k = arg;
+	size_t len = 0;
+	char **na;
+	size_t *nl;
 
 	k->rc = cli_key_get(key, k->st, k->file, alias, k->keypw, NULL, 0,
 			    NULL);
-	return k->rc ? WKS_ERR_INTEGRITY : 0;
+	if (k->rc)
+		return WKS_ERR_INTEGRITY;
+	(void)wks_key_data(*key, &len);
+	na = realloc(k->alias, (k->n + 1) * sizeof(*na));
+	if (na)
+		k->alias = na;
+	nl = na ? realloc(k->key_len, (k->n + 1) * sizeof(*nl)) : NULL;
+	if (nl)
+		k->key_len = nl;
+	if (na && nl && (na[k->n] = strdup(alias)) != NULL)
+		nl[k->n++] = len;
+	return 0; /* the report lacks a size: no reason to fail */
+}
+
+static size_t key_len_of(const key_arg *k, const char *alias)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < k->n; i++)
+		if (!strcmp(k->alias[i], alias))
+			len = k->key_len[i];
+	return len;
+}
+
+/* convert's report of a PKCS#12 written (cli_say_entry): every entry
+ * exported or skipped, and the summary. */
+static void say_exported(wks_store *st, const char *alias, const key_arg *k,
+			 const wks_convert_report *rep)
+{
+	char **aliases = NULL;
+	const char *const *list = &alias;
+	size_t count = 1, done = 0, skipped = 0;
+
+	if (!alias) {
+		if (wks_store_aliases(&aliases, &count, st) < 0)
+			return;
+		list = (const char *const *)aliases;
+	}
+	for (size_t i = 0; i < count; i++) {
+		const char *a = list[i], *why = NULL;
+		wks_entry_type t = wks_store_entry_type(st, a);
+		char *alg = NULL;
+		size_t n = 0;
+
+		for (size_t j = 0; j < wks_convert_report_skipped(rep); j++)
+			if (!strcmp(wks_convert_report_alias(rep, j), a))
+				why = wks_convert_report_detail(rep, j);
+		if (t == WKS_ENTRY_PRIVATE_KEY || t == WKS_ENTRY_CERTIFICATE)
+			(void)wks_store_cert_count(&n, st, a);
+		if (t == WKS_ENTRY_PRIVATE_KEY && n == 0)
+			why = "it has no certificate";
+		if (t == WKS_ENTRY_SECRET_KEY)
+			(void)wks_store_secret_algorithm(&alg, st, a);
+		cli_say_entry("exported", a, NULL, t, n, alg, key_len_of(k, a),
+			      why ? (*why ? why : "skipped") : NULL);
+		wks_free(alg);
+		if (why)
+			skipped++;
+		else
+			done++;
+	}
+	cli_say_summary("exported", done, skipped);
+	wks_aliases_free(aliases);
 }
 
 /* A PKCS#12 key goes with its certificate (localKeyID), and readers
@@ -377,9 +451,9 @@ static int no_chain_check(wks_store *st, const char *file, const char *a,
 
 int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 		   const char *file, const char *alias, const cli_pw *keypw,
-		   const cli_pw *p12pw, int iterations)
+		   const cli_pw *p12pw, int iterations, int report)
 {
-	key_arg k = { st, file, keypw, 0 };
+	key_arg k = { st, file, keypw, 0, NULL, NULL, 0 };
 	wks_convert_report *rep = NULL;
 	char **aliases = NULL;
 	uint8_t *der = NULL;
@@ -442,7 +516,13 @@ int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
 	} else {
 		memcpy(*out, der, der_len);
 		*out_len = der_len;
+		if (report)
+			say_exported(st, alias, &k, rep);
 	}
+	for (size_t i = 0; i < k.n; i++)
+		free(k.alias[i]);
+	free(k.alias);
+	free(k.key_len);
 	wks_free(der);
 	wks_convert_report_free(rep);
 	return rc;

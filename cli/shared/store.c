@@ -1,9 +1,11 @@
 /*
  * Opening and saving the keystore for wks(1): every command that changes a
- * store goes through cli_store_edit_begin() / _commit() / _end(), which
- * hold the store's exclusive advisory lock (wks_lock_acquire) from before
- * the load until after the save, so that concurrent edits serialise and
- * none is lost; new stores are made by cli_store_create().
+ * store goes through cli_store_edit_begin() (or _prepare() and _lock())
+ * / _commit() / _end(), which read its passwords first and then hold the
+ * store's exclusive advisory lock (cli_lock_wait, wks_lock_acquire) from
+ * before the load until after the save, so that concurrent edits
+ * serialise, none is lost, and none waits for another's prompt; new
+ * stores are made by cli_store_create().
  */
 #include <errno.h>
 #include <limits.h>
@@ -44,26 +46,23 @@ int cli_store_iterations(wks_store *st, cli_ctx *c)
 	return 0;
 }
 
-/* Open the store; with `lock` (an edit) the bytes loaded are read
- * through the lock, from the very file that is locked. */
-static int store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode,
-		      const wks_lock *lock)
+/* Read the store's file (a missing one, or one that is no WKS store, is
+ * reported before any prompt) and get its password. */
+static int read_pw(uint8_t **data, size_t *len, cli_pw *pw, cli_ctx *c,
+		   int mode)
 {
-	wks_store *st = NULL;
-	uint8_t *data = NULL;
-	size_t len = 0;
 	char prompt[512];
-	int rc, err;
+	int rc;
 
-	*out = NULL;
+	*data = NULL;
+	*len = 0;
 	cli_pw_clear(pw);
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
 		return rc;
-	/* Read first: a missing file is reported before any prompt. */
-	if ((rc = cli_read_file(&data, &len, c->keystore)) != 0)
+	if ((rc = cli_read_file(data, len, c->keystore)) != 0)
 		return rc;
-	if (!wks_probe(data, len)) {
-		cli_not_wks(c->keystore, data, len);
+	if (!wks_probe(*data, *len)) {
+		cli_not_wks(c->keystore, *data, *len);
 		rc = CLI_EXIT_MALFORMED;
 		goto done;
 	}
@@ -84,12 +83,27 @@ static int store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode,
 			rc = CLI_EXIT_USAGE;
 		}
 	}
-	if (rc)
-		goto done;
-	if ((err = wks_store_new(&st)) < 0) {
-		rc = cli_lib_err(c->keystore, NULL, err, NULL);
-		goto done;
+done:
+	if (rc) {
+		cli_pw_clear(pw);
+		cli_free_secret(*data, *len);
+		*data = NULL;
+		*len = 0;
 	}
+	return rc;
+}
+
+/* Load the store with `pw`: from data[0..len), or with `lock` (an edit)
+ * through the lock, from the very file that is locked. */
+static int load(wks_store **out, const cli_pw *pw, cli_ctx *c,
+		const uint8_t *data, size_t len, const wks_lock *lock)
+{
+	wks_store *st = NULL;
+	int rc, err;
+
+	*out = NULL;
+	if ((err = wks_store_new(&st)) < 0)
+		return cli_lib_err(c->keystore, NULL, err, NULL);
 	if ((rc = cli_store_iterations(st, c)) != 0)
 		goto done;
 	err = lock ? wks_store_load_locked(st, lock, pw->p, pw->len)
@@ -104,60 +118,138 @@ static int store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode,
 	*out = st;
 	st = NULL;
 done:
-	if (rc)
-		cli_pw_clear(pw);
 	wks_store_free(st);
-	cli_free_secret(data, len);
 	return rc;
 }
 
 int cli_store_open(wks_store **out, cli_pw *pw, cli_ctx *c, int mode)
 {
-	return store_open(out, pw, c, mode, NULL);
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	if ((rc = read_pw(&data, &len, pw, c, mode)) != 0)
+		return rc;
+	if ((rc = load(out, pw, c, data, len, NULL)) != 0)
+		cli_pw_clear(pw);
+	cli_free_secret(data, len);
+	return rc;
 }
 
-int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
+static int prepare_new(cli_edit *e, cli_ctx *c);
+
+/* The key password of an edit, read now (before the lock): --keypass,
+ * else the store password.  The edits that write key entries take it as a
+ * new key password (UTF-8, as wolfJCE needs: cli_keypass_new); the
+ * others' opens an existing key. */
+static int edit_keypass(cli_edit *e, cli_ctx *c)
 {
-	int rc, err;
+	cli_cmd_fn run = c->cmd ? c->cmd->run : NULL;
+
+	if (run == cmd_import_key || run == cmd_import_secret ||
+	    run == cmd_import_p12 || run == cmd_genkeypair ||
+	    run == cmd_import_keystore)
+		return cli_keypass_new(&e->kp, c, &e->pw, c->alias);
+	return cli_keypass(&e->kp, c, &e->pw, c->alias);
+}
+
+int cli_store_edit_prepare(cli_edit *e, cli_ctx *c)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	struct stat sb;
+	int rc;
 
 	*e = (cli_edit)CLI_EDIT_INIT;
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
 		return rc;
-	/* The lock first: what is loaded is what the save replaces.  Read-
-	 * only commands take no lock: a save never changes the file in
-	 * place, so a reader sees the old or the new file, whole. */
-	err = wks_lock_acquire(&e->lock, c->keystore, WKS_LOCK_EXCLUSIVE);
-	if (err == WKS_ERR_NOTFOUND) {
-		cli_err(c->keystore, "cannot open: %s", strerror(ENOENT));
+	if (stat(c->keystore, &sb) != 0) {
+		cli_err(c->keystore, "cannot open: %s", strerror(errno));
 		return CLI_EXIT_IO;
 	}
-	if (err < 0)
-		return cli_lib_err(c->keystore, NULL, err, NULL);
+	if (!S_ISREG(sb.st_mode)) {
+		cli_err(c->keystore, "not a regular file: cannot edit it");
+		return CLI_EXIT_IO;
+	}
 	/* The library refuses to save over a file the caller could not write
 	 * (wks_store_save_file); say so before any password is asked. */
 	if (faccessat(AT_FDCWD, c->keystore, W_OK, AT_EACCESS) != 0) {
 		cli_err(c->keystore, "cannot write: %s", strerror(errno));
-		rc = CLI_EXIT_IO;
-	} else {
-		rc = store_open(&e->st, &e->pw, c, CLI_STORE_VERIFY, e->lock);
+		return CLI_EXIT_IO;
 	}
+	/* Passwords first, the lock after them: an edit waiting at a prompt
+	 * (or for a file: or fd: source) must not keep others waiting. */
+	if ((rc = read_pw(&data, &len, &e->pw, c, CLI_STORE_VERIFY)) == 0)
+		rc = edit_keypass(e, c);
+	cli_free_secret(data, len);
 	if (rc)
 		cli_store_edit_end(e);
 	return rc;
 }
 
+int cli_store_edit_lock(cli_edit *e, cli_ctx *c)
+{
+	int rc;
+
+	if (e->created)
+		return 0; /* a new store: created exclusively at commit */
+	/* The lock, then the load: what is loaded is what the save
+	 * replaces.  Read-only commands take no lock: a save never changes
+	 * the file in place, so a reader sees the old or the new file,
+	 * whole. */
+	rc = cli_lock_wait(&e->lock, c->keystore, c);
+	if (rc == WKS_ERR_NOTFOUND) {
+		cli_err(c->keystore, "cannot open: %s", strerror(ENOENT));
+		rc = CLI_EXIT_IO;
+	} else if (rc < 0) {
+		rc = cli_lib_err(c->keystore, NULL, rc, NULL);
+	}
+	if (rc == 0)
+		rc = load(&e->st, &e->pw, c, NULL, 0, e->lock);
+	if (rc)
+		cli_store_edit_end(e);
+	return rc;
+}
+
+int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
+{
+	int rc;
+
+	if ((rc = cli_store_edit_prepare(e, c)) != 0)
+		return rc;
+	return cli_store_edit_lock(e, c);
+}
+
 int cli_store_edit_begin_or_create(cli_edit *e, cli_ctx *c)
 {
-	cli_ctx oc = *c;
-	char prompt[512];
+	int rc;
+
+	if ((rc = cli_store_edit_prepare_any(e, c)) != 0)
+		return rc;
+	return cli_store_edit_lock(e, c);
+}
+
+int cli_store_edit_prepare_any(cli_edit *e, cli_ctx *c)
+{
 	struct stat sb;
-	int rc, err;
+	int rc;
 
 	*e = (cli_edit)CLI_EDIT_INIT;
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0)
 		return rc;
 	if (lstat(c->keystore, &sb) == 0 || errno != ENOENT)
-		return cli_store_edit_begin(e, c);
+		return cli_store_edit_prepare(e, c);
+	return prepare_new(e, c);
+}
+
+static int prepare_new(cli_edit *e, cli_ctx *c)
+{
+	cli_ctx oc = *c;
+	char prompt[512];
+	int rc, err;
+
+	*e = (cli_edit)CLI_EDIT_INIT;
 	/* --force replaces entries, never a store that appears meanwhile. */
 	oc.force = 0;
 	if ((rc = cli_output_check(&oc, c->keystore)) != 0)
@@ -173,7 +265,8 @@ int cli_store_edit_begin_or_create(cli_edit *e, cli_ctx *c)
 		rc = cli_lib_err(c->keystore, NULL, err, NULL);
 		goto fail;
 	}
-	if ((rc = cli_store_iterations(e->st, c)) != 0)
+	if ((rc = cli_store_iterations(e->st, c)) != 0 ||
+	    (rc = edit_keypass(e, c)) != 0)
 		goto fail;
 	e->created = 1;
 	return 0;
@@ -237,6 +330,7 @@ void cli_store_edit_end(cli_edit *e)
 {
 	wks_store_free(e->st);
 	cli_pw_clear(&e->pw);
+	cli_pw_clear(&e->kp);
 	wks_lock_release(e->lock);
 	*e = (cli_edit)CLI_EDIT_INIT;
 }
@@ -259,7 +353,8 @@ int cli_store_create(wks_store *st, cli_ctx *c, const char *path,
 		 * group and mode kept.  The file locked is checked again: one
 		 * swapped in before the lock was taken is not the caller's
 		 * to keep the owner of. */
-		err = wks_lock_acquire(&lock, path, WKS_LOCK_EXCLUSIVE);
+		if ((err = cli_lock_wait(&lock, path, c)) == CLI_EXIT_BUSY)
+			return err;
 		if (err == WKS_OK && stat(path, &sb) == 0 &&
 		    sb.st_uid != geteuid()) {
 			wks_lock_release(lock);
@@ -377,13 +472,55 @@ lib_fail:
 	return cli_lib_err(file, alias, err, NULL);
 }
 
+/* The first PEM block's label ("PRIVATE KEY", "CERTIFICATE") into out,
+ * or "" if data holds no "-----BEGIN " line. */
+static void pem_label(char *out, size_t n, const uint8_t *data, size_t len)
+{
+	static const char begin[] = "-----BEGIN ";
+	const size_t bl = sizeof(begin) - 1;
+
+	out[0] = 0;
+	for (size_t i = 0; i + bl <= len; i++) {
+		size_t j = i + bl, k = 0;
+
+		if ((i && data[i - 1] != '\n') || memcmp(data + i, begin, bl))
+			continue;
+		while (j < len && k + 1 < n && data[j] >= 'A' && data[j] <= 'Z') {
+			out[k++] = (char)data[j++];
+			if (j < len && data[j] == ' ' && k + 1 < n)
+				out[k++] = (char)data[j++];
+		}
+		out[k] = 0;
+		return;
+	}
+}
+
 /* Why a keystore file is not WKS, and what to run instead (a Java
- * keystore or a PKCS#12 file given where a WKS store was expected). */
+ * keystore, a PKCS#12 file, a PEM key or certificate given where a WKS
+ * store was expected; an empty file). */
 void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 {
 	wks_keystore_type t = wks_keystore_detect(data, len);
+	char label[64];
 
-	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS)
+	pem_label(label, sizeof(label), data, len);
+	if (len == 0) {
+		cli_err(file, "the file is empty: not a WKS keystore (wks create "
+			"--force -k %s makes a new store there)", file);
+	} else if (strstr(label, "PRIVATE KEY")) {
+		cli_err(file, "not a WKS keystore: a PEM private key; import it "
+			"into a store with: wks import-key -k STORE.wks -a ALIAS "
+			"--key %s --chain CERTS", file);
+	} else if (!strcmp(label, "CERTIFICATE") ||
+		   !strcmp(label, "TRUSTED CERTIFICATE") ||
+		   !strcmp(label, "PKCS7")) {
+		cli_err(file, "not a WKS keystore: PEM certificates; import them "
+			"with: wks import-cert -k STORE.wks -a ALIAS --cert %s (a "
+			"CA bundle: wks import-certs --in %s; a new store: wks "
+			"create -k STORE.wks)", file, file);
+	} else if (label[0]) {
+		cli_err(file, "not a WKS keystore: a PEM file (%s)", label);
+	} else if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS)
 		cli_err(file, "this is a %s keystore; convert it with: wks "
 			"import-keystore --srckeystore %s -k NEW.wks",
 			wks_keystore_type_name(t), file);

@@ -107,8 +107,8 @@ int cli_exit_for(int err)
 {
 	switch (err) {
 	case WKS_OK: return CLI_EXIT_OK;
-	case WKS_ERR_IO:
-	case WKS_ERR_BUSY: return CLI_EXIT_IO;
+	case WKS_ERR_IO: return CLI_EXIT_IO;
+	case WKS_ERR_BUSY: return CLI_EXIT_BUSY;
 	case WKS_ERR_FORMAT: return CLI_EXIT_MALFORMED;
 	case WKS_ERR_INTEGRITY: return CLI_EXIT_INTEGRITY;
 	case WKS_ERR_NOTFOUND: return CLI_EXIT_NOTFOUND;
@@ -264,7 +264,7 @@ static unsigned long long max_input(void)
 	return n ? n : 268435456ull;
 }
 
-int cli_open_input(const char *path, int *rc)
+int cli_open_input_as(const char *path, const char *name, int *rc)
 {
 	struct stat a;
 	int fd, fl;
@@ -275,21 +275,21 @@ int cli_open_input(const char *path, int *rc)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
-		cli_err(path, "cannot open: %s", strerror(errno));
+		cli_err(name, "cannot open: %s", strerror(errno));
 		*rc = CLI_EXIT_IO;
 		return -1;
 	}
 	if (fstat(fd, &a) != 0) {
-		cli_err(path, "cannot open: %s", strerror(errno));
+		cli_err(name, "cannot open: %s", strerror(errno));
 		goto fail;
 	}
 	if (S_ISDIR(a.st_mode)) {
-		cli_err(path, "cannot read: it is a directory");
+		cli_err(name, "cannot read: it is a directory");
 		goto fail;
 	}
 	if (S_ISFIFO(a.st_mode)) {
 		if (a.st_uid != geteuid()) {
-			cli_err(path, "is a FIFO owned by another user (uid %ju): "
+			cli_err(name, "is a FIFO owned by another user (uid %ju): "
 				"not read (its writer would choose what wks "
 				"reads)", (uintmax_t)a.st_uid);
 			goto fail;
@@ -304,7 +304,7 @@ int cli_open_input(const char *path, int *rc)
 			if (poll(&p, 1, -1) > 0)
 				break;
 			if (errno != EINTR) {
-				cli_err(path, "cannot read: %s",
+				cli_err(name, "cannot read: %s",
 					strerror(errno));
 				goto fail;
 			}
@@ -318,6 +318,11 @@ fail:
 	close(fd);
 	*rc = CLI_EXIT_IO;
 	return -1;
+}
+
+int cli_open_input(const char *path, int *rc)
+{
+	return cli_open_input_as(path, path, rc);
 }
 
 int cli_read_file(uint8_t **out, size_t *out_len, const char *path)
@@ -414,6 +419,12 @@ done:
 static const int held_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static sigset_t held_old;
 static int held_depth;
+static int saved_any; /* a store or an output file was committed */
+
+int cli_saved(void)
+{
+	return saved_any;
+}
 
 void cli_test_pause(const char *step)
 {
@@ -465,6 +476,8 @@ void cli_save_end(const char *file, int committed)
 	int got = 0;
 
 	cli_test_pause(committed ? "saved" : "unsaved");
+	if (committed)
+		saved_any = 1;
 	if (--held_depth > 0)
 		return;
 	if (committed && sigpending(&pend) == 0) {

@@ -59,6 +59,11 @@
  * can be passed back unchanged.  A surrogate pair written as two 3-byte
  * sequences is accepted as the same alias as its 4-byte form (Java sees
  * one string).  Other invalid UTF-8 is rejected with WKS_ERR_INVALID.
+ * The file holds an alias as Java's writeUTF does, at most 65535 bytes of
+ * modified UTF-8 (a character above U+FFFF takes 6 bytes there, U+0000
+ * 2): the calls that create an entry (wks_store_set_*(),
+ * wks_store_rename()'s new alias) refuse a longer alias with
+ * WKS_ERR_LIMIT, so that no save fails for it later.
  *
  * Ownership.  Memory returned through an out-parameter belongs to the caller
  * and is released with the matching free function (wks_key_free(),
@@ -550,8 +555,9 @@ WKS_API void wks_key_free(wks_key *key);
  * Errors: WKS_ERR_INVALID (empty password, mismatched key, broken chain),
  * WKS_ERR_FORMAT (unparsable key or certificate), WKS_ERR_UNSUPPORTED
  * (a key whose match cannot be checked), WKS_ERR_LIMIT (chain
- * longer than wolfjce.wks.maxCertChainLength, or an entry larger than
- * wolfjce.wks.maxEntrySize, which no reader would load), WKS_ERR_NOMEM,
+ * longer than wolfjce.wks.maxCertChainLength, an entry larger than
+ * wolfjce.wks.maxEntrySize, which no reader would load, or an alias
+ * longer than 65535 bytes in modified UTF-8, see above), WKS_ERR_NOMEM,
  * WKS_ERR_CRYPTO.
  */
 WKS_API int wks_store_set_private_key(wks_store *st, const char *alias,
@@ -569,7 +575,10 @@ WKS_API int wks_store_set_pkey(wks_store *st, const char *alias, EVP_PKEY *key,
 /*
  * Store a secret key (`key_len` >= 1 raw bytes) with its JCA algorithm
  * name (non-empty, e.g. "AES", "HmacSHA256"), encrypted with `pw`.
- * Replaces any previous entry.
+ * Replaces any previous entry.  Errors: WKS_ERR_INVALID (empty password,
+ * algorithm name or key), WKS_ERR_LIMIT (an alias too long to save, see
+ * above, or an entry larger than wolfjce.wks.maxEntrySize),
+ * WKS_ERR_NOMEM, WKS_ERR_CRYPTO.
  */
 WKS_API int wks_store_set_secret_key(wks_store *st, const char *alias,
                              const char *algorithm,
@@ -579,7 +588,8 @@ WKS_API int wks_store_set_secret_key(wks_store *st, const char *alias,
 /*
  * Store a trusted certificate (DER, or an X509) under `alias`.  A
  * certificate never replaces a key entry: WKS_ERR_WRONG_TYPE if `alias`
- * holds a private or secret key (wolfJCE only guards private keys).
+ * holds a private or secret key (wolfJCE only guards private keys);
+ * WKS_ERR_LIMIT for an alias too long to save (above).
  */
 WKS_API int wks_store_set_cert_der(wks_store *st, const char *alias,
                            const uint8_t *der, size_t der_len);
@@ -589,7 +599,8 @@ WKS_API int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert);
  * Rename an entry.  Its contents, including the creation time and, for a
  * key entry, the encrypted key and its MAC, are kept unchanged (the entry
  * MAC does not cover the alias).  WKS_ERR_NOTFOUND if `from` is absent,
- * WKS_ERR_EXISTS if `to` exists (renaming an alias to itself is WKS_OK).
+ * WKS_ERR_EXISTS if `to` exists (renaming an alias to itself is WKS_OK),
+ * WKS_ERR_LIMIT if `to` is too long to save (above).
  */
 WKS_API int wks_store_rename(wks_store *st, const char *from, const char *to);
 

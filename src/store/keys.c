@@ -381,7 +381,7 @@ static int check_common(wks_store *st, wks_buf *key, const char *alias,
 		return wks__err(WKS_ERR_INVALID, "store is NULL");
 	if (!pw || pw_len == 0)
 		return wks__err(WKS_ERR_INVALID, "the key password must not be empty");
-	return wks__alias_key(key, alias);
+	return wks__alias_key_new(key, alias);
 }
 
 int wks_store_set_private_key(wks_store *st, const char *alias,
@@ -535,7 +535,7 @@ int wks_store_set_cert_der(wks_store *st, const char *alias,
 	if (!der || der_len == 0)
 		return wks__err(WKS_ERR_INVALID, "the certificate is empty");
 	wks__store_settings(&cfg, st);
-	if ((err = wks__alias_key(&key, alias)) < 0 ||
+	if ((err = wks__alias_key_new(&key, alias)) < 0 ||
 	    (err = wks__x509_check_cc(cfg.crypto, der, der_len)) < 0)
 		goto done;
 	if ((err = wks__body_cert(&body, wks__now_ms(), der, der_len)) < 0)

@@ -36,6 +36,25 @@ int wks__alias_key(wks_buf *b, const char *alias)
 	return WKS_OK;
 }
 
+int wks__alias_key_new(wks_buf *b, const char *alias)
+{
+	size_t n, i;
+	int err;
+
+	if ((err = wks__alias_key(b, alias)) < 0)
+		return err;
+	/* Java's writeUTF length: the API form's, but a 4-byte sequence
+	 * becomes two 3-byte surrogates (U+0000 is C0 80 in both). */
+	for (i = 0, n = b->len; i < b->len; i++)
+		if (((const unsigned char *)b->ptr)[i] >= 0xF0)
+			n += 2;
+	if (n > 65535)
+		return wks__err(WKS_ERR_LIMIT, "alias of %zu bytes (in Java's "
+		                "modified UTF-8): longer than the 65535 bytes a "
+		                "keystore can hold", n);
+	return WKS_OK;
+}
+
 int wks__map_find(const wks_store *st, const char *alias, size_t len,
                   size_t *idx)
 {

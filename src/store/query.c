@@ -259,7 +259,7 @@ int wks_store_rename(wks_store *st, const char *from, const char *to)
 	wks__err_clear();
 	if ((err = wks__store_get_entry(&e, st, from)) < 0)
 		return err;
-	if ((err = wks__alias_key(&to_key, to)) < 0)
+	if ((err = wks__alias_key_new(&to_key, to)) < 0)
 		goto done;
 	if (to_key.len == e->alias_len &&
 	    memcmp(to_key.ptr, e->alias, e->alias_len) == 0)

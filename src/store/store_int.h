@@ -56,6 +56,10 @@ static inline void wks__wrunlock(wks_store *st)
 
 /* Canonical API form of a caller's alias into b (NUL-terminated). */
 int wks__alias_key(wks_buf *b, const char *alias);
+/* The same for an alias to be created (the setters, rename's target):
+ * WKS_ERR_LIMIT if its modified UTF-8 (the file's form) is longer than
+ * 65535 bytes, which no save could write. */
+int wks__alias_key_new(wks_buf *b, const char *alias);
 
 /* The lookup key of a caller's alias: the alias itself if it is plain
  * ASCII (no copy), else its canonical form built in tmp (dispose it). */

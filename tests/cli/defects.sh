@@ -12,7 +12,12 @@
 #   17  pass:TEXT is wiped from /proc/PID/cmdline once parsed.
 # and of the defects issue: 9b (stray arguments never echoed), 9c (no key
 # text freed unwiped, through an LD_PRELOAD free() hook), 10 (input
-# size bounds, file: sources, no set-id use).
+# size bounds, file: sources, no set-id use); and of issue 22: 5 (an edit
+# whose report cannot be written still says it saved), 7 (passwords
+# before the lock; a wait that says who holds it; --wait), 8 (convert's
+# output format and the output's name), 11 (one report format; the
+# "new keystore" note), 12 (messages: file: sources, PEM or empty
+# keystores, long aliases, keytool's command names).
 #
 # usage: defects.sh WKS_BINARY SHARED_DIR
 #
@@ -824,5 +829,362 @@ uri = base64.b64decode("".join(b.split())).decode()
 path = urllib.parse.unquote(uri[4:].split("?")[0])
 sys.exit(0 if path == sys.argv[2] and "alias=k&" in uri else 1)
 EOF
+
+# ---- issue 22 item 5: an edit whose report cannot be written ---------------------
+
+# Standard output full (/dev/full) or a pipe whose reader has gone: an
+# edit that saved exits 0 with a warning (not 6, not SIGPIPE's 141), and
+# the store holds the change; a command that changed nothing exits 6.
+mkfifo gone.fifo
+ossl req -x509 -new -key k.pem -subj "/CN=five" -days 30 -out c5.pem
+# out5 MODE ARGS...: wks with stdout to /dev/full (full) or into a pipe
+# without a reader (pipe: gone.fifo opened read-write, a writer opened,
+# the first closed); stderr in $T/err, status in $rc.
+out5() {
+	local mode=$1
+	shift
+	set +e
+	if [ "$mode" = full ]; then
+		setsid -w "$WKS_BIN" "$@" >/dev/full 2>"$T/err"
+		rc=$?
+	else
+		# shellcheck disable=SC2094 # (opened, not read)
+		exec 8<>gone.fifo 9>gone.fifo 8<&-
+		setsid -w "$WKS_BIN" "$@" >&9 2>"$T/err"
+		rc=$?
+		exec 9>&-
+	fi
+	set -e
+}
+# saved5 WHAT [warns]: the edit exited 0 (and with "warns" said on stderr
+# that its report was lost, the change saved).
+saved5() {
+	if [ "$rc" -eq 0 ] && ! grep -q '^wks: cannot write' "$T/err"; then
+		ok
+	else
+		bad "5 $1: exit $rc, expected 0 (the change is saved)"
+	fi
+	if [ "${2-}" = warns ]; then
+		check "5 $1: the warning" grep -q 'warning: the change is saved, but its report could not be written to standard output' "$T/err"
+	fi
+}
+# mode5: the mode of the next edit, alternately full and pipe, each
+# round starting where the last began + 1; the default run makes one
+# round (each edit meets one of the two), WKS_TEST_FULL=1 two (both).
+n5=0
+mode5() {
+	if [ $(((n5 + round) % 2)) -eq 0 ]; then m=full; else m=pipe; fi
+	n5=$((n5 + 1))
+}
+case ${WKS_TEST_FULL:-0} in 0) rounds5=0 ;; *) rounds5="0 1" ;; esac
+for round in $rounds5; do
+	st=i5r$round.wks
+	n5=0
+	mode5
+	out5 "$m" create -k "$st" "${S[@]}" "${IT[@]}"
+	saved5 "create ($m)"
+	wks list -k "$st" "${S[@]}"
+	expect 0 "5 create ($m): the store is there"
+	mode5
+	out5 "$m" import-secret -k "$st" -a sec --generate aes-128 "${S[@]}" "${IT[@]}"
+	saved5 "import-secret ($m)" warns
+	wks list -k "$st" -a sec "${S[@]}"
+	expect 0 "5 import-secret ($m): the entry is there"
+	mode5
+	out5 "$m" import-key -k "$st" -a key --key k.pem --chain c.pem "${S[@]}" "${IT[@]}"
+	saved5 "import-key ($m)" warns
+	wks list -k "$st" -a key "${S[@]}"
+	expect 0 "5 import-key ($m): the entry is there"
+	mode5
+	out5 "$m" import-cert -k "$st" -a crt --cert c.pem "${S[@]}" "${IT[@]}"
+	saved5 "import-cert ($m)" warns
+	wks list -k "$st" -a crt "${S[@]}"
+	expect 0 "5 import-cert ($m): the entry is there"
+	mode5
+	out5 "$m" import-p12 -k "$st" --in k.p12 --inpass pass:out -a p12 "${S[@]}" "${IT[@]}"
+	saved5 "import-p12 ($m)" warns
+	wks list -k "$st" -a p12 "${S[@]}"
+	expect 0 "5 import-p12 ($m): the entry is there"
+	mode5
+	out5 "$m" import-keystore -k "$st" --srckeystore k.p12 --srcstorepass pass:out \
+		--srcalias nochain --destalias iks "${S[@]}" "${IT[@]}"
+	saved5 "import-keystore ($m)" warns
+	wks list -k "$st" -a iks "${S[@]}"
+	expect 0 "5 import-keystore ($m): the entry is there"
+	mode5
+	out5 "$m" import-certs -k "$st" --in c5.pem --alias-prefix ca- "${S[@]}" "${IT[@]}"
+	saved5 "import-certs ($m)" warns
+	wks list -k "$st" -a ca-five "${S[@]}"
+	expect 0 "5 import-certs ($m): the entry is there"
+	mode5
+	out5 "$m" genkeypair -k "$st" -a gen --keyalg EC --dname CN=gen "${S[@]}" "${IT[@]}"
+	saved5 "genkeypair ($m)" warns
+	wks list -k "$st" -a gen "${S[@]}"
+	expect 0 "5 genkeypair ($m): the entry is there"
+	mode5
+	out5 "$m" rename -k "$st" -a crt --new-alias crt2 "${S[@]}" "${IT[@]}"
+	saved5 "rename ($m)"
+	wks list -k "$st" -a crt2 "${S[@]}"
+	expect 0 "5 rename ($m): the entry is renamed"
+	mode5
+	out5 "$m" convert --in k.p12 -o "c5r$round.wks" --inpass pass:out --outpass "$SP" "${IT[@]}"
+	saved5 "convert to WKS ($m)" warns
+	wks list -k "c5r$round.wks" "${S[@]}"
+	expect 0 "5 convert to WKS ($m): the store is there"
+	mode5
+	out5 "$m" convert --in "$st" -o "c5r$round.p12" --inpass "$SP" --outpass pass:out "${IT[@]}"
+	saved5 "convert to PKCS#12 ($m)" warns
+	check "5 convert to PKCS#12 ($m): the file is there" sh -c "openssl pkcs12 -in c5r$round.p12 -passin pass:out -noout >/dev/null 2>&1"
+	mode5
+	out5 "$m" keypasswd -k "$st" -a sec --new-keypass pass:newkey "${S[@]}" "${IT[@]}"
+	saved5 "keypasswd ($m)"
+	wks export-key -k "$st" -a sec --keypass pass:newkey "${S[@]}"
+	expect 0 "5 keypasswd ($m): the new key password opens it"
+	mode5
+	out5 "$m" delete -k "$st" -a crt2 "${S[@]}" "${IT[@]}"
+	saved5 "delete ($m)"
+	wks list -k "$st" -a crt2 "${S[@]}"
+	expect 3 "5 delete ($m): the entry is gone"
+	for m in full pipe; do
+		out5 "$m" passwd -k "$st" --new-storepass "pass:pw5$m" "${S[@]}" "${IT[@]}"
+		saved5 "passwd ($m)" warns
+		wks list -k "$st" --storepass "pass:pw5$m"
+		expect 0 "5 passwd ($m): the new password opens the store"
+		S=(--storepass "pass:pw5$m")
+	done
+	S=(--storepass "$SP")
+	# Read-only commands: what they print is all they do.
+	for cmd in "printcert --file c.pem" --help --version "list --help" \
+		"list -k e.wks $SP" "export-key -k e.wks -a k $SP" \
+		"export-cert -k e.wks -a k $SP" "verify -k e.wks $SP"; do
+		mode5
+		# shellcheck disable=SC2086 # (words)
+		out5 "$m" ${cmd/pass:/--storepass pass:}
+		expect_err 6 '^wks: cannot write to standard output' "5 $cmd ($m): exit 6"
+	done
+	for cmd in "printcert --file c.pem" --help --version; do
+		# shellcheck disable=SC2086 # (words)
+		out5 full $cmd
+		expect_err 6 '^wks: cannot write to standard output' "5 $cmd (full): exit 6"
+	done
+done
+
+# ---- issue 22 item 7: passwords before the lock; who holds it; --wait -------------
+
+wks create -k l7.wks "${S[@]}" "${IT[@]}"
+# An edit waiting for its password (here from a FIFO nobody writes yet)
+# holds no lock: another edit runs to its end meanwhile.
+mkfifo pw7.fifo
+"$WKS_BIN" import-secret -k l7.wks -a fifo --generate aes-128 --storepass file:pw7.fifo \
+	"${IT[@]}" </dev/null >/dev/null 2>"$T/err7" &
+p7=$!
+for _ in $(seq 1 400); do
+	for fd in /proc/"$p7"/fd/*; do
+		case $(readlink "$fd" 2>/dev/null) in */pw7.fifo) break 2 ;; esac
+	done
+	sleep 0.05
+done
+set +e
+timeout 20 setsid -w "$WKS_BIN" import-secret -k l7.wks -a meanwhile --generate aes-128 \
+	"${S[@]}" "${IT[@]}" >"$T/out" 2>"$T/err"
+rc=$?
+set -e
+expect 0 "7 an edit runs while another waits for its password (a file: FIFO)"
+echo pw >pw7.fifo
+set +e
+wait "$p7"
+rc=$?
+set -e
+expect 0 "7 the edit that waited for its password"
+wks list -k l7.wks "${S[@]}"
+check "7 both edits are in the store" sh -c "grep -q '^fifo ' '$T/out' && grep -q '^meanwhile ' '$T/out'"
+
+# The same at a terminal's prompts (a pty): at each prompt of passwd
+# (the store password, the new one) another edit completes, and passwd
+# then saves its change over theirs, keeping them.
+cat >pty7.py <<'EOF'
+import os, pty, select, subprocess, sys
+wks, store = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(wks, [wks, "passwd", "-k", store, "--iterations", "10000"])
+buf = b""
+def until(word):
+    global buf
+    while word not in buf:
+        r, _, _ = select.select([fd], [], [], 60)
+        b = os.read(fd, 1024) if r else b""
+        if not b:
+            sys.exit("no %r from wks passwd; got %r" % (word, buf))
+        buf += b
+    buf = buf[buf.index(word) + len(word):]
+def edit(alias):  # without a terminal; 124: still waiting after 15 s
+    try:
+        return subprocess.run([wks, "import-secret", "-k", store, "-a", alias,
+                               "--generate", "aes-128", "--storepass", "pass:pw",
+                               "--iterations", "10000"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True, timeout=15).returncode
+    except subprocess.TimeoutExpired:
+        return 124
+until(b"Keystore password for")
+e1 = edit("at-prompt-1")
+os.write(fd, b"pw\n")
+until(b"New keystore password")
+e2 = edit("at-prompt-2")
+os.write(fd, b"pw7new\n")
+until(b"Retype")
+os.write(fd, b"pw7new\n")
+_, st = os.waitpid(pid, 0)
+print("edit1=%d edit2=%d passwd=%d" % (e1, e2, os.waitstatus_to_exitcode(st)))
+EOF
+if [ "$(head -c 4 "$WKS_BIN" | tail -c 3)" = ELF ]; then
+	r7=$(python3 pty7.py "$WKS_BIN" l7.wks 2>&1 || true)
+	check "7 edits complete while passwd waits at its prompts ($r7)" [ "$r7" = "edit1=0 edit2=0 passwd=0" ]
+	wks list -k l7.wks --storepass pass:pw7new
+	check "7 passwd kept the edits made at its prompts" sh -c \
+		"grep -q '^at-prompt-1 ' '$T/out' && grep -q '^at-prompt-2 ' '$T/out'"
+else
+	echo "SKIP: 7 pty prompts: $WKS_BIN is a wrapper"
+	wks passwd -k l7.wks --new-storepass pass:pw7new "${S[@]}" "${IT[@]}"
+fi
+
+# A lock held by another process: after about a second the waiting edit
+# says so with the holder's pid; --wait 1 gives up (exit 10), nothing
+# changed.
+cat >hold7.py <<'EOF'
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+open(sys.argv[2], "w").write("%d" % os.getpid())
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+EOF
+python3 hold7.py l7.wks held7 release7 &
+h7=$!
+for _ in $(seq 1 1200); do [ -s held7 ] && break; sleep 0.05; done
+hpid=$(cat held7)
+h=$(sha l7.wks)
+"$WKS_BIN" import-secret -k l7.wks -a waited --generate aes-128 --storepass pass:pw7new \
+	"${IT[@]}" </dev/null >/dev/null 2>"$T/err7" &
+p7=$!
+wks import-secret -k l7.wks -a busy --generate aes-128 --storepass pass:pw7new "${IT[@]}" --wait 1
+expect_err 10 "busy: the store is locked by another edit \\(process $hpid, python3\\); gave up after 1 s" "7 --wait 1 on a held lock: busy, naming the holder"
+unchanged l7.wks "$h" "7 --wait 1 on a held lock"
+for _ in $(seq 1 600); do
+	grep -q "waiting for the store's lock" "$T/err7" && break
+	sleep 0.05
+done
+cp "$T/err7" "$T/err"
+rc=0
+expect_err 0 "note: waiting for the store's lock, held by another edit \\(process $hpid, python3\\) \\(--wait SECONDS" "7 a wait says who holds the lock"
+touch release7
+wait "$h7" || true
+set +e
+wait "$p7"
+rc=$?
+set -e
+expect 0 "7 the edit that waited completes when the lock is let go"
+wks list -k l7.wks -a waited --storepass pass:pw7new
+expect 0 "7 its change is in the store"
+wks list -k l7.wks -a busy --storepass pass:pw7new
+expect 3 "7 the edit that gave up changed nothing"
+wks list -k l7.wks --wait 1 --storepass pass:pw7new
+expect_err 2 'option --wait does not apply' "7 --wait is for edits"
+
+# ---- issue 22 item 8: convert's output format -------------------------------------
+
+wks convert --in e.wks -o out8.wks --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect_err 2 'out8\.wks: the name says WKS, but a WKS input converts to PKCS#12' "8 convert WKS to a .wks name: refused"
+check "8 no out8.wks written" [ ! -e out8.wks ]
+wks convert --in k.p12 -o out8.p12 --inpass pass:out --outpass "$SP" "${IT[@]}"
+expect_err 2 'the name says PKCS#12, but a JKS, JCEKS or PKCS#12 input converts to WKS' "8 convert PKCS#12 to a .p12 name: refused"
+check "8 no out8.p12 written" [ ! -e out8.p12 ]
+wks convert --in e.wks -o out8.jks --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect_err 2 'the name says JKS' "8 convert to a .jks name: refused"
+wks convert --in e.wks -o out8.wks --deststoretype wks --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect_err 2 'a WKS input converts to PKCS#12 only, not WKS' "8 --deststoretype wks for a WKS input"
+wks convert --in e.wks -o out8.wks --deststoretype jks --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect_err 2 '--deststoretype: "jks" is not wks or pkcs12' "8 --deststoretype jks"
+wks convert --in e.wks -o out8.wks --deststoretype pkcs12 --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect 0 "8 --deststoretype pkcs12 writes PKCS#12 under any name"
+check "8 --deststoretype pkcs12: openssl reads it" openssl pkcs12 -in out8.wks -passin pass:out -noout
+wks convert --in k.p12 -o out8-wks --inpass pass:out --outpass "$SP" "${IT[@]}"
+expect 0 "8 a name without an extension: the format follows the input"
+wks list -k out8-wks "${S[@]}"
+expect 0 "8 ... a WKS store"
+
+# ---- issue 22 item 11: one report format; the "new keystore" note ---------------
+
+wks import-keystore --srckeystore k.p12 --srcstorepass pass:out -k n11a.wks "${S[@]}" "${IT[@]}"
+expect_err 0 'n11a\.wks: note: a new keystore was created' "11 import-keystore into a missing store: the note"
+wks import-certs -k n11b.wks --in c.pem "${S[@]}" "${IT[@]}"
+expect_err 0 'n11b\.wks: note: a new keystore was created' "11 import-certs into a missing store: the note"
+wks import-certs -k n11b.wks --in odd.pem "${S[@]}" "${IT[@]}"
+check "11 import-certs into an existing store: no note" not grep -q 'new keystore' "$T/err"
+# A JKS of one trusted certificate (written here: keytool's format is a
+# SHA-1 over the password's UTF-16BE, "Mighty Aphrodite" and the body).
+python3 - c.pem <<'EOF'
+import base64, hashlib, struct, sys
+pem = open(sys.argv[1]).read()
+der = base64.b64decode("".join(pem.split("-----")[2].split()))
+utf = lambda s: struct.pack(">H", len(s)) + s.encode()
+body = b"\xfe\xed\xfe\xed" + struct.pack(">ii", 2, 1)
+body += struct.pack(">i", 2) + utf("ca") + struct.pack(">q", 1000)
+body += utf("X.509") + struct.pack(">i", len(der)) + der
+pw = "pw".encode("utf-16-be") + b"Mighty Aphrodite"
+open("t11.jks", "wb").write(body + hashlib.sha1(pw + body).digest())
+EOF
+wks convert --in t11.jks -o n11j.wks --inpass "$SP" --outpass "$SP" "${IT[@]}"
+expect 0 "11 convert of a JKS"
+check "11 convert of a JKS: the entry line" grep -qx 'imported: "ca" (trusted certificate)' "$T/out"
+check "11 convert of a JKS: the summary" grep -qx '1 entry: 1 imported, 0 skipped' "$T/out"
+wks convert --in k.p12 -o n11p.wks --inpass pass:out --outpass "$SP" "${IT[@]}"
+expect 0 "11 convert of a PKCS#12"
+check "11 convert of a PKCS#12: the same entry lines" grep -qx 'imported: "nochain" (private key, 1 certificate)' "$T/out"
+check "11 convert of a PKCS#12: the same summary" grep -qx '1 entry: 1 imported, 0 skipped' "$T/out"
+wks import-p12 -k n11a.wks --in k.p12 --inpass pass:out -a p12 "${S[@]}" "${IT[@]}"
+expect 0 "11 import-p12"
+check "11 import-p12: the same lines" sh -c "grep -qx 'imported: \"p12\" (private key, 1 certificate)' '$T/out' && grep -qx '1 entry: 1 imported, 0 skipped' '$T/out'"
+wks import-secret -k n11a.wks -a sec --generate aes-256 "${S[@]}" "${IT[@]}"
+wks convert --in n11a.wks -o n11.p12 --inpass "$SP" --outpass pass:out "${IT[@]}"
+expect 0 "11 convert of a WKS store"
+check "11 convert of a WKS store: one line per entry" sh -c "grep -qx 'exported: \"nochain\" (private key, 1 certificate)' '$T/out' && grep -qx 'exported: \"sec\" (secret key, AES 256 bits)' '$T/out'"
+check "11 convert of a WKS store: the summary" grep -qx '3 entries: 3 exported, 0 skipped' "$T/out"
+
+# ---- issue 22 item 12: messages ----------------------------------------------------
+
+wks list -k e.wks --storepass file:MISSING
+expect_err 6 '^wks: --storepass file:MISSING: cannot open: No such file' "12 file:MISSING names the option"
+wks export-key -k e.wks -a k "${S[@]}" --keypass file:MISSING2
+expect_err 6 '^wks: --keypass file:MISSING2: cannot open' "12 --keypass file:MISSING names the option"
+wks list -k k.pem "${S[@]}"
+expect_err 5 'k\.pem: not a WKS keystore: a PEM private key; import it into a store with: wks import-key' "12 a PEM key as -k"
+wks list -k c.pem "${S[@]}"
+expect_err 5 'c\.pem: not a WKS keystore: PEM certificates; import them with: wks import-cert' "12 a PEM certificate as -k"
+: >empty12.wks
+wks import-secret -k empty12.wks -a x --generate aes-128 "${S[@]}" "${IT[@]}"
+expect_err 5 'empty12\.wks: the file is empty: not a WKS keystore' "12 an empty file as -k"
+long=$(head -c 70000 /dev/zero | tr '\0' a)
+h=$(sha e.wks)
+wks import-secret -k e.wks -a "$long" --generate aes-128 "${S[@]}" "${IT[@]}"
+expect_err 9 '^wks: --alias: an alias of 70000 bytes .*at most 65535' "12 an alias over 65535 bytes: refused when given"
+wks rename -k e.wks -a k --new-alias "$long" "${S[@]}" "${IT[@]}"
+expect_err 9 '^wks: --new-alias: an alias of 70000 bytes' "12 a new alias over 65535 bytes"
+unchanged e.wks "$h" "12 long aliases"
+for kw in "-list:list" "list" "importkeystore:import-keystore" "-importkeystore:import-keystore" \
+	"storepasswd:passwd" "-storepasswd:passwd" "-importcert:import-cert" "-exportcert:export-cert" \
+	"-genkey:genkeypair" "-genseckey:import-secret" "-changealias:rename" "-delete:delete" \
+	"-keypasswd:keypasswd" "-printcert:printcert" "-certreq:certreq"; do
+	word=${kw%%:*}
+	want=${kw#*:}
+	[ "$word" = list ] && continue # a wks command
+	wks "$word" -keystore e.wks
+	expect_err 2 "unknown command \"$word\": that is keytool's; did you mean wks $want" "12 keytool's $word: did you mean wks $want"
+done
+wks -gencert -keystore e.wks
+expect_err 2 "unknown command \"-gencert\": that is keytool's; wks signs no certificates" "12 keytool's -gencert: what to use instead"
+wks frobnicate
+expect_err 2 'unknown command "frobnicate" \(see wks --help\)' "12 other unknown commands as before"
 
 end_tests

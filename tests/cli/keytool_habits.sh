@@ -180,7 +180,7 @@ wks list -k s.wks -a future -v "${S[@]}"
 check "list -v: NOT YET VALID" [ "$(field Status:)" = "NOT YET VALID" ]
 wks import-p12 -k s.wks --in expired.p12 --inpass pass:p12pw -a old2 "${S[@]}" "${IT[@]}"
 expect_err 0 'warning: entry "old2": certificate "CN=expired" EXPIRED on' "import-p12: expired warns"
-check "import-p12: says what it did" grep -qx 'Imported private key entry "old2" with a chain of 1' "$T/out"
+check "import-p12: says what it did" grep -qx 'imported: "old2" (private key, 1 certificate)' "$T/out"
 
 # ---- 6: mixed key passwords ---------------------------------------------------------
 
