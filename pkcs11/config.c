@@ -46,6 +46,19 @@ static int fail(parse_ctx *pc, const char *fmt, ...)
 	return -1;
 }
 
+/* Text of the file quoted in a message: at most `max` bytes, control
+ * characters shown as '?' (a message may reach a terminal). */
+static const char *shown(char *dst, size_t size, const char *src, size_t max)
+{
+	size_t i = 0;
+
+	for (; src[i] && i < max && i + 1 < size; i++)
+		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?'
+									: src[i];
+	dst[i] = '\0';
+	return dst;
+}
+
 static void token_clear(w11_conf_token *t)
 {
 	free(t->label);
@@ -169,6 +182,11 @@ static int is_prop_name(const char *k)
 
 	if (strncmp(k, "wolfjce.", 8) != 0 && strncmp(k, "libwks.", 7) != 0)
 		return 0;
+	for (const char *p = k; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
+		      *p == '-'))
+			return 0;
 	return n < PROP_NAME_MAX;
 }
 
@@ -256,6 +274,7 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 		   const char *v, const char *base_dir)
 {
 	size_t n = strlen(v);
+	char q[72];
 
 	if (strcmp(k, "label") == 0) {
 		if (n == 0 || n > W11_LABEL_MAX)
@@ -294,8 +313,9 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 				    "character in the value", k);
 		return add_prop(pc, t, k, v);
 	}
-	return fail(pc, "unknown key \"%.64s\" (label, store, read-only, "
-		    "kek-cache-ttl, or a wolfjce.* / libwks.* property)", k);
+	return fail(pc, "unknown key \"%s\" (label, store, read-only, "
+		    "kek-cache-ttl, or a wolfjce.* / libwks.* property)",
+		    shown(q, sizeof(q), k, 64));
 }
 
 static int end_section(parse_ctx *pc, w11_conf *c)
@@ -307,11 +327,13 @@ static int end_section(parse_ctx *pc, w11_conf *c)
 	t = &c->tokens[c->ntokens - 1];
 	if (t->read_only == 2)
 		t->read_only = 0;
-	pc->line = t->line;
-	if (!t->label)
-		return fail(pc, "[token] without a label");
-	if (!t->store)
+	if (!t->label || !t->store) {
+		/* the message names the section's line */
+		pc->line = t->line;
+		if (!t->label)
+			return fail(pc, "[token] without a label");
 		return fail(pc, "[token] \"%s\" without a store", t->label);
+	}
 	return 0;
 }
 
@@ -331,7 +353,7 @@ static char *trim(char *s, char **end)
 static int parse_line(parse_ctx *pc, w11_conf *c, char *s, char *e,
 		      const char *base_dir)
 {
-	char *eq, *k, *v, *kend;
+	char *eq, *k, *v, *kend, q[72];
 	w11_conf_token *nt;
 
 	s = trim(s, &e);
@@ -345,8 +367,8 @@ static int parse_line(parse_ctx *pc, w11_conf *c, char *s, char *e,
 		ne = e - 1;
 		name = trim(s + 1, &ne);
 		if (strcmp(name, "token") != 0)
-			return fail(pc, "unknown section [%.32s] (only "
-				    "[token])", name);
+			return fail(pc, "unknown section [%s] (only [token])",
+				    shown(q, sizeof(q), name, 32));
 		if (end_section(pc, c) != 0)
 			return -1;
 		if (c->ntokens >= W11_CONF_MAX_TOKENS)
@@ -371,7 +393,8 @@ static int parse_line(parse_ctx *pc, w11_conf *c, char *s, char *e,
 	if (!*k)
 		return fail(pc, "a key is missing before '='");
 	if (c->ntokens == 0)
-		return fail(pc, "\"%.64s\" outside a [token] section", k);
+		return fail(pc, "\"%s\" outside a [token] section",
+			    shown(q, sizeof(q), k, 64));
 	return set_key(pc, &c->tokens[c->ntokens - 1], k, v, base_dir);
 }
 

@@ -47,8 +47,10 @@ static w11_obj *obj_new(CK_OBJECT_CLASS cls, int role, const char *alias)
 	return o;
 }
 
-/* The identity of a token object across reloads: its role, alias, index
- * and the bytes it shows (certificate, public key, secret's algorithm). */
+/* The identity of a token object across reloads: its role, index and
+ * the bytes it shows (certificate, public key, secret's algorithm); the
+ * alias is compared apart (token.c), so that a renamed entry keeps its
+ * objects. */
 static void ident_of(w11_obj *o, const unsigned char *p, size_t n)
 {
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
@@ -59,8 +61,6 @@ static void ident_of(w11_obj *o, const unsigned char *p, size_t n)
 	if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
 	    !EVP_DigestUpdate(c, &r, 1) ||
 	    !EVP_DigestUpdate(c, &idx, sizeof(idx)) ||
-	    (o->alias && !EVP_DigestUpdate(c, o->alias,
-					   strlen(o->alias) + 1)) ||
 	    (p && !EVP_DigestUpdate(c, p, n)) ||
 	    !EVP_DigestFinal_ex(c, o->ident, NULL))
 		memset(o->ident, 0, sizeof(o->ident));

@@ -194,6 +194,7 @@ typedef struct {
 	char *alias;             /* token objects: the entry's alias */
 	size_t chain_index;
 	unsigned char ident[32]; /* token objects: identity across reloads */
+	int reused;              /* took an older object's handle */
 	w11_attrs attrs;         /* every attribute but the sensitive ones */
 	w11_keymat *km;          /* keys */
 } w11_obj;

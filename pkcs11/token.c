@@ -225,17 +225,34 @@ fail:
 
 /* ---- the object list ------------------------------------------------------- */
 
-static w11_keymat *find_keymat(w11_obj **objs, size_t n, const char *alias,
+/* The key material of an entry as the token had it: same alias and
+ * content, or the same content under an alias the new store no longer
+ * has (a rename), which then takes the new alias.  Lock held. */
+static w11_keymat *find_keymat(w11_token *t, wks_store *st, const char *alias,
 			       const unsigned char ident[32])
 {
-	for (size_t i = 0; i < n; i++) {
-		w11_keymat *km = objs[i]->km;
+	w11_keymat *renamed = NULL;
 
-		if (km && km->tok && km->alias && strcmp(km->alias, alias) == 0 &&
-		    memcmp(km->ident, ident, 32) == 0)
+	for (size_t i = 0; i < t->nobjs; i++) {
+		w11_keymat *km = t->objs[i]->km;
+
+		if (!km || km->tok != t || !km->alias ||
+		    memcmp(km->ident, ident, 32) != 0)
+			continue;
+		if (strcmp(km->alias, alias) == 0)
 			return km;
+		if (!renamed && !wks_store_contains(st, km->alias))
+			renamed = km;
 	}
-	return NULL;
+	if (renamed) {
+		char *a = strdup(alias);
+
+		if (!a)
+			return NULL;
+		free(renamed->alias);
+		renamed->alias = a;
+	}
+	return renamed;
 }
 
 typedef struct {
@@ -261,14 +278,13 @@ static CK_RV list_add(objlist *l, w11_obj *o)
 }
 
 static void hash_ident(unsigned char out[32], const char *kind,
-		       const char *alias, const void *p, size_t n)
+		       const void *p, size_t n)
 {
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 
 	memset(out, 0, 32);
 	if (c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) &&
 	    EVP_DigestUpdate(c, kind, strlen(kind) + 1) &&
-	    EVP_DigestUpdate(c, alias, strlen(alias) + 1) &&
 	    EVP_DigestUpdate(c, p, n))
 		EVP_DigestFinal_ex(c, out, NULL);
 	EVP_MD_CTX_free(c);
@@ -301,9 +317,9 @@ static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 		rv = CKR_FUNCTION_FAILED;
 		goto done;
 	}
-	hash_ident(ident, "key", alias, der, (size_t)n);
+	hash_ident(ident, "key", der, (size_t)n);
 	OPENSSL_free(der);
-	km = find_keymat(t->objs, t->nobjs, alias, ident);
+	km = find_keymat(t, st, alias, ident);
 	if (km) {
 		w11_keymat_ref(km);
 	} else {
@@ -375,9 +391,9 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 			an = 256;
 		memcpy(buf, &ctime, 8);
 		memcpy(buf + 8, alg, an);
-		hash_ident(ident, "secret", alias, buf, 8 + an);
+		hash_ident(ident, "secret", buf, 8 + an);
 	}
-	km = find_keymat(t->objs, t->nobjs, alias, ident);
+	km = find_keymat(t, st, alias, ident);
 	if (km) {
 		w11_keymat_ref(km);
 	} else {
@@ -449,6 +465,7 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 {
 	objlist l = { 0 };
 	w11_storeref *r = NULL, *old;
+	unsigned char *used = NULL;
 	CK_RV rv;
 
 	if (st && !(r = storeref_new(st))) {
@@ -463,22 +480,36 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 			goto fail;
 	if ((rv = build(t, st, &l)) != CKR_OK)
 		goto fail;
-	/* Unchanged token objects keep their handles. */
-	for (size_t i = 0; i < l.n; i++) {
-		w11_obj *o = l.v[i];
+	/* Unchanged token objects keep their handles: same role and
+	 * content under the same alias, or under an alias the store no
+	 * longer has (renamed); each old handle goes to one object. */
+	if (t->nobjs && !(used = calloc(t->nobjs, 1))) {
+		rv = CKR_HOST_MEMORY;
+		goto fail;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < l.n; i++) {
+			w11_obj *o = l.v[i];
 
-		if (!(o->flags & W11_OF_TOKEN))
-			continue;
-		for (size_t j = 0; j < t->nobjs; j++) {
-			w11_obj *p = t->objs[j];
+			if (!(o->flags & W11_OF_TOKEN) || o->reused)
+				continue;
+			for (size_t j = 0; j < t->nobjs; j++) {
+				w11_obj *p = t->objs[j];
 
-			if ((p->flags & W11_OF_TOKEN) && p->role == o->role &&
-			    memcmp(p->ident, o->ident, 32) == 0) {
+				if (used[j] || !(p->flags & W11_OF_TOKEN) ||
+				    p->role != o->role ||
+				    memcmp(p->ident, o->ident, 32) != 0)
+					continue;
+				if (pass == 0 ? strcmp(p->alias, o->alias) != 0
+					      : wks_store_contains(st, p->alias))
+					continue;
 				o->handle = p->handle;
+				o->reused = 1;
+				used[j] = 1;
 				break;
 			}
 		}
-	}
+	free(used);
 	for (size_t j = 0; j < t->nobjs; j++)
 		if (t->objs[j]->flags & W11_OF_TOKEN)
 			w11_obj_free(t->objs[j]);
