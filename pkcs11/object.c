@@ -99,17 +99,23 @@ static CK_RV common(w11_obj *o, const char *label, int modifiable,
 CK_RV w11_cert_id(unsigned char *out, size_t *len, size_t cap, X509 *x)
 {
 	const ASN1_OCTET_STRING *ski = X509_get0_subject_key_id(x);
-	EVP_PKEY *pk;
+	const unsigned char *bits;
+	int n;
 
 	if (ski && ski->length > 0 && (size_t)ski->length <= cap) {
 		memcpy(out, ski->data, (size_t)ski->length);
 		*len = (size_t)ski->length;
 		return CKR_OK;
 	}
-	if (cap < 20 || !(pk = X509_get0_pubkey(x)))
+	/* from the encoded key, which need not be of a type OpenSSL
+	 * knows (an ML-DSA certificate in OpenSSL 3.0) */
+	if (cap < 20 ||
+	    !X509_PUBKEY_get0_param(NULL, &bits, &n, NULL,
+				    X509_get_X509_PUBKEY(x)) ||
+	    n < 0 || !SHA1(bits, (size_t)n, out))
 		return CKR_FUNCTION_FAILED;
 	*len = 20;
-	return w11_key_id(out, pk);
+	return CKR_OK;
 }
 
 static CK_RV der_attr(w11_obj *o, CK_ATTRIBUTE_TYPE t, int n,

@@ -456,6 +456,12 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 		default:
 			break;
 		}
+		/* one entry the module cannot show does not hide the others */
+		if (rv != CKR_OK && rv != CKR_HOST_MEMORY) {
+			W11_LOG("entry \"%s\": not shown (0x%lx)", al[i],
+				(unsigned long)rv);
+			rv = CKR_OK;
+		}
 	}
 	wks_aliases_free(al);
 	return rv;

@@ -2319,6 +2319,42 @@ static void test_pkcs11__other_programs(void **state)
 	}
 }
 
+/* Stores wolfJCE wrote (shared/vectors), read-only: an ML-DSA key, which
+ * OpenSSL 3.0 cannot use, shows its certificate only; keys whose
+ * password is not the store's are CKA_ALWAYS_AUTHENTICATE. */
+static void test_pkcs11__wolfjce_stores(void **state)
+{
+	char path[700];
+	FILE *f;
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h[32];
+	CK_BBOOL yes = CK_TRUE;
+	CK_ATTRIBUTE aa[] = { { CKA_ALWAYS_AUTHENTICATE, &yes, 1 } };
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	snprintf(path, sizeof(path), "%s/vectors.conf", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "[token]\nlabel = mldsa\nread-only = yes\nstore = %s\n"
+		"[token]\nlabel = differs\nread-only = yes\nstore = %s\n",
+		tu_shared("vectors/wolfjce/server-mldsa65.wks"),
+		tu_shared("vectors/wolfjce-live/keypass-differs.wks"));
+	fclose(f);
+	setenv("WKS_PKCS11_CONF", path, 1);
+	CK(F->C_Initialize(NULL));
+	s = open_session(0, 0);
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, NULL, h, 32), 1);
+	assert_int_equal(find_cls(s, CKO_PUBLIC_KEY, NULL, h, 32), 0);
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "wolfsslpassword", 15));
+	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, NULL, h, 32), 0);
+	s = open_session(1, 0);
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "wolfsslpassword", 15));
+	assert_true(find_cls(s, CKO_PRIVATE_KEY, NULL, h, 32) >= 1);
+	assert_true(find(s, aa, 1, h, 32) >= 1);
+	setenv("WKS_PKCS11_CONF", conf, 1);
+}
+
 /* ---- threads and fork() ------------------------------------------------------------ */
 
 typedef struct {
@@ -2480,8 +2516,13 @@ static void test_pkcs11__fork(void **state)
 	assert_int_equal(g.failures, 0);
 	pid = fork();
 	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(child_checks());
+	if (pid == 0) {
+		int rc = child_checks();
+
+		/* (valgrind checks the child's leaks too) */
+		X509_free(x);
+		_exit(rc);
+	}
 	st = tu_reap_bounded(pid, 60000);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
@@ -2542,6 +2583,7 @@ int main(void)
 		T(destroy_rename_copy),
 		T(set_pin_and_init_token),
 		T(other_programs),
+		T(wolfjce_stores),
 		T(threads),
 		T(fork),
 #undef T
