@@ -22,7 +22,8 @@ static int needs_resolve(const w11_obj *o, CK_ATTRIBUTE_TYPE t)
 
 	if (!km || !km->tok)
 		return 0;
-	if (t == CKA_ALWAYS_AUTHENTICATE && o->cls == CKO_PRIVATE_KEY)
+	if (t == CKA_ALWAYS_AUTHENTICATE &&
+	    (o->cls == CKO_PRIVATE_KEY || o->cls == CKO_SECRET_KEY))
 		return km->always_auth < 0;
 	if (t == CKA_VALUE_LEN && o->cls == CKO_SECRET_KEY)
 		return km->sec_len == 0 && km->always_auth != 1;

@@ -566,7 +566,10 @@ CK_RV w11_obj_attr(const w11_obj *o, CK_ATTRIBUTE_TYPE t,
 			*val = *tmp;
 		return rv;
 	}
-	if (t == CKA_ALWAYS_AUTHENTICATE && o->cls == CKO_PRIVATE_KEY) {
+	/* (secret keys too: a token secret with a password of its own needs
+	 * the same context-specific login) */
+	if (t == CKA_ALWAYS_AUTHENTICATE &&
+	    (o->cls == CKO_PRIVATE_KEY || o->cls == CKO_SECRET_KEY)) {
 		*val = o->km && o->km->always_auth == 1 ? &yes : &no;
 		*len = sizeof(CK_BBOOL);
 		return CKR_OK;

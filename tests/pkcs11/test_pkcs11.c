@@ -849,6 +849,7 @@ static void test_pkcs11__login(void **state)
 	a.type = CKA_VALUE;
 	a.ulValueLen = sizeof(buf);
 	CKE(CKR_ATTRIBUTE_SENSITIVE, F->C_GetAttributeValue(s, k, &a, 1));
+	assert_false(attr_bool(s, k, CKA_ALWAYS_AUTHENTICATE));
 	k = one(s, CKO_SECRET_KEY, "hmac");
 	assert_int_equal(attr_ulong(s, k, CKA_KEY_TYPE), CKK_GENERIC_SECRET);
 	assert_true(attr_bool(s, k, CKA_SIGN));
@@ -2360,6 +2361,9 @@ static void test_pkcs11__wolfjce_stores(void **state)
 	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "wolfsslpassword", 15));
 	assert_true(find_cls(s, CKO_PRIVATE_KEY, NULL, h, 32) >= 1);
 	assert_true(find(s, aa, 1, h, 32) >= 1);
+	/* the secret key there has a password of its own too */
+	assert_true(attr_bool(s, one(s, CKO_SECRET_KEY, "aes256"),
+			      CKA_ALWAYS_AUTHENTICATE));
 	setenv("WKS_PKCS11_CONF", conf, 1);
 }
 
