@@ -16,8 +16,12 @@
  *   digest.c    C_Digest*, C_GenerateRandom
  *   derive.c    C_DeriveKey (ECDH)
  *   keygen.c    C_GenerateKey, C_GenerateKeyPair, self-signed certificates
- *   write.c     C_CreateObject, C_CopyObject, C_DestroyObject,
- *               C_SetAttributeValue, C_InitToken and the locked saves
+ *   write.c     the locked saves, new entries (C_CreateObject), session
+ *               objects and their templates
+ *   change.c    C_CopyObject, C_DestroyObject, C_SetAttributeValue
+ *   pin.c       C_SetPIN, C_InitPIN, C_InitToken
+ *   import.c    keys from templates
+ *   log.c       the debug log
  *   config.c    the configuration file (no OpenSSL, fuzzed alone)
  *
  * Locking (see docs/PKCS11.md, "Threads and fork()"):
@@ -531,6 +535,17 @@ CK_RV w11_self_signed(X509 **out, EVP_PKEY *key, const char *cn,
 typedef CK_RV (*w11_edit_fn)(wks_store *st, const char *pin, size_t pin_len,
 			     void *ctx);
 CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx);
+/* The same with the store loaded with `load_pw` and saved with `save_pw`
+ * (C_SetPIN, C_InitToken); the edit lock held by the caller. */
+CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
+			const char *save_pw, size_t save_len, w11_edit_fn fn,
+			void *ctx);
+/* A libwks error of a store change as a CK_RV. */
+CK_RV w11_rv_of_set(int err);
+/* Apply a template to a session object (write.c): at creation, or as
+ * C_SetAttributeValue may change it. */
+CK_RV w11_apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
+			 int creating);
 /* Choose a free alias for a new entry: the label if given and free
  * (CKR_ATTRIBUTE_VALUE_INVALID if taken), else from the id, else a
  * fresh name.  *out: malloc'ed. */

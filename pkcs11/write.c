@@ -1,7 +1,8 @@
 /*
- * Changing a token: C_CreateObject, C_CopyObject, C_DestroyObject,
- * C_SetAttributeValue, C_InitToken, C_SetPIN, C_InitPIN, and the locked
- * load-modify-save under every change.
+ * Changing a token: the locked load-modify-save under every change, new
+ * entries (C_CreateObject here; C_GenerateKey* in keygen.c), and session
+ * objects with their templates (change.c and pin.c make the other
+ * changes).
  *
  * Every change of a token object is made as wks(1) makes it: the store
  * file is locked (wks_lock_acquire), loaded again through the lock with
@@ -17,7 +18,6 @@
  * stored only as part of its private key's entry; a token key's
  * attributes are those of its type (the store keeps no attributes).
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +57,7 @@ static CK_RV lock_file(wks_lock **lk, const char *path)
 	return CKR_DEVICE_ERROR;
 }
 
-static CK_RV rv_of_set(int err)
+CK_RV w11_rv_of_set(int err)
 {
 	switch (err) {
 	case WKS_OK:
@@ -82,7 +82,7 @@ static CK_RV rv_of_set(int err)
 }
 
 /* With the token's edit lock held. */
-static CK_RV edit_ex(w11_token *t, const char *load_pw, size_t load_len,
+CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 		     const char *save_pw, size_t save_len, w11_edit_fn fn,
 		     void *ctx)
 {
@@ -138,7 +138,7 @@ CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx)
 	n = t->pin.len;
 	memcpy(pin, t->pin.p, n);
 	pthread_mutex_unlock(&t->lock);
-	rv = edit_ex(t, pin, n, pin, n, fn, ctx);
+	rv = w11_token_edit_ex(t, pin, n, pin, n, fn, ctx);
 	pthread_mutex_unlock(&t->edit);
 	OPENSSL_cleanse(pin, sizeof(pin));
 	return rv;
@@ -219,8 +219,8 @@ static int in_list(CK_ATTRIBUTE_TYPE t, const CK_ATTRIBUTE_TYPE *l, size_t n)
  * CKA_MODIFIABLE never).  Other attributes of the template are the
  * creation's inputs or must equal the object's.
  */
-static CK_RV apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
-			    int creating)
+CK_RV w11_apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
+			  int creating)
 {
 	CK_RV rv;
 
@@ -349,13 +349,13 @@ CK_RV w11_session_keypair(w11_session *s, EVP_PKEY *pk,
 		EVP_PKEY_up_ref(pk);
 		km->priv = pk;
 		if ((rv = w11_obj_privkey(&po, km, NULL, NULL, NULL, 0, 0)) ||
-		    (rv = apply_template(po, priv_t, priv_n, 1)) ||
+		    (rv = w11_apply_template(po, priv_t, priv_n, 1)) ||
 		    (rv = mark_generated(po, gen_mech)))
 			goto fail;
 	}
 	if (pub_h) {
 		if ((rv = w11_obj_pubkey(&qo, km, NULL, NULL, NULL, 0, 0)) ||
-		    (rv = apply_template(qo, pub_t, pub_n, 1)) ||
+		    (rv = w11_apply_template(qo, pub_t, pub_n, 1)) ||
 		    (rv = mark_generated(qo, gen_mech)))
 			goto fail;
 	}
@@ -401,7 +401,7 @@ CK_RV w11_session_secret(w11_session *s, CK_KEY_TYPE kt,
 	}
 	km->sec_len = len;
 	if ((rv = w11_obj_secret(&o, km, NULL, 0)) ||
-	    (rv = apply_template(o, t, n, 1)) ||
+	    (rv = w11_apply_template(o, t, n, 1)) ||
 	    (rv = mark_generated(o, gen_mech)))
 		goto done;
 	rv = add_session_obj(s, o, h);
@@ -480,7 +480,7 @@ static CK_RV add_secret_fn(wks_store *st, const char *pin, size_t n,
 	    CKR_OK)
 		return rv;
 	/* Java's names: an AES key, or an HMAC key for a generic secret */
-	return rv_of_set(wks_store_set_secret_key(
+	return w11_rv_of_set(wks_store_set_secret_key(
 		st, c->alias, c->kt == CKK_AES ? "AES" : "HmacSHA256", c->val,
 		c->val_len, pin, n));
 }
@@ -523,7 +523,7 @@ static CK_RV add_keypair_fn(wks_store *st, const char *pin, size_t n,
 	    (rv = w11_self_signed(&c->cert, c->pk, c->alias, c->id, c->id_len,
 				  NULL)) != CKR_OK)
 		goto done;
-	rv = rv_of_set(wks_store_set_pkey(st, c->alias, c->pk, &c->cert, 1,
+	rv = w11_rv_of_set(wks_store_set_pkey(st, c->alias, c->pk, &c->cert, 1,
 					  pin, n));
 done:
 	if (c->id == kid) {
@@ -584,7 +584,7 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 	int err;
 
 	if ((err = wks_store_aliases(&al, &na, st)) != WKS_OK)
-		return rv_of_set(err);
+		return w11_rv_of_set(err);
 	for (size_t i = 0; i < na && !c->alias; i++) {
 		X509 *chain[64] = { 0 }, *x = c->cert;
 		size_t cc = 0, keep = 0;
@@ -653,7 +653,7 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 				"its chain cannot be changed here", al[i]);
 			rv = CKR_FUNCTION_REJECTED;
 		} else {
-			rv = rv_of_set(wks_store_set_pkey(st, al[i], key,
+			rv = w11_rv_of_set(wks_store_set_pkey(st, al[i], key,
 							  chain, cc, pin, n));
 		}
 		EVP_PKEY_free(key);
@@ -673,7 +673,7 @@ next:
 	if ((rv = w11_new_alias(&c->alias, st, c->label, c->id, c->id_len,
 				"cert")) != CKR_OK)
 		return rv;
-	return rv_of_set(wks_store_set_cert(st, c->alias, c->cert));
+	return w11_rv_of_set(wks_store_set_cert(st, c->alias, c->cert));
 }
 
 /* ---- C_CreateObject -------------------------------------------------------- */
@@ -695,7 +695,7 @@ static CK_RV session_cert(w11_session *s, X509 *x, const CK_ATTRIBUTE *t,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_DESTROYABLE, 1)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_MODIFIABLE, 1)) ||
 	    (rv = w11_attrs_set(&o->attrs, CKA_UNIQUE_ID, uid, strlen(uid))) ||
-	    (rv = apply_template(o, t, n, 1))) {
+	    (rv = w11_apply_template(o, t, n, 1))) {
 		w11_obj_free(o);
 		return rv;
 	}
@@ -855,467 +855,3 @@ CK_RV C_CreateObject(CK_SESSION_HANDLE hs, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 	W11_SESSION_CALL(hs, s, create_object(s, t, n, h));
 }
 
-/* ---- C_CopyObject ------------------------------------------------------------ */
-
-static CK_RV copy_object(w11_session *s, CK_OBJECT_HANDLE src,
-			 CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR h)
-{
-	w11_token *tok = s->tok;
-	w11_obj *o, *c = NULL;
-	int token = -1, hidden;
-	char uid[32];
-	CK_RV rv;
-
-	if (!h)
-		return CKR_ARGUMENTS_BAD;
-	if ((rv = w11_tmpl_check(t, n)) != CKR_OK ||
-	    (rv = w11_tmpl_bool(t, n, CKA_TOKEN, &token)) != CKR_OK)
-		return rv;
-	pthread_mutex_lock(&tok->lock);
-	o = w11_token_find(tok, src);
-	if (!o || !w11_obj_visible(tok, o)) {
-		rv = CKR_OBJECT_HANDLE_INVALID;
-	} else if (!w11_attrs_is_true(&o->attrs, CKA_COPYABLE)) {
-		rv = CKR_ACTION_PROHIBITED;
-	} else if (token == 1 || (token == -1 && (o->flags & W11_OF_TOKEN))) {
-		/* copies are session objects: a store entry is named by its
-		 * alias, which a copy would have to change */
-		rv = CKR_TEMPLATE_INCONSISTENT;
-	} else if (!(c = calloc(1, sizeof(*c)))) {
-		rv = CKR_HOST_MEMORY;
-	} else {
-		c->cls = o->cls;
-		c->role = W11_R_SESSION;
-		c->flags = o->flags & W11_OF_PRIVATE;
-		c->handle = w11_new_handle();
-		c->km = w11_keymat_ref(o->km);
-		hidden = (o->flags & W11_OF_TOKEN) &&
-			 !w11_tmpl(t, n, CKA_ID) && !w11_tmpl(t, n, CKA_LABEL);
-		if (hidden)
-			c->flags |= W11_OF_HIDDEN;
-		snprintf(uid, sizeof(uid), "s%lu", (unsigned long)c->handle);
-		if ((rv = w11_attrs_copy(&c->attrs, &o->attrs)) == CKR_OK &&
-		    (rv = w11_attrs_bool(&c->attrs, CKA_TOKEN, 0)) == CKR_OK &&
-		    (rv = w11_attrs_bool(&c->attrs, CKA_MODIFIABLE, 1)) ==
-			    CKR_OK &&
-		    (rv = w11_attrs_bool(&c->attrs, CKA_DESTROYABLE, 1)) ==
-			    CKR_OK &&
-		    (rv = w11_attrs_set(&c->attrs, CKA_UNIQUE_ID, uid,
-					strlen(uid))) == CKR_OK)
-			rv = apply_template(c, t, n, 1);
-		if (rv == CKR_OK && (c->flags & W11_OF_PRIVATE) &&
-		    tok->login != CKU_USER)
-			rv = CKR_USER_NOT_LOGGED_IN;
-		if (rv == CKR_OK) {
-			c->owner = s->h;
-			rv = w11_token_add_obj(tok, c);
-		}
-		if (rv == CKR_OK) {
-			*h = c->handle;
-			c = NULL;
-		}
-	}
-	pthread_mutex_unlock(&tok->lock);
-	w11_obj_free(c);
-	return rv;
-}
-
-CK_RV C_CopyObject(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE o,
-		   CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR h)
-{
-	w11_session *s;
-
-	W11_SESSION_CALL(hs, s, copy_object(s, o, t, n, h));
-}
-
-/* ---- C_DestroyObject ------------------------------------------------------- */
-
-static CK_RV delete_fn(wks_store *st, const char *pin, size_t n, void *arg)
-{
-	(void)pin, (void)n;
-	return rv_of_set(wks_store_delete(st, arg));
-}
-
-static CK_RV destroy_object(w11_session *s, CK_OBJECT_HANDLE h)
-{
-	w11_token *t = s->tok;
-	w11_obj *o;
-	char *alias = NULL;
-	CK_RV rv = CKR_OK;
-
-	pthread_mutex_lock(&t->lock);
-	o = w11_token_find(t, h);
-	if (!o || !w11_obj_visible(t, o)) {
-		rv = CKR_OBJECT_HANDLE_INVALID;
-	} else if (!w11_attrs_is_true(&o->attrs, CKA_DESTROYABLE)) {
-		/* a public key or a certificate of a key entry: the entry
-		 * goes with its private key */
-		rv = CKR_ACTION_PROHIBITED;
-	} else if (!(o->flags & W11_OF_TOKEN)) {
-		w11_token_remove_obj(t, h);
-		pthread_mutex_unlock(&t->lock);
-		return CKR_OK;
-	} else if (!(alias = strdup(o->alias))) {
-		rv = CKR_HOST_MEMORY;
-	}
-	pthread_mutex_unlock(&t->lock);
-	if (rv == CKR_OK && (rv = w11_may_create(s, 1, 0)) == CKR_OK)
-		rv = w11_token_edit(t, delete_fn, alias);
-	free(alias);
-	return rv;
-}
-
-CK_RV C_DestroyObject(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE h)
-{
-	w11_session *s;
-
-	W11_SESSION_CALL(hs, s, destroy_object(s, h));
-}
-
-/* ---- C_SetAttributeValue --------------------------------------------------- */
-
-typedef struct {
-	char *alias;
-	char *label;            /* new label: rename */
-	const unsigned char *id; /* new CKA_ID: re-issued certificate */
-	size_t id_len;
-	int set_id;
-} set_ctx;
-
-static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
-{
-	set_ctx *c = arg;
-	X509 *leaf = NULL, *cert = NULL;
-	EVP_PKEY *pk = NULL;
-	size_t cc = 0;
-	CK_RV rv = CKR_OK;
-	int err;
-
-	if (c->set_id) {
-		/* only a self-signed certificate can take a new subject
-		 * key identifier (it is re-issued, signed by its key) */
-		if ((err = wks_store_cert_count(&cc, st, c->alias)) ||
-		    (err = wks_store_get_cert(&leaf, st, c->alias, 0))) {
-			rv = rv_of_set(err);
-			goto done;
-		}
-		if (cc != 1 || X509_check_issued(leaf, leaf) != X509_V_OK ||
-		    X509_verify(leaf, X509_get0_pubkey(leaf)) != 1) {
-			rv = CKR_ATTRIBUTE_READ_ONLY;
-			goto done;
-		}
-		if ((err = wks_store_get_pkey(&pk, st, c->alias, pin, n))) {
-			rv = err == WKS_ERR_INTEGRITY ? CKR_FUNCTION_REJECTED
-						      : rv_of_set(err);
-			goto done;
-		}
-		if ((rv = w11_self_signed(&cert, pk, NULL, c->id, c->id_len,
-					  leaf)) != CKR_OK ||
-		    (rv = rv_of_set(wks_store_set_pkey(st, c->alias, pk, &cert,
-						       1, pin, n))) != CKR_OK)
-			goto done;
-	}
-	if (c->label)
-		rv = rv_of_set(wks_store_rename(st, c->alias, c->label));
-done:
-	X509_free(leaf);
-	X509_free(cert);
-	EVP_PKEY_free(pk);
-	return rv;
-}
-
-static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
-		       CK_ULONG n)
-{
-	w11_token *tok = s->tok;
-	set_ctx c = { 0 };
-	w11_obj *o;
-	CK_RV rv;
-
-	if ((rv = w11_tmpl_check(t, n)) != CKR_OK)
-		return rv;
-	pthread_mutex_lock(&tok->lock);
-	o = w11_token_find(tok, h);
-	if (!o || !w11_obj_visible(tok, o)) {
-		rv = CKR_OBJECT_HANDLE_INVALID;
-	} else if (!w11_attrs_is_true(&o->attrs, CKA_MODIFIABLE)) {
-		rv = CKR_ACTION_PROHIBITED;
-	} else if (!(o->flags & W11_OF_TOKEN)) {
-		/* a session object: in memory (all or nothing) */
-		w11_attrs saved = { 0 };
-		unsigned flags = o->flags;
-
-		if ((rv = w11_attrs_copy(&saved, &o->attrs)) == CKR_OK &&
-		    (rv = apply_template(o, t, n, 0)) != CKR_OK) {
-			w11_attrs_free(&o->attrs);
-			o->attrs = saved;
-			o->flags = flags;
-			memset(&saved, 0, sizeof(saved));
-		}
-		w11_attrs_free(&saved);
-		pthread_mutex_unlock(&tok->lock);
-		return rv;
-	} else {
-		for (CK_ULONG i = 0; i < n && rv == CKR_OK; i++) {
-			const unsigned char *val;
-			unsigned char *tmp = NULL;
-			CK_ULONG len = 0;
-			int same;
-
-			rv = w11_obj_attr(o, t[i].type, &val, &len, &tmp);
-			same = rv == CKR_OK && len == t[i].ulValueLen &&
-			       (!len || memcmp(val, t[i].pValue, len) == 0);
-			OPENSSL_clear_free(tmp, len);
-			if (rv != CKR_OK)
-				break;
-			if (same)
-				continue;
-			if (t[i].type == CKA_LABEL && o->role != W11_R_CHAIN) {
-				if (!t[i].ulValueLen ||
-				    memchr(t[i].pValue, 0, t[i].ulValueLen) ||
-				    !(c.label = strndup(t[i].pValue,
-							t[i].ulValueLen)))
-					rv = CKR_ATTRIBUTE_VALUE_INVALID;
-			} else if (t[i].type == CKA_ID &&
-				   (o->role == W11_R_PRIV ||
-				    o->role == W11_R_PUB ||
-				    o->role == W11_R_LEAF) &&
-				   t[i].ulValueLen && t[i].ulValueLen <= 64) {
-				c.set_id = 1;
-				c.id = t[i].pValue;
-				c.id_len = t[i].ulValueLen;
-			} else {
-				rv = CKR_ATTRIBUTE_READ_ONLY;
-			}
-		}
-		if (rv == CKR_OK && (c.label || c.set_id) &&
-		    !(c.alias = strdup(o->alias)))
-			rv = CKR_HOST_MEMORY;
-	}
-	pthread_mutex_unlock(&tok->lock);
-	if (rv == CKR_OK && (c.label || c.set_id) &&
-	    (rv = w11_may_create(s, 1, 0)) == CKR_OK)
-		rv = w11_token_edit(tok, set_fn, &c);
-	free(c.alias);
-	free(c.label);
-	return rv;
-}
-
-CK_RV C_SetAttributeValue(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE h,
-			  CK_ATTRIBUTE_PTR t, CK_ULONG n)
-{
-	w11_session *s;
-
-	W11_SESSION_CALL(hs, s, set_attrs(s, h, t, n));
-}
-
-/* ---- PINs ------------------------------------------------------------------ */
-
-typedef struct {
-	const char *old;
-	size_t old_len;
-} pin_ctx;
-
-/* Every key whose password was the old store password takes the new
- * one; a key with a password of its own keeps it. */
-static CK_RV setpin_fn(wks_store *st, const char *pin, size_t n, void *arg)
-{
-	pin_ctx *c = arg;
-	char **al = NULL;
-	size_t na = 0;
-	CK_RV rv = CKR_OK;
-	int err;
-
-	if ((err = wks_store_aliases(&al, &na, st)) != WKS_OK)
-		return rv_of_set(err);
-	for (size_t i = 0; i < na && rv == CKR_OK; i++) {
-		wks_entry_type ty = wks_store_entry_type(st, al[i]);
-
-		if (ty != WKS_ENTRY_PRIVATE_KEY && ty != WKS_ENTRY_SECRET_KEY)
-			continue;
-		err = wks_store_change_key_password(st, al[i], c->old,
-						    c->old_len, pin, n);
-		if (err != WKS_OK && err != WKS_ERR_INTEGRITY) {
-			w11_log_wks(al[i], err);
-			rv = rv_of_set(err);
-		}
-	}
-	wks_aliases_free(al);
-	return rv;
-}
-
-static CK_RV change_pin(w11_token *t, const char *old, size_t old_len,
-			const char *pin, size_t len)
-{
-	pin_ctx c = { old, old_len };
-	CK_RV rv;
-
-	if (!old || !pin)
-		return CKR_ARGUMENTS_BAD;
-	if (!old_len || !len || old_len > 1024 || len > 1024)
-		return CKR_PIN_LEN_RANGE;
-	pthread_mutex_lock(&t->edit);
-	rv = edit_ex(t, old, old_len, pin, len, setpin_fn, &c);
-	if (rv == CKR_OK) {
-		pthread_mutex_lock(&t->lock);
-		if (t->login != W11_NOT_LOGGED_IN)
-			rv = w11_secret_set(&t->pin, pin, len);
-		pthread_mutex_unlock(&t->lock);
-	}
-	pthread_mutex_unlock(&t->edit);
-	return rv;
-}
-
-static CK_RV set_pin(w11_session *s, CK_UTF8CHAR_PTR old, CK_ULONG old_len,
-		     CK_UTF8CHAR_PTR pin, CK_ULONG len)
-{
-	if (s->tok->conf->read_only)
-		return CKR_TOKEN_WRITE_PROTECTED;
-	if (!(s->flags & CKF_RW_SESSION))
-		return CKR_SESSION_READ_ONLY;
-	return change_pin(s->tok, (const char *)old, old_len,
-			  (const char *)pin, len);
-}
-
-CK_RV C_SetPIN(CK_SESSION_HANDLE h, CK_UTF8CHAR_PTR old, CK_ULONG old_len,
-	       CK_UTF8CHAR_PTR pin, CK_ULONG len)
-{
-	w11_session *s;
-
-	W11_SESSION_CALL(h, s, set_pin(s, old, old_len, pin, len));
-}
-
-/* The SO's PIN is the store password too: C_InitPIN sets a new one. */
-static CK_RV init_pin(w11_session *s, CK_UTF8CHAR_PTR pin, CK_ULONG len)
-{
-	w11_token *t = s->tok;
-	char old[1024];
-	size_t n;
-	CK_RV rv;
-
-	pthread_mutex_lock(&t->lock);
-	if (t->login != CKU_SO || t->pin.len > sizeof(old)) {
-		pthread_mutex_unlock(&t->lock);
-		return CKR_USER_NOT_LOGGED_IN;
-	}
-	n = t->pin.len;
-	memcpy(old, t->pin.p, n);
-	pthread_mutex_unlock(&t->lock);
-	rv = set_pin(s, (CK_UTF8CHAR_PTR)old, n, pin, len);
-	OPENSSL_cleanse(old, sizeof(old));
-	return rv;
-}
-
-CK_RV C_InitPIN(CK_SESSION_HANDLE h, CK_UTF8CHAR_PTR pin, CK_ULONG len)
-{
-	w11_session *s;
-
-	W11_SESSION_CALL(h, s, init_pin(s, pin, len));
-}
-
-/* ---- C_InitToken ------------------------------------------------------------ */
-
-static CK_RV empty_fn(wks_store *st, const char *pin, size_t n, void *arg)
-{
-	char **al = NULL;
-	size_t na = 0;
-	int err;
-
-	(void)pin, (void)n, (void)arg;
-	if ((err = wks_store_aliases(&al, &na, st)) != WKS_OK)
-		return rv_of_set(err);
-	for (size_t i = 0; i < na && err == WKS_OK; i++)
-		err = wks_store_delete(st, al[i]);
-	wks_aliases_free(al);
-	return rv_of_set(err);
-}
-
-/* A new store file, created only if none exists (a temporary file in the
- * same folder, link()ed to the name). */
-static CK_RV create_store(w11_token *t, const char *pin, size_t len)
-{
-	wks_store *st = NULL;
-	char *tmp = NULL;
-	CK_RV rv;
-	int fd, err;
-
-	if ((rv = w11_token_new_store(t, &st)) != CKR_OK)
-		return rv;
-	if (!(tmp = malloc(strlen(t->conf->store) + 16))) {
-		rv = CKR_HOST_MEMORY;
-		goto done;
-	}
-	sprintf(tmp, "%s.init-XXXXXX", t->conf->store);
-	if ((fd = mkstemp(tmp)) < 0) {
-		W11_LOG("%s: %s", tmp, strerror(errno));
-		free(tmp);
-		tmp = NULL;
-		rv = CKR_DEVICE_ERROR;
-		goto done;
-	}
-	close(fd);
-	if ((err = wks_store_save_file(st, tmp, pin, len)) != WKS_OK) {
-		w11_log_wks("creating the store", err);
-		rv = CKR_DEVICE_ERROR;
-	} else if (link(tmp, t->conf->store) != 0) {
-		W11_LOG("%s: %s", t->conf->store, strerror(errno));
-		rv = CKR_DEVICE_ERROR;
-	}
-done:
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	wks_store_free(st);
-	return rv;
-}
-
-static CK_RV init_token(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len,
-			CK_UTF8CHAR_PTR label)
-{
-	w11_token *t = w11_slot_token(slot);
-	w11_fileid fid;
-	size_t open;
-	CK_RV rv;
-
-	(void)label; /* the token's label is the configuration's */
-	if (!t)
-		return CKR_SLOT_ID_INVALID;
-	if (!pin)
-		return CKR_ARGUMENTS_BAD;
-	if (!len || len > 1024)
-		return CKR_PIN_LEN_RANGE;
-	if (t->conf->read_only)
-		return CKR_TOKEN_WRITE_PROTECTED;
-	pthread_mutex_lock(&t->lock);
-	open = t->nsessions;
-	pthread_mutex_unlock(&t->lock);
-	if (open)
-		return CKR_SESSION_EXISTS;
-	pthread_mutex_lock(&t->edit);
-	w11_fileid_of(&fid, t->conf->store);
-	/* An existing store is emptied, if the PIN is its password. */
-	if (fid.exists)
-		rv = edit_ex(t, (const char *)pin, len, (const char *)pin, len,
-			     empty_fn, NULL);
-	else
-		rv = create_store(t, (const char *)pin, len);
-	pthread_mutex_unlock(&t->edit);
-	if (rv == CKR_OK)
-		rv = w11_token_refresh(t);
-	W11_LOG("C_InitToken \"%s\": %s", t->conf->label,
-		rv == CKR_OK ? "done" : "failed");
-	return rv;
-}
-
-CK_RV C_InitToken(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len,
-		  CK_UTF8CHAR_PTR label)
-{
-	CK_RV rv = w11_enter();
-
-	if (rv != CKR_OK)
-		return rv;
-	rv = init_token(slot, pin, len, label);
-	w11_leave();
-	return rv;
-}
