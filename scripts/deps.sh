@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install the Debian packages libwks needs to build and test, if missing.
-#   scripts/deps.sh build   - compiler, cmake, OpenSSL 3 headers
+#   scripts/deps.sh build   - compiler, cmake, OpenSSL 3 headers, p11-kit's
+#                             PKCS#11 header (libp11-kit-dev)
 #   scripts/deps.sh test    - plus cmocka, cJSON, python3-cryptography,
 #                             valgrind, clang (sanitizers, fuzzing),
 #                             gdb (gcore, for tests/test_memdump.c),
@@ -9,7 +10,8 @@
 #                             libcap2-bin (setcap, tests/test_config.c),
 #                             openjdk-17-jdk-headless (keytool),
 #                             ca-certificates (the system CA bundle),
-#                             strace, and the servers
+#                             p11-kit (tests/install: p11-kit
+#                             list-modules), strace, and the servers
 #   scripts/deps.sh servers - only the servers tests/provider/servers.sh
 #                             runs with key references: nginx, apache2,
 #                             haproxy, lighttpd (+ mod-openssl), stunnel4,
@@ -19,13 +21,13 @@
 set -eu
 servers="nginx apache2 haproxy lighttpd lighttpd-mod-openssl stunnel4 curl"
 servers="$servers python3 strace"
-want="gcc make cmake pkg-config libssl-dev openssl"
+want="gcc make cmake pkg-config libssl-dev openssl libp11-kit-dev"
 if [ "${1:-build}" = test ]; then
 	want="$want libcmocka-dev libcjson-dev python3 valgrind clang"
 	want="$want libclang-rt-14-dev gdb dpkg-dev man-db libcap2-bin"
 	# keytool (tests/cli/*: Java keystores as the counterpart) and the
 	# system CA bundle (tests/cli/truststore.sh)
-	want="$want openjdk-17-jdk-headless ca-certificates"
+	want="$want openjdk-17-jdk-headless ca-certificates p11-kit"
 	want="$want $servers"
 fi
 if [ "${1:-build}" = servers ]; then

@@ -20,6 +20,12 @@
 #      exports OSSL_provider_init only, and the stock openssl finds it
 #      (OPENSSL_MODULES, and an openssl.cnf with module =) and reads a key
 #      the installed wks stored.
+#   6. The PKCS#11 module libwks-pkcs11.so is in the pkcs11/ folder under
+#      the prefix (WKS_PKCS11_MODULEDIR), exports C_GetFunctionList,
+#      C_GetInterfaceList and C_GetInterface only, its p11-kit module file
+#      is share/p11-kit/modules/wks.module, and `p11-kit list-modules`
+#      reading that file lists the module with a token the installed wks
+#      made.
 #
 # Examples run without arguments in an empty temporary folder; one that
 # needs arguments says WKS_EXAMPLE_NEEDS_ARGS in its source and is only
@@ -317,6 +323,68 @@ else
 	else
 		cat "$T/prov.log"
 		fail "the installed provider does not give back the stored key"
+	fi
+fi
+
+# ---- 6. the installed PKCS#11 module ----------------------------------------
+PD=${WKS_PKCS11_MODULEDIR:-}
+if [ -z "$PD" ]; then
+	echo "note: PKCS#11 module not built (no WKS_PKCS11_MODULEDIR): part 6 skipped"
+elif [ "${PD#/}" != "$PD" ]; then
+	echo "note: WKS_PKCS11_MODULEDIR is absolute ($PD): part 6 skipped"
+elif [ ! -f "$P/$PD/libwks-pkcs11.so" ]; then
+	fail "not installed: $P/$PD/libwks-pkcs11.so"
+else
+	MOD=$P/$PD/libwks-pkcs11.so
+	ok "installed libwks-pkcs11.so into $PD"
+	syms=$(nm -D --defined-only "$MOD" 2>/dev/null |
+		awk '$2 ~ /^[TDBRW]$/ {print $3}' | sort -u | tr '\n' ' ')
+	if [ "$syms" = "C_GetFunctionList C_GetInterface C_GetInterfaceList " ]; then
+		ok "libwks-pkcs11.so exports the three PKCS#11 entry points only"
+	else
+		fail "libwks-pkcs11.so exports: $syms"
+	fi
+	if readelf -d "$MOD" 2>/dev/null | grep -E 'R(UN)?PATH' |
+		grep -qF "$BUILD"; then
+		fail "libwks-pkcs11.so has an RPATH into the build tree"
+	else
+		ok "libwks-pkcs11.so: no RPATH into the build tree"
+	fi
+	MF=$P/share/p11-kit/modules/wks.module
+	p11path=$(pkg-config --variable=p11_module_path p11-kit-1 2>/dev/null || true)
+	if [ "$P/$PD" = "$p11path" ]; then want="module: libwks-pkcs11.so"
+	else want="module: $MOD"; fi
+	if [ -f "$MF" ] && grep -qxF "$want" "$MF"; then
+		ok "share/p11-kit/modules/wks.module says \"$want\""
+	else
+		fail "share/p11-kit/modules/wks.module: $(cat "$MF" 2>&1)"
+	fi
+	if ! command -v p11-kit >/dev/null; then
+		echo "note: no p11-kit tool (scripts/deps.sh test installs it): p11-kit list-modules not run"
+	else
+		# p11-kit reads the module files of a user's ~/.config/pkcs11,
+		# but not for root: as root, run it as nobody.
+		H=$T/p11home
+		mkdir -p "$H/.config/pkcs11/modules"
+		cp "$MF" "$H/.config/pkcs11/modules/wks.module"
+		printf '[token]\nlabel = inst\nstore = inst.wks\n' >"$T/wks-pkcs11.conf"
+		(cd "$T" && LD_LIBRARY_PATH="$P/$LIBDIR" "$P/bin/wks" create \
+			-k inst.wks --storepass pass:install-pw \
+			--iterations 10000 >/dev/null 2>&1) || true
+		chmod -R a+rX "$T"
+		as=()
+		if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+			as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+		fi
+		out=$(cd / && "${as[@]}" env HOME="$H" \
+			WKS_PKCS11_CONF="$T/wks-pkcs11.conf" \
+			p11-kit list-modules 2>&1 || true)
+		if grep -q "^wks: " <<<"$out" && grep -q "token: inst" <<<"$out" &&
+			grep -A20 "token: inst" <<<"$out" | grep -q token-initialized; then
+			ok "p11-kit list-modules finds the module through wks.module, with its token"
+		else
+			fail "p11-kit list-modules: $out"
+		fi
 	fi
 fi
 

@@ -1,0 +1,269 @@
+/*
+ * C_CopyObject, C_DestroyObject and C_SetAttributeValue: session objects
+ * in memory, token objects through the locked load-modify-save of
+ * write.c (docs/PKCS11.md, "Writing to a token").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "p11.h"
+
+/* ---- C_CopyObject ------------------------------------------------------------ */
+
+static CK_RV copy_object(w11_session *s, CK_OBJECT_HANDLE src,
+			 CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR h)
+{
+	w11_token *tok = s->tok;
+	w11_obj *o, *c = NULL;
+	int token = -1, hidden;
+	char uid[32];
+	CK_RV rv;
+
+	if (!h)
+		return CKR_ARGUMENTS_BAD;
+	if ((rv = w11_tmpl_check(t, n)) != CKR_OK ||
+	    (rv = w11_tmpl_bool(t, n, CKA_TOKEN, &token)) != CKR_OK)
+		return rv;
+	pthread_mutex_lock(&tok->lock);
+	o = w11_token_find(tok, src);
+	if (!o || !w11_obj_visible(tok, o)) {
+		rv = CKR_OBJECT_HANDLE_INVALID;
+	} else if (!w11_attrs_is_true(&o->attrs, CKA_COPYABLE)) {
+		rv = CKR_ACTION_PROHIBITED;
+	} else if (token == 1 || (token == -1 && (o->flags & W11_OF_TOKEN))) {
+		/* copies are session objects: a store entry is named by its
+		 * alias, which a copy would have to change */
+		rv = CKR_TEMPLATE_INCONSISTENT;
+	} else if (!(c = calloc(1, sizeof(*c)))) {
+		rv = CKR_HOST_MEMORY;
+	} else {
+		c->cls = o->cls;
+		c->role = W11_R_SESSION;
+		c->flags = o->flags & W11_OF_PRIVATE;
+		c->handle = w11_new_handle();
+		c->km = w11_keymat_ref(o->km);
+		hidden = (o->flags & W11_OF_TOKEN) &&
+			 !w11_tmpl(t, n, CKA_ID) && !w11_tmpl(t, n, CKA_LABEL);
+		if (hidden)
+			c->flags |= W11_OF_HIDDEN;
+		snprintf(uid, sizeof(uid), "s%lu", (unsigned long)c->handle);
+		if ((rv = w11_attrs_copy(&c->attrs, &o->attrs)) == CKR_OK &&
+		    (rv = w11_attrs_bool(&c->attrs, CKA_TOKEN, 0)) == CKR_OK &&
+		    (rv = w11_attrs_bool(&c->attrs, CKA_MODIFIABLE, 1)) ==
+			    CKR_OK &&
+		    (rv = w11_attrs_bool(&c->attrs, CKA_DESTROYABLE, 1)) ==
+			    CKR_OK &&
+		    (rv = w11_attrs_set(&c->attrs, CKA_UNIQUE_ID, uid,
+					strlen(uid))) == CKR_OK)
+			rv = w11_apply_template(c, t, n, 1);
+		if (rv == CKR_OK && (c->flags & W11_OF_PRIVATE) &&
+		    tok->login != CKU_USER)
+			rv = CKR_USER_NOT_LOGGED_IN;
+		if (rv == CKR_OK) {
+			c->owner = s->h;
+			rv = w11_token_add_obj(tok, c);
+		}
+		if (rv == CKR_OK) {
+			*h = c->handle;
+			c = NULL;
+		}
+	}
+	pthread_mutex_unlock(&tok->lock);
+	w11_obj_free(c);
+	return rv;
+}
+
+CK_RV C_CopyObject(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE o,
+		   CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR h)
+{
+	w11_session *s;
+
+	W11_SESSION_CALL(hs, s, copy_object(s, o, t, n, h));
+}
+
+/* ---- C_DestroyObject ------------------------------------------------------- */
+
+static CK_RV delete_fn(wks_store *st, const char *pin, size_t n, void *arg)
+{
+	(void)pin, (void)n;
+	return w11_rv_of_set(wks_store_delete(st, arg));
+}
+
+static CK_RV destroy_object(w11_session *s, CK_OBJECT_HANDLE h)
+{
+	w11_token *t = s->tok;
+	w11_obj *o;
+	char *alias = NULL;
+	CK_RV rv = CKR_OK;
+
+	pthread_mutex_lock(&t->lock);
+	o = w11_token_find(t, h);
+	if (!o || !w11_obj_visible(t, o)) {
+		rv = CKR_OBJECT_HANDLE_INVALID;
+	} else if (!w11_attrs_is_true(&o->attrs, CKA_DESTROYABLE)) {
+		/* a public key or a certificate of a key entry: the entry
+		 * goes with its private key */
+		rv = CKR_ACTION_PROHIBITED;
+	} else if (!(o->flags & W11_OF_TOKEN)) {
+		w11_token_remove_obj(t, h);
+		pthread_mutex_unlock(&t->lock);
+		return CKR_OK;
+	} else if (!(alias = strdup(o->alias))) {
+		rv = CKR_HOST_MEMORY;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (rv == CKR_OK && (rv = w11_may_create(s, 1, 0)) == CKR_OK)
+		rv = w11_token_edit(t, delete_fn, alias);
+	free(alias);
+	return rv;
+}
+
+CK_RV C_DestroyObject(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE h)
+{
+	w11_session *s;
+
+	W11_SESSION_CALL(hs, s, destroy_object(s, h));
+}
+
+/* ---- C_SetAttributeValue --------------------------------------------------- */
+
+typedef struct {
+	char *alias;
+	char *label;            /* new label: rename */
+	const unsigned char *id; /* new CKA_ID: re-issued certificate */
+	size_t id_len;
+	int set_id;
+} set_ctx;
+
+static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
+{
+	set_ctx *c = arg;
+	X509 *leaf = NULL, *cert = NULL;
+	EVP_PKEY *pk = NULL;
+	size_t cc = 0;
+	CK_RV rv = CKR_OK;
+	int err;
+
+	if (c->set_id) {
+		/* only a self-signed certificate can take a new subject
+		 * key identifier (it is re-issued, signed by its key) */
+		if ((err = wks_store_cert_count(&cc, st, c->alias)) ||
+		    (err = wks_store_get_cert(&leaf, st, c->alias, 0))) {
+			rv = w11_rv_of_set(err);
+			goto done;
+		}
+		if (cc != 1 || X509_check_issued(leaf, leaf) != X509_V_OK ||
+		    X509_verify(leaf, X509_get0_pubkey(leaf)) != 1) {
+			rv = CKR_ATTRIBUTE_READ_ONLY;
+			goto done;
+		}
+		if ((err = wks_store_get_pkey(&pk, st, c->alias, pin, n))) {
+			rv = err == WKS_ERR_INTEGRITY ? CKR_FUNCTION_REJECTED
+						      : w11_rv_of_set(err);
+			goto done;
+		}
+		if ((rv = w11_self_signed(&cert, pk, NULL, c->id, c->id_len,
+					  leaf)) != CKR_OK ||
+		    (rv = w11_rv_of_set(wks_store_set_pkey(st, c->alias, pk, &cert,
+						       1, pin, n))) != CKR_OK)
+			goto done;
+	}
+	if (c->label)
+		rv = w11_rv_of_set(wks_store_rename(st, c->alias, c->label));
+done:
+	X509_free(leaf);
+	X509_free(cert);
+	EVP_PKEY_free(pk);
+	return rv;
+}
+
+static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
+		       CK_ULONG n)
+{
+	w11_token *tok = s->tok;
+	set_ctx c = { 0 };
+	w11_obj *o;
+	CK_RV rv;
+
+	if ((rv = w11_tmpl_check(t, n)) != CKR_OK)
+		return rv;
+	pthread_mutex_lock(&tok->lock);
+	o = w11_token_find(tok, h);
+	if (!o || !w11_obj_visible(tok, o)) {
+		rv = CKR_OBJECT_HANDLE_INVALID;
+	} else if (!w11_attrs_is_true(&o->attrs, CKA_MODIFIABLE)) {
+		rv = CKR_ACTION_PROHIBITED;
+	} else if (!(o->flags & W11_OF_TOKEN)) {
+		/* a session object: in memory (all or nothing) */
+		w11_attrs saved = { 0 };
+		unsigned flags = o->flags;
+
+		if ((rv = w11_attrs_copy(&saved, &o->attrs)) == CKR_OK &&
+		    (rv = w11_apply_template(o, t, n, 0)) != CKR_OK) {
+			w11_attrs_free(&o->attrs);
+			o->attrs = saved;
+			o->flags = flags;
+			memset(&saved, 0, sizeof(saved));
+		}
+		w11_attrs_free(&saved);
+		pthread_mutex_unlock(&tok->lock);
+		return rv;
+	} else {
+		for (CK_ULONG i = 0; i < n && rv == CKR_OK; i++) {
+			const unsigned char *val;
+			unsigned char *tmp = NULL;
+			CK_ULONG len = 0;
+			int same;
+
+			rv = w11_obj_attr(o, t[i].type, &val, &len, &tmp);
+			same = rv == CKR_OK && len == t[i].ulValueLen &&
+			       (!len || memcmp(val, t[i].pValue, len) == 0);
+			OPENSSL_clear_free(tmp, len);
+			if (rv != CKR_OK)
+				break;
+			if (same)
+				continue;
+			if (t[i].type == CKA_LABEL && o->role != W11_R_CHAIN) {
+				if (!t[i].ulValueLen ||
+				    memchr(t[i].pValue, 0, t[i].ulValueLen) ||
+				    !(c.label = strndup(t[i].pValue,
+							t[i].ulValueLen)))
+					rv = CKR_ATTRIBUTE_VALUE_INVALID;
+			} else if (t[i].type == CKA_ID &&
+				   (o->role == W11_R_PRIV ||
+				    o->role == W11_R_PUB ||
+				    o->role == W11_R_LEAF) &&
+				   t[i].ulValueLen && t[i].ulValueLen <= 64) {
+				c.set_id = 1;
+				c.id = t[i].pValue;
+				c.id_len = t[i].ulValueLen;
+			} else {
+				rv = CKR_ATTRIBUTE_READ_ONLY;
+			}
+		}
+		if (rv == CKR_OK && (c.label || c.set_id) &&
+		    !(c.alias = strdup(o->alias)))
+			rv = CKR_HOST_MEMORY;
+	}
+	pthread_mutex_unlock(&tok->lock);
+	if (rv == CKR_OK && (c.label || c.set_id) &&
+	    (rv = w11_may_create(s, 1, 0)) == CKR_OK)
+		rv = w11_token_edit(tok, set_fn, &c);
+	free(c.alias);
+	free(c.label);
+	return rv;
+}
+
+CK_RV C_SetAttributeValue(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE h,
+			  CK_ATTRIBUTE_PTR t, CK_ULONG n)
+{
+	w11_session *s;
+
+	W11_SESSION_CALL(hs, s, set_attrs(s, h, t, n));
+}
+

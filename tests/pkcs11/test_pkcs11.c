@@ -1,0 +1,2609 @@
+/*
+ * libwks-pkcs11.so (pkcs11/, docs/PKCS11.md) as a program sees it: the
+ * built module dlopen()ed and driven through its function list, with the
+ * stores written by libwks (linked here; the module carries its own
+ * static copy) and every signature, decryption and digest checked with
+ * OpenSSL directly.
+ *
+ * The stores are made once, at 10000 PBKDF2 iterations: "main.wks"
+ * (read by the read-only tests), copied to "w.wks" before each test that
+ * writes.  Every store the module changed is also read by
+ * shared/tools/wksdump.py (in the default mode two of them; all with
+ * WKS_TEST_FULL=1, which also signs more rounds in the thread test).
+ * Default mode: about 5 s on an idle 2-core machine.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "pkcs11v3.h"
+#include "config.h"
+#include "testutil.h"
+
+#define PIN "store pin 1"
+#define PIN_LEN (sizeof(PIN) - 1)
+#define KEYPW "key pin 2"
+#define KEYPW_LEN (sizeof(KEYPW) - 1)
+
+static void *lib;
+static CK_FUNCTION_LIST *F;
+static char *dir;
+static char conf[700], main_store[600], w_store[600], new_store[600];
+static EVP_PKEY *ed_key, *ed448_key;
+static uint8_t aes_key[32], hmac_key[32];
+
+/* slots, in the configuration's order */
+enum { SLOT_MAIN, SLOT_W, SLOT_RO, SLOT_NEW };
+
+#define CK(call) do { \
+	CK_RV rv_ = (call); \
+	if (rv_ != CKR_OK) \
+		fail_msg("%s: 0x%lx", #call, (unsigned long)rv_); \
+} while (0)
+#define CKE(want, call) do { \
+	CK_RV rv_ = (call); \
+	if (rv_ != (CK_RV)(want)) \
+		fail_msg("%s: 0x%lx, want 0x%lx (%s)", #call, \
+			 (unsigned long)rv_, (unsigned long)(want), #want); \
+} while (0)
+
+/* ---- fixtures ------------------------------------------------------------- */
+
+static X509 *self_signed(EVP_PKEY *key, const char *cn)
+{
+	X509 *x = X509_new();
+	X509_NAME *n = X509_get_subject_name(x);
+
+	assert_non_null(x);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 7);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400L * 30);
+	X509_set_pubkey(x, key);
+	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
+				   (const unsigned char *)cn, -1, -1, 0);
+	X509_set_issuer_name(x, n);
+	assert_true(X509_sign(x, key, NULL) > 0);
+	return x;
+}
+
+static void write_conf(void)
+{
+	FILE *f = fopen(conf, "w");
+
+	assert_non_null(f);
+	fprintf(f, "# test configuration\n"
+		"[token]\nlabel = main\nstore = main.wks\n"
+		"wolfjce.wks.iterationCount = 10000\n\n"
+		"[token]\nlabel = w\nstore = %s\n"
+		"wolfjce.wks.iterationCount = 10000\nkek-cache-ttl = 60\n\n"
+		"[token]\nlabel = ro\nstore = main.wks.link\nread-only = yes\n\n"
+		"[token]\nlabel = new\nstore = %s\n"
+		"wolfjce.wks.iterationCount = 10000\n",
+		w_store, new_store);
+	fclose(f);
+}
+
+static int group_setup(void **state)
+{
+	wks_store *st = tu_store_fast();
+	X509 *x;
+	char link[700];
+
+	(void)state;
+	dir = tu_tmpdir();
+	snprintf(conf, sizeof(conf), "%s/wks-pkcs11.conf", dir);
+	snprintf(main_store, sizeof(main_store), "%s/main.wks", dir);
+	snprintf(w_store, sizeof(w_store), "%s/w.wks", dir);
+	snprintf(new_store, sizeof(new_store), "%s/new.wks", dir);
+	snprintf(link, sizeof(link), "%s/main.wks.link", dir);
+	TU_OK(tu_set_key_files(st, "rsa", "server-key.pem",
+			       "server-cert-chain2.pem", PIN));
+	TU_OK(tu_set_key_files(st, "ec", "ecc-key.pem", "server-ecc-cert.pem",
+			       PIN));
+	/* a key with a password of its own */
+	TU_OK(tu_set_key_files(st, "other", "ecc-client-key.pem",
+			       "client-ecc-cert.pem", KEYPW));
+	assert_non_null(ed_key = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519"));
+	x = self_signed(ed_key, "ed");
+	TU_OK(wks_store_set_pkey(st, "ed", ed_key, &x, 1, PIN, PIN_LEN));
+	X509_free(x);
+	assert_non_null(ed448_key = EVP_PKEY_Q_keygen(NULL, NULL, "ED448"));
+	x = self_signed(ed448_key, "ed448");
+	TU_OK(wks_store_set_pkey(st, "ed448", ed448_key, &x, 1, PIN, PIN_LEN));
+	X509_free(x);
+	{
+		tu_der *ca = NULL;
+		size_t n = tu_pem_ders(&ca, tu_input("ca-cert.pem"),
+				       "CERTIFICATE");
+
+		assert_true(n >= 1);
+		TU_OK(wks_store_set_cert_der(st, "ca", ca[0].der, ca[0].len));
+		tu_ders_free(ca, n);
+	}
+	assert_int_equal(RAND_bytes(aes_key, 32), 1);
+	assert_int_equal(RAND_bytes(hmac_key, 32), 1);
+	TU_OK(wks_store_set_secret_key(st, "aes", "AES", aes_key, 32, PIN,
+				       PIN_LEN));
+	TU_OK(wks_store_set_secret_key(st, "hmac", "HmacSHA256", hmac_key, 32,
+				       PIN, PIN_LEN));
+	TU_OK(wks_store_save_file(st, main_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	assert_int_equal(symlink(main_store, link), 0);
+	write_conf();
+	setenv("WKS_PKCS11_CONF", conf, 1);
+	lib = dlopen(WKS_PKCS11_MODULE, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		fail_msg("dlopen: %s", dlerror());
+	{
+		CK_C_GetFunctionList gfl = (CK_C_GetFunctionList)(uintptr_t)
+			dlsym(lib, "C_GetFunctionList");
+
+		assert_non_null(gfl);
+		assert_int_equal(gfl(&F), CKR_OK);
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	EVP_PKEY_free(ed_key);
+	EVP_PKEY_free(ed448_key);
+	tu_rmtree(dir);
+	free(dir);
+	/* the module is built -z nodelete: dlclose() leaves it mapped */
+	if (lib)
+		dlclose(lib);
+	return 0;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	size_t n;
+	uint8_t *p = tu_read_file(from, &n);
+
+	tu_write_file(to, p, n);
+	free(p);
+}
+
+/* Each test: a fresh w.wks, no new.wks, the module initialised. */
+static int setup(void **state)
+{
+	(void)state;
+	copy_file(main_store, w_store);
+	unlink(new_store);
+	write_conf();
+	setenv("WKS_PKCS11_CONF", conf, 1);
+	CK(F->C_Initialize(NULL));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	F->C_Finalize(NULL);
+	return 0;
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static CK_SESSION_HANDLE open_session(CK_SLOT_ID slot, int rw)
+{
+	CK_SESSION_HANDLE s = 0;
+
+	CK(F->C_OpenSession(slot, CKF_SERIAL_SESSION | (rw ? CKF_RW_SESSION : 0),
+			    NULL, NULL, &s));
+	return s;
+}
+
+static CK_SESSION_HANDLE user_session(CK_SLOT_ID slot, int rw)
+{
+	CK_SESSION_HANDLE s = open_session(slot, rw);
+
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	return s;
+}
+
+/* Every object matching the template: the count, handles in out[]. */
+static size_t find(CK_SESSION_HANDLE s, CK_ATTRIBUTE *t, CK_ULONG n,
+		   CK_OBJECT_HANDLE *out, size_t max)
+{
+	CK_ULONG got = 0;
+
+	CK(F->C_FindObjectsInit(s, t, n));
+	CK(F->C_FindObjects(s, out, max, &got));
+	CK(F->C_FindObjectsFinal(s));
+	return got;
+}
+
+static size_t find_cls(CK_SESSION_HANDLE s, CK_OBJECT_CLASS cls,
+		       const char *label, CK_OBJECT_HANDLE *out, size_t max)
+{
+	CK_ATTRIBUTE t[2] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_LABEL, (void *)label, label ? strlen(label) : 0 },
+	};
+
+	return find(s, t, label ? 2 : 1, out, max);
+}
+
+static CK_OBJECT_HANDLE one(CK_SESSION_HANDLE s, CK_OBJECT_CLASS cls,
+			    const char *label)
+{
+	CK_OBJECT_HANDLE h[4];
+	size_t n = find_cls(s, cls, label, h, 4);
+
+	if (n != 1)
+		fail_msg("%zu objects of class %lu labelled \"%s\"", n,
+			 (unsigned long)cls, label);
+	return h[0];
+}
+
+/* An attribute's value (malloc'ed, *len set). */
+static uint8_t *attr(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o,
+		     CK_ATTRIBUTE_TYPE type, CK_ULONG *len)
+{
+	CK_ATTRIBUTE a = { type, NULL, 0 };
+	uint8_t *p;
+
+	CK(F->C_GetAttributeValue(s, o, &a, 1));
+	p = malloc(a.ulValueLen + 1);
+	assert_non_null(p);
+	a.pValue = p;
+	CK(F->C_GetAttributeValue(s, o, &a, 1));
+	*len = a.ulValueLen;
+	return p;
+}
+
+static CK_ULONG attr_ulong(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o,
+			   CK_ATTRIBUTE_TYPE type)
+{
+	CK_ULONG v = 0;
+	CK_ATTRIBUTE a = { type, &v, sizeof(v) };
+
+	CK(F->C_GetAttributeValue(s, o, &a, 1));
+	assert_int_equal(a.ulValueLen, sizeof(v));
+	return v;
+}
+
+static int attr_bool(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o,
+		     CK_ATTRIBUTE_TYPE type)
+{
+	CK_BBOOL v = 0;
+	CK_ATTRIBUTE a = { type, &v, sizeof(v) };
+
+	CK(F->C_GetAttributeValue(s, o, &a, 1));
+	return v == CK_TRUE;
+}
+
+/* The certificate object `label` as an X509. */
+static X509 *cert_of(CK_SESSION_HANDLE s, const char *label)
+{
+	CK_ULONG n;
+	uint8_t *der = attr(s, one(s, CKO_CERTIFICATE, label), CKA_VALUE, &n);
+	const unsigned char *p = der;
+	X509 *x = d2i_X509(NULL, &p, (long)n);
+
+	assert_non_null(x);
+	free(der);
+	return x;
+}
+
+/* Sign `data` in one call, with the size query first. */
+static uint8_t *sign1(CK_SESSION_HANDLE s, CK_MECHANISM *m,
+		      CK_OBJECT_HANDLE k, const uint8_t *data, size_t dn,
+		      CK_ULONG *sn)
+{
+	uint8_t *sig;
+
+	CK(F->C_SignInit(s, m, k));
+	*sn = 0;
+	CK(F->C_Sign(s, (CK_BYTE_PTR)data, dn, NULL, sn));
+	sig = malloc(*sn);
+	assert_non_null(sig);
+	CK(F->C_Sign(s, (CK_BYTE_PTR)data, dn, sig, sn));
+	return sig;
+}
+
+static uint8_t msg[] = "The quick brown fox jumps over the lazy dog";
+#define MSG_LEN (sizeof(msg) - 1)
+
+/* ---- general: function lists, interfaces, initialisation -------------------- */
+
+static void test_pkcs11__interfaces(void **state)
+{
+	CK_RV (*gil)(CK_INTERFACE_PTR, CK_ULONG_PTR) =
+		(CK_RV(*)(CK_INTERFACE_PTR, CK_ULONG_PTR))(uintptr_t)dlsym(
+			lib, "C_GetInterfaceList");
+	CK_RV (*gi)(CK_UTF8CHAR_PTR, CK_VERSION_PTR, CK_INTERFACE_PTR_PTR,
+		    CK_FLAGS) =
+		(CK_RV(*)(CK_UTF8CHAR_PTR, CK_VERSION_PTR,
+			  CK_INTERFACE_PTR_PTR, CK_FLAGS))(uintptr_t)dlsym(
+			lib, "C_GetInterface");
+	CK_INTERFACE list[2], *ip = NULL;
+	CK_VERSION v240 = { 2, 40 }, v99 = { 9, 9 };
+	CK_ULONG n = 0;
+	CK_INFO info;
+	const wks_p11_function_list_3_0 *f3;
+
+	(void)state;
+	assert_non_null(gil);
+	assert_non_null(gi);
+	assert_int_equal(F->version.major, 2);
+	assert_int_equal(F->version.minor, 40);
+	CK(gil(NULL, &n));
+	assert_int_equal(n, 2);
+	n = 1;
+	CKE(CKR_BUFFER_TOO_SMALL, gil(list, &n));
+	assert_int_equal(n, 2);
+	CK(gil(list, &n));
+	assert_string_equal((char *)list[0].pInterfaceName, "PKCS 11");
+	/* the default interface is 3.0; the module is not fork-safe */
+	CK(gi(NULL, NULL, &ip, 0));
+	f3 = ip->pFunctionList;
+	assert_int_equal(f3->v2.version.major, 3);
+	assert_int_equal(f3->v2.version.minor, 0);
+	assert_int_equal(ip->flags, 0);
+	assert_ptr_equal(f3->v2.C_Sign, F->C_Sign);
+	CK(gi((CK_UTF8CHAR_PTR) "PKCS 11", &v240, &ip, 0));
+	assert_ptr_equal(ip->pFunctionList, F);
+	CKE(CKR_ARGUMENTS_BAD, gi(NULL, &v99, &ip, 0));
+	CKE(CKR_ARGUMENTS_BAD, gi((CK_UTF8CHAR_PTR) "PKCS 12", NULL, &ip, 0));
+	CKE(CKR_ARGUMENTS_BAD, gi(NULL, NULL, &ip, CKF_INTERFACE_FORK_SAFE));
+	/* initialised by setup() */
+	CKE(CKR_CRYPTOKI_ALREADY_INITIALIZED, F->C_Initialize(NULL));
+	CK(F->C_GetInfo(&info));
+	assert_int_equal(info.cryptokiVersion.major, 2);
+	assert_memory_equal(info.manufacturerID, "libwks  ", 8);
+	CK(f3->v2.C_GetInfo(&info));
+	assert_int_equal(info.cryptokiVersion.major, 3);
+	/* the message functions are there and say no */
+	CKE(CKR_FUNCTION_NOT_SUPPORTED, f3->C_MessageSignInit(1, NULL, 0));
+	CKE(CKR_ARGUMENTS_BAD, F->C_Finalize((void *)1));
+	CK(F->C_Finalize(NULL));
+	CKE(CKR_CRYPTOKI_NOT_INITIALIZED, F->C_Finalize(NULL));
+	CKE(CKR_CRYPTOKI_NOT_INITIALIZED, F->C_GetInfo(&info));
+	CKE(CKR_CRYPTOKI_NOT_INITIALIZED, F->C_GetSlotList(0, NULL, &n));
+	CK(F->C_Initialize(NULL));
+}
+
+static CK_RV fake_create(CK_VOID_PTR_PTR m)
+{
+	*m = NULL;
+	return CKR_OK;
+}
+
+static CK_RV fake_mutex(CK_VOID_PTR m)
+{
+	(void)m;
+	return CKR_OK;
+}
+
+static void test_pkcs11__init_args(void **state)
+{
+	CK_C_INITIALIZE_ARGS a;
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	memset(&a, 0, sizeof(a));
+	a.CreateMutex = fake_create;
+	/* some callbacks but not all */
+	CKE(CKR_ARGUMENTS_BAD, F->C_Initialize(&a));
+	a.DestroyMutex = fake_mutex;
+	a.LockMutex = fake_mutex;
+	a.UnlockMutex = fake_mutex;
+	/* the application's mutexes only: the module cannot */
+	CKE(CKR_CANT_LOCK, F->C_Initialize(&a));
+	/* ... or either: the system's */
+	a.flags = CKF_OS_LOCKING_OK;
+	CK(F->C_Initialize(&a));
+	CK(F->C_Finalize(NULL));
+	/* no thread of the module's own: stores derive in the caller */
+	memset(&a, 0, sizeof(a));
+	a.flags = CKF_LIBRARY_CANT_CREATE_OS_THREADS | CKF_OS_LOCKING_OK;
+	CK(F->C_Initialize(&a));
+	{
+		CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+		CK_ULONG sn;
+		CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+		uint8_t *sig = sign1(s, &m, one(s, CKO_PRIVATE_KEY, "ec"), msg,
+				     MSG_LEN, &sn);
+
+		free(sig);
+	}
+}
+
+/* C_Initialize fails with CKR_GENERAL_ERROR and says `expect` on
+ * standard error (caught here). */
+static void expect_init_error(const char *expect)
+{
+	char path[700], out[4096];
+	int fd, saved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/stderr.txt", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	CKE(CKR_GENERAL_ERROR, F->C_Initialize(NULL));
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, out, sizeof(out) - 1, 0);
+	close(fd);
+	assert_true(n > 0);
+	out[n] = '\0';
+	if (!strstr(out, expect))
+		fail_msg("message \"%s\" lacks \"%s\"", out, expect);
+	assert_non_null(strstr(out, "libwks-pkcs11: "));
+}
+
+/* A configuration that C_Initialize refuses, with its message. */
+static void bad_conf(const char *text, const char *expect)
+{
+	char path[700];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bad.conf", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	setenv("WKS_PKCS11_CONF", path, 1);
+	expect_init_error(expect);
+	setenv("WKS_PKCS11_CONF", conf, 1);
+}
+
+static void test_pkcs11__bad_configuration(void **state)
+{
+	CK_ULONG n;
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	bad_conf("[token]\nlable = x\nstore = /a\n", "line 2: unknown key");
+	bad_conf("[token]\nlabel = x\n", "without a store");
+	bad_conf("[token]\nlabel = 123456789012345678901234567890123\n"
+		 "store = /a\n", "line 2: label: 33 bytes");
+	bad_conf("[token]\nlabel = a\nstore = /a\n[token]\nlabel = a\n"
+		 "store = /b\n", "line 4: label \"a\" is already");
+	bad_conf("[token]\nlabel = a\nstore = /a\nkek-cache-ttl = -5\n",
+		 "kek-cache-ttl: expected seconds");
+	bad_conf("[token]\nlabel = a\nstore = /a\nread-only = sometimes\n",
+		 "read-only: expected yes or no");
+	bad_conf("store = /a\n", "outside a [token] section");
+	bad_conf("[slot]\n", "unknown section [slot]");
+	bad_conf("[token]\nlabel = a\x1b[31m\nstore = /a\n",
+		 "label: invalid UTF-8 or a control character");
+	bad_conf("[token]\nla\x1b[2Jbel = a\n", "unknown key \"la?[2Jbel\"");
+	/* a named file that does not exist */
+	setenv("WKS_PKCS11_CONF", "/nonexistent/wks-pkcs11.conf", 1);
+	expect_init_error("/nonexistent/wks-pkcs11.conf: No such file");
+	CKE(CKR_CRYPTOKI_NOT_INITIALIZED, F->C_GetSlotList(0, NULL, &n));
+	/* an empty file: no token */
+	{
+		char path[700];
+
+		snprintf(path, sizeof(path), "%s/empty.conf", dir);
+		tu_write_file(path, (const uint8_t *)"# nothing\n", 10);
+		setenv("WKS_PKCS11_CONF", path, 1);
+		CK(F->C_Initialize(NULL));
+		CK(F->C_GetSlotList(CK_TRUE, NULL, &n));
+		assert_int_equal(n, 0);
+		CK(F->C_Finalize(NULL));
+	}
+	setenv("WKS_PKCS11_CONF", conf, 1);
+	CK(F->C_Initialize(NULL));
+}
+
+/* The parser alone (pkcs11/config.c): what it makes of good input. */
+static void test_pkcs11__config_parser(void **state)
+{
+	const char *text =
+		"; comment\r\n[ token ]\r\n  label =  spaced label \r\n"
+		"store=rel/x.wks\r\nread-only = YES\r\nkek-cache-ttl = 42\r\n"
+		"wolfjce.wks.iterationCount = 20000\r\n"
+		"libwks.keystore.kekCacheIdleSec =\r\n"
+		"[token]\nlabel = b\nstore = /abs/b.wks\n";
+	w11_conf *c = NULL;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(w11_conf_parse(&c, text, strlen(text), "/base", err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(c->ntokens, 2);
+	assert_string_equal(c->tokens[0].label, "spaced label");
+	assert_string_equal(c->tokens[0].store, "/base/rel/x.wks");
+	assert_int_equal(c->tokens[0].read_only, 1);
+	assert_int_equal(c->tokens[0].kek_ttl, 42);
+	assert_int_equal(c->tokens[0].nprops, 2);
+	assert_string_equal(c->tokens[0].prop_name[0],
+			    "wolfjce.wks.iterationCount");
+	assert_string_equal(c->tokens[0].prop_value[0], "20000");
+	assert_string_equal(c->tokens[0].prop_value[1], "");
+	assert_int_equal(c->tokens[1].read_only, 0);
+	assert_int_equal(c->tokens[1].kek_ttl, -1);
+	w11_conf_free(c);
+	/* NUL bytes and over-long lines */
+	assert_int_equal(w11_conf_parse(&c, "[token]\0x", 9, NULL, err,
+					sizeof(err)),
+			 -1);
+	assert_null(c);
+	assert_non_null(strstr(err, "line 1: a NUL byte"));
+	{
+		size_t n = W11_CONF_MAX_LINE + 10;
+		char *big = malloc(n);
+
+		memset(big, 'a', n);
+		assert_int_equal(w11_conf_parse(&c, big, n, NULL, err,
+						sizeof(err)),
+				 -1);
+		assert_non_null(strstr(err, "longer than"));
+		free(big);
+	}
+	/* a relative store needs a folder */
+	assert_int_equal(w11_conf_parse(&c, "[token]\nlabel=a\nstore=x\n", 23,
+					NULL, err, sizeof(err)),
+			 -1);
+}
+
+/* ---- slots and tokens ----------------------------------------------------------- */
+
+static void test_pkcs11__slots_and_tokens(void **state)
+{
+	CK_SLOT_ID slots[8];
+	CK_ULONG n = 0;
+	CK_TOKEN_INFO ti, ti2;
+	CK_SLOT_INFO si;
+	CK_SESSION_INFO sinfo;
+	CK_SESSION_HANDLE s;
+
+	(void)state;
+	CK(F->C_GetSlotList(CK_TRUE, NULL, &n));
+	assert_int_equal(n, 4);
+	n = 2;
+	CKE(CKR_BUFFER_TOO_SMALL, F->C_GetSlotList(CK_TRUE, slots, &n));
+	assert_int_equal(n, 4);
+	CK(F->C_GetSlotList(CK_FALSE, slots, &n));
+	assert_int_equal(slots[3], 3);
+	CK(F->C_GetSlotInfo(SLOT_MAIN, &si));
+	assert_true(si.flags & CKF_TOKEN_PRESENT);
+	CKE(CKR_SLOT_ID_INVALID, F->C_GetSlotInfo(4, &si));
+	CK(F->C_GetTokenInfo(SLOT_MAIN, &ti));
+	assert_memory_equal(ti.label, "main                            ", 32);
+	assert_true(ti.flags & CKF_TOKEN_INITIALIZED);
+	assert_true(ti.flags & CKF_LOGIN_REQUIRED);
+	assert_false(ti.flags & CKF_WRITE_PROTECTED);
+	/* the serial is the store's, whatever path names it */
+	CK(F->C_GetTokenInfo(SLOT_RO, &ti2));
+	assert_memory_equal(ti.serialNumber, ti2.serialNumber, 16);
+	assert_true(ti2.flags & CKF_WRITE_PROTECTED);
+	CK(F->C_GetTokenInfo(SLOT_W, &ti2));
+	assert_memory_not_equal(ti.serialNumber, ti2.serialNumber, 16);
+	/* a store that does not exist yet: not initialised */
+	CK(F->C_GetTokenInfo(SLOT_NEW, &ti));
+	assert_false(ti.flags & CKF_TOKEN_INITIALIZED);
+	/* stable across initialisations */
+	CK(F->C_GetTokenInfo(SLOT_W, &ti));
+	CK(F->C_Finalize(NULL));
+	CK(F->C_Initialize(NULL));
+	CK(F->C_GetTokenInfo(SLOT_W, &ti2));
+	assert_memory_equal(ti.serialNumber, ti2.serialNumber, 16);
+	/* sessions */
+	CKE(CKR_SESSION_PARALLEL_NOT_SUPPORTED,
+	    F->C_OpenSession(SLOT_MAIN, 0, NULL, NULL, &s));
+	CKE(CKR_TOKEN_WRITE_PROTECTED,
+	    F->C_OpenSession(SLOT_RO, CKF_SERIAL_SESSION | CKF_RW_SESSION,
+			     NULL, NULL, &s));
+	s = open_session(SLOT_MAIN, 1);
+	CK(F->C_GetSessionInfo(s, &sinfo));
+	assert_int_equal(sinfo.state, CKS_RW_PUBLIC_SESSION);
+	CK(F->C_GetTokenInfo(SLOT_MAIN, &ti));
+	assert_int_equal(ti.ulSessionCount, 1);
+	assert_int_equal(ti.ulRwSessionCount, 1);
+	CK(F->C_CloseSession(s));
+	CKE(CKR_SESSION_HANDLE_INVALID, F->C_CloseSession(s));
+	CKE(CKR_SESSION_HANDLE_INVALID, F->C_GetSessionInfo(s, &sinfo));
+}
+
+/* ---- objects --------------------------------------------------------------------- */
+
+static void test_pkcs11__public_objects(void **state)
+{
+	CK_SESSION_HANDLE s = open_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE h[32], pub, crt, ca;
+	CK_ULONG n, n2;
+	uint8_t *v, *v2, buf[4];
+	wks_store *st = tu_store_fast();
+	X509 *leaf;
+	BIGNUM *bn = NULL;
+	CK_ATTRIBUTE a;
+	CK_OBJECT_CLASS cls;
+	CK_ATTRIBUTE t[1] = { { CKA_CLASS, &cls, sizeof(cls) } };
+
+	(void)state;
+	TU_OK(wks_store_load_file(st, main_store, PIN, PIN_LEN));
+	/* without login: certificates and public keys only */
+	cls = CKO_PRIVATE_KEY;
+	assert_int_equal(find(s, t, 1, h, 32), 0);
+	cls = CKO_SECRET_KEY;
+	assert_int_equal(find(s, t, 1, h, 32), 0);
+	/* rsa (leaf + CA), ec, other, ed, ed448, and the trusted ca */
+	cls = CKO_CERTIFICATE;
+	assert_int_equal(find(s, t, 1, h, 32), 7);
+	cls = CKO_PUBLIC_KEY;
+	assert_int_equal(find(s, t, 1, h, 32), 5);
+	assert_int_equal(find(s, NULL, 0, h, 32), 12);
+
+	/* an RSA public key: modulus and exponent are the certificate's */
+	pub = one(s, CKO_PUBLIC_KEY, "rsa");
+	crt = one(s, CKO_CERTIFICATE, "rsa");
+	assert_int_equal(attr_ulong(s, pub, CKA_KEY_TYPE), CKK_RSA);
+	TU_OK(wks_store_get_cert(&leaf, st, "rsa", 0));
+	v = attr(s, pub, CKA_MODULUS, &n);
+	assert_true(EVP_PKEY_get_bn_param(X509_get0_pubkey(leaf),
+					  OSSL_PKEY_PARAM_RSA_N, &bn));
+	assert_int_equal(n, (CK_ULONG)BN_num_bytes(bn));
+	{
+		uint8_t *m = malloc(n);
+
+		BN_bn2bin(bn, m);
+		assert_memory_equal(v, m, n);
+		free(m);
+	}
+	BN_free(bn);
+	free(v);
+	v = attr(s, pub, CKA_PUBLIC_EXPONENT, &n);
+	assert_int_equal(n, 3);
+	assert_memory_equal(v, "\x01\x00\x01", 3);
+	free(v);
+	assert_int_equal(attr_ulong(s, pub, CKA_MODULUS_BITS), 2048);
+	assert_true(attr_bool(s, pub, CKA_VERIFY));
+	assert_true(attr_bool(s, pub, CKA_ENCRYPT));
+	assert_true(attr_bool(s, pub, CKA_TOKEN));
+	assert_false(attr_bool(s, pub, CKA_PRIVATE));
+	/* CKA_ID: the certificate's subject key identifier, shared */
+	v = attr(s, pub, CKA_ID, &n);
+	v2 = attr(s, crt, CKA_ID, &n2);
+	assert_int_equal(n, n2);
+	assert_memory_equal(v, v2, n);
+	{
+		const ASN1_OCTET_STRING *ski = X509_get0_subject_key_id(leaf);
+
+		assert_non_null(ski);
+		assert_int_equal(n, (CK_ULONG)ski->length);
+		assert_memory_equal(v, ski->data, n);
+	}
+	free(v2);
+	/* the certificate: DER, subject, issuer, serial */
+	{
+		unsigned char *der = NULL;
+		int dl = i2d_X509(leaf, &der);
+
+		v2 = attr(s, crt, CKA_VALUE, &n2);
+		assert_int_equal(n2, dl);
+		assert_memory_equal(v2, der, n2);
+		OPENSSL_free(der);
+		free(v2);
+		der = NULL;
+		dl = i2d_X509_NAME(X509_get_subject_name(leaf), &der);
+		v2 = attr(s, crt, CKA_SUBJECT, &n2);
+		assert_int_equal(n2, dl);
+		assert_memory_equal(v2, der, n2);
+		OPENSSL_free(der);
+		free(v2);
+		der = NULL;
+		dl = i2d_X509_NAME(X509_get_issuer_name(leaf), &der);
+		v2 = attr(s, crt, CKA_ISSUER, &n2);
+		assert_memory_equal(v2, der, n2);
+		OPENSSL_free(der);
+		free(v2);
+		der = NULL;
+		dl = i2d_ASN1_INTEGER(X509_get_serialNumber(leaf), &der);
+		v2 = attr(s, crt, CKA_SERIAL_NUMBER, &n2);
+		assert_int_equal(n2, dl);
+		assert_memory_equal(v2, der, n2);
+		OPENSSL_free(der);
+		free(v2);
+	}
+	assert_int_equal(attr_ulong(s, crt, CKA_CERTIFICATE_TYPE), CKC_X_509);
+	assert_int_equal(attr_ulong(s, crt, CKA_CERTIFICATE_CATEGORY), 1);
+	assert_false(attr_bool(s, crt, CKA_TRUSTED));
+	X509_free(leaf);
+	free(v);
+	/* the chain's CA certificate and the trusted entry */
+	crt = one(s, CKO_CERTIFICATE, "rsa/1");
+	assert_false(attr_bool(s, crt, CKA_TRUSTED));
+	assert_int_equal(attr_ulong(s, crt, CKA_CERTIFICATE_CATEGORY), 2);
+	ca = one(s, CKO_CERTIFICATE, "ca");
+	assert_true(attr_bool(s, ca, CKA_TRUSTED));
+	/* an EC public key: named curve, DER OCTET STRING point */
+	pub = one(s, CKO_PUBLIC_KEY, "ec");
+	v = attr(s, pub, CKA_EC_PARAMS, &n);
+	assert_int_equal(n, 10);
+	assert_memory_equal(v, "\x06\x08\x2a\x86\x48\xce\x3d\x03\x01\x07", 10);
+	free(v);
+	v = attr(s, pub, CKA_EC_POINT, &n);
+	assert_int_equal(n, 67);
+	assert_int_equal(v[0], 0x04);
+	assert_int_equal(v[1], 65);
+	assert_int_equal(v[2], 0x04); /* uncompressed */
+	free(v);
+	/* Ed25519: the curve's OID, the 32-byte key in an OCTET STRING */
+	pub = one(s, CKO_PUBLIC_KEY, "ed");
+	assert_int_equal(attr_ulong(s, pub, CKA_KEY_TYPE), CKK_EC_EDWARDS);
+	v = attr(s, pub, CKA_EC_PARAMS, &n);
+	assert_int_equal(n, 5);
+	assert_memory_equal(v, "\x06\x03\x2b\x65\x70", 5);
+	free(v);
+	v = attr(s, pub, CKA_EC_POINT, &n);
+	assert_int_equal(n, 34);
+	{
+		uint8_t raw[32];
+		size_t rl = 32;
+
+		assert_true(EVP_PKEY_get_raw_public_key(ed_key, raw, &rl));
+		assert_memory_equal(v + 2, raw, 32);
+	}
+	free(v);
+	/* the size rules of C_GetAttributeValue */
+	a.type = CKA_LABEL;
+	a.pValue = buf;
+	a.ulValueLen = 1;
+	CKE(CKR_BUFFER_TOO_SMALL, F->C_GetAttributeValue(s, pub, &a, 1));
+	assert_int_equal(a.ulValueLen, CK_UNAVAILABLE_INFORMATION);
+	a.type = CKA_MODULUS;
+	a.ulValueLen = sizeof(buf);
+	CKE(CKR_ATTRIBUTE_TYPE_INVALID, F->C_GetAttributeValue(s, pub, &a, 1));
+	assert_int_equal(a.ulValueLen, CK_UNAVAILABLE_INFORMATION);
+	CKE(CKR_OBJECT_HANDLE_INVALID,
+	    F->C_GetAttributeValue(s, 999999, &a, 1));
+	/* find: a second Init while one is active */
+	CK(F->C_FindObjectsInit(s, NULL, 0));
+	CKE(CKR_OPERATION_ACTIVE, F->C_FindObjectsInit(s, NULL, 0));
+	CK(F->C_FindObjectsFinal(s));
+	CKE(CKR_OPERATION_NOT_INITIALIZED, F->C_FindObjects(s, h, 1, &n));
+	wks_store_free(st);
+}
+
+static void test_pkcs11__login(void **state)
+{
+	CK_SESSION_HANDLE s = open_session(SLOT_MAIN, 0), s2;
+	CK_OBJECT_HANDLE h[32], k;
+	CK_SESSION_INFO si;
+	CK_ATTRIBUTE a;
+	uint8_t buf[64];
+	CK_ULONG n;
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+
+	(void)state;
+	CKE(CKR_PIN_INCORRECT,
+	    F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "wrong", 5));
+	CKE(CKR_PIN_LEN_RANGE, F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "", 0));
+	CKE(CKR_USER_TYPE_INVALID,
+	    F->C_Login(s, 7, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CKE(CKR_USER_NOT_LOGGED_IN, F->C_Logout(s));
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CKE(CKR_USER_ALREADY_LOGGED_IN,
+	    F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	/* one login for every session of the token */
+	s2 = open_session(SLOT_MAIN, 0);
+	CK(F->C_GetSessionInfo(s2, &si));
+	assert_int_equal(si.state, CKS_RO_USER_FUNCTIONS);
+	assert_int_equal(find_cls(s2, CKO_PRIVATE_KEY, NULL, h, 32), 5);
+	assert_int_equal(find_cls(s2, CKO_SECRET_KEY, NULL, h, 32), 2);
+	/* private keys: sensitive, not extractable */
+	k = one(s, CKO_PRIVATE_KEY, "rsa");
+	assert_true(attr_bool(s, k, CKA_SENSITIVE));
+	assert_false(attr_bool(s, k, CKA_EXTRACTABLE));
+	assert_false(attr_bool(s, k, CKA_ALWAYS_SENSITIVE));
+	assert_false(attr_bool(s, k, CKA_NEVER_EXTRACTABLE));
+	assert_true(attr_bool(s, k, CKA_SIGN));
+	assert_true(attr_bool(s, k, CKA_DECRYPT));
+	assert_true(attr_bool(s, k, CKA_PRIVATE));
+	assert_false(attr_bool(s, k, CKA_ALWAYS_AUTHENTICATE));
+	free(attr(s, k, CKA_MODULUS, &n));
+	assert_int_equal(n, 256);
+	a.type = CKA_PRIVATE_EXPONENT;
+	a.pValue = buf;
+	a.ulValueLen = sizeof(buf);
+	CKE(CKR_ATTRIBUTE_SENSITIVE, F->C_GetAttributeValue(s, k, &a, 1));
+	assert_int_equal(a.ulValueLen, CK_UNAVAILABLE_INFORMATION);
+	/* the key with a password of its own */
+	k = one(s, CKO_PRIVATE_KEY, "other");
+	assert_true(attr_bool(s, k, CKA_ALWAYS_AUTHENTICATE));
+	{
+		CK_BBOOL yes = CK_TRUE;
+		CK_ATTRIBUTE t[1] = { { CKA_ALWAYS_AUTHENTICATE, &yes, 1 } };
+
+		assert_int_equal(find(s, t, 1, h, 32), 1);
+		assert_int_equal(h[0], k);
+	}
+	/* secret keys */
+	k = one(s, CKO_SECRET_KEY, "aes");
+	assert_int_equal(attr_ulong(s, k, CKA_KEY_TYPE), CKK_AES);
+	assert_int_equal(attr_ulong(s, k, CKA_VALUE_LEN), 32);
+	assert_true(attr_bool(s, k, CKA_ENCRYPT));
+	a.type = CKA_VALUE;
+	a.ulValueLen = sizeof(buf);
+	CKE(CKR_ATTRIBUTE_SENSITIVE, F->C_GetAttributeValue(s, k, &a, 1));
+	assert_false(attr_bool(s, k, CKA_ALWAYS_AUTHENTICATE));
+	k = one(s, CKO_SECRET_KEY, "hmac");
+	assert_int_equal(attr_ulong(s, k, CKA_KEY_TYPE), CKK_GENERIC_SECRET);
+	assert_true(attr_bool(s, k, CKA_SIGN));
+	/* logout: private objects gone, operations refused */
+	k = one(s, CKO_PRIVATE_KEY, "ec");
+	CK(F->C_Logout(s2));
+	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, NULL, h, 32), 0);
+	CKE(CKR_USER_NOT_LOGGED_IN, F->C_SignInit(s, &m, k));
+	CKE(CKR_OBJECT_HANDLE_INVALID, F->C_GetAttributeValue(s, k, &a, 1));
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CK(F->C_SignInit(s, &m, k));
+	/* closing the last session logs out */
+	CK(F->C_CloseSession(s2));
+	CK(F->C_CloseSession(s));
+	s = open_session(SLOT_MAIN, 0);
+	CK(F->C_GetSessionInfo(s, &si));
+	assert_int_equal(si.state, CKS_RO_PUBLIC_SESSION);
+	/* and C_CloseAllSessions too */
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CK(F->C_CloseAllSessions(SLOT_MAIN));
+	CKE(CKR_SESSION_HANDLE_INVALID, F->C_GetSessionInfo(s, &si));
+	s = open_session(SLOT_MAIN, 0);
+	CK(F->C_GetSessionInfo(s, &si));
+	assert_int_equal(si.state, CKS_RO_PUBLIC_SESSION);
+}
+
+/* ---- signatures ------------------------------------------------------------- */
+
+static const struct {
+	CK_MECHANISM_TYPE mech, hash;
+	const char *md;
+	int pss;
+} rsa_mechs[] = {
+	{ CKM_SHA1_RSA_PKCS, CKM_SHA_1, "SHA1", 0 },
+	{ CKM_SHA224_RSA_PKCS, CKM_SHA224, "SHA224", 0 },
+	{ CKM_SHA256_RSA_PKCS, CKM_SHA256, "SHA256", 0 },
+	{ CKM_SHA384_RSA_PKCS, CKM_SHA384, "SHA384", 0 },
+	{ CKM_SHA512_RSA_PKCS, CKM_SHA512, "SHA512", 0 },
+	{ CKM_SHA1_RSA_PKCS_PSS, CKM_SHA_1, "SHA1", 1 },
+	{ CKM_SHA224_RSA_PKCS_PSS, CKM_SHA224, "SHA224", 1 },
+	{ CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, "SHA256", 1 },
+	{ CKM_SHA384_RSA_PKCS_PSS, CKM_SHA384, "SHA384", 1 },
+	{ CKM_SHA512_RSA_PKCS_PSS, CKM_SHA512, "SHA512", 1 },
+};
+
+static CK_ULONG mgf_of(CK_MECHANISM_TYPE h)
+{
+	switch (h) {
+	case CKM_SHA_1:
+		return CKG_MGF1_SHA1;
+	case CKM_SHA224:
+		return CKG_MGF1_SHA224;
+	case CKM_SHA256:
+		return CKG_MGF1_SHA256;
+	case CKM_SHA384:
+		return CKG_MGF1_SHA384;
+	default:
+		return CKG_MGF1_SHA512;
+	}
+}
+
+/* OpenSSL's verdict on an RSA signature of msg (PKCS#1 or PSS). */
+static int ossl_rsa_verify(EVP_PKEY *pk, const char *md, int pss,
+			   const uint8_t *sig, size_t sn)
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	EVP_PKEY_CTX *pc = NULL;
+	int ok;
+
+	ok = EVP_DigestVerifyInit_ex(c, &pc, md, NULL, NULL, pk, NULL) > 0;
+	if (ok && pss)
+		ok = EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING) > 0 &&
+		     EVP_PKEY_CTX_set_rsa_pss_saltlen(pc,
+						      RSA_PSS_SALTLEN_DIGEST) > 0;
+	ok = ok && EVP_DigestVerify(c, sig, sn, msg, MSG_LEN) == 1;
+	EVP_MD_CTX_free(c);
+	return ok;
+}
+
+static void test_pkcs11__sign_rsa(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "rsa");
+	CK_OBJECT_HANDLE pub = one(s, CKO_PUBLIC_KEY, "rsa");
+	X509 *x = cert_of(s, "rsa");
+	EVP_PKEY *pk = X509_get0_pubkey(x);
+	uint8_t *sig, small[8], md[64];
+	CK_ULONG sn, n;
+	unsigned int mdl;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rsa_mechs) / sizeof(rsa_mechs[0]); i++) {
+		CK_RSA_PKCS_PSS_PARAMS pp = { rsa_mechs[i].hash,
+					      mgf_of(rsa_mechs[i].hash), 0 };
+		CK_MECHANISM m = { rsa_mechs[i].mech, NULL, 0 };
+
+		if (rsa_mechs[i].pss) {
+			pp.sLen = (CK_ULONG)EVP_MD_get_size(
+				EVP_get_digestbyname(rsa_mechs[i].md));
+			m.pParameter = &pp;
+			m.ulParameterLen = sizeof(pp);
+		}
+		/* single-part */
+		sig = sign1(s, &m, k, msg, MSG_LEN, &sn);
+		assert_int_equal(sn, 256);
+		assert_true(ossl_rsa_verify(pk, rsa_mechs[i].md,
+					    rsa_mechs[i].pss, sig, sn));
+		/* and through the module */
+		CK(F->C_VerifyInit(s, &m, pub));
+		CK(F->C_Verify(s, msg, MSG_LEN, sig, sn));
+		sig[10] ^= 1;
+		CK(F->C_VerifyInit(s, &m, pub));
+		CKE(CKR_SIGNATURE_INVALID, F->C_Verify(s, msg, MSG_LEN, sig, sn));
+		free(sig);
+		/* multi-part, with a buffer too small first */
+		CK(F->C_SignInit(s, &m, k));
+		CK(F->C_SignUpdate(s, msg, 10));
+		CK(F->C_SignUpdate(s, msg + 10, MSG_LEN - 10));
+		n = sizeof(small);
+		CKE(CKR_BUFFER_TOO_SMALL, F->C_SignFinal(s, small, &n));
+		assert_int_equal(n, 256);
+		sig = malloc(n);
+		CK(F->C_SignFinal(s, sig, &n));
+		assert_true(ossl_rsa_verify(pk, rsa_mechs[i].md,
+					    rsa_mechs[i].pss, sig, n));
+		CK(F->C_VerifyInit(s, &m, pub));
+		CK(F->C_VerifyUpdate(s, msg, 5));
+		CK(F->C_VerifyUpdate(s, msg + 5, MSG_LEN - 5));
+		CK(F->C_VerifyFinal(s, sig, n));
+		free(sig);
+	}
+	/* raw PKCS#1 v1.5 over a DigestInfo */
+	{
+		static const uint8_t prefix[] = {
+			0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48,
+			0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04,
+			0x20
+		};
+		uint8_t di[19 + 32];
+		CK_MECHANISM m = { CKM_RSA_PKCS, NULL, 0 };
+
+		memcpy(di, prefix, 19);
+		EVP_Digest(msg, MSG_LEN, di + 19, &mdl, EVP_sha256(), NULL);
+		sig = sign1(s, &m, k, di, sizeof(di), &sn);
+		assert_true(ossl_rsa_verify(pk, "SHA256", 0, sig, sn));
+		free(sig);
+		/* no multi-part form; too long an input */
+		CK(F->C_SignInit(s, &m, k));
+		CKE(CKR_FUNCTION_NOT_SUPPORTED, F->C_SignUpdate(s, di, 5));
+		CKE(CKR_OPERATION_NOT_INITIALIZED, F->C_SignFinal(s, NULL, &n));
+		CK(F->C_SignInit(s, &m, k));
+		{
+			uint8_t big[250] = { 0 };
+
+			n = 256;
+			sig = malloc(n);
+			CKE(CKR_DATA_LEN_RANGE,
+			    F->C_Sign(s, big, sizeof(big), sig, &n));
+			free(sig);
+		}
+	}
+	/* raw PSS over a hash */
+	{
+		CK_RSA_PKCS_PSS_PARAMS pp = { CKM_SHA384, CKG_MGF1_SHA384, 48 };
+		CK_MECHANISM m = { CKM_RSA_PKCS_PSS, &pp, sizeof(pp) };
+		EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new(pk, NULL);
+
+		EVP_Digest(msg, MSG_LEN, md, &mdl, EVP_sha384(), NULL);
+		sig = sign1(s, &m, k, md, mdl, &sn);
+		assert_true(EVP_PKEY_verify_init(pc) > 0);
+		assert_true(EVP_PKEY_CTX_set_rsa_padding(pc,
+						RSA_PKCS1_PSS_PADDING) > 0);
+		assert_true(EVP_PKEY_CTX_set_signature_md(pc, EVP_sha384()) > 0);
+		assert_true(EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, 48) > 0);
+		assert_int_equal(EVP_PKEY_verify(pc, sig, sn, md, mdl), 1);
+		EVP_PKEY_CTX_free(pc);
+		free(sig);
+		/* a hash of the wrong length, bad parameters */
+		CK(F->C_SignInit(s, &m, k));
+		n = 256;
+		sig = malloc(n);
+		CKE(CKR_DATA_LEN_RANGE, F->C_Sign(s, md, 32, sig, &n));
+		free(sig);
+		pp.hashAlg = 12345;
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_SignInit(s, &m, k));
+		m.ulParameterLen = 3;
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_SignInit(s, &m, k));
+	}
+	/* wrong mechanisms, wrong keys, wrong signature lengths */
+	{
+		CK_MECHANISM m = { CKM_ECDSA, NULL, 0 }, m2 = { 0x7777, NULL, 0 };
+		CK_MECHANISM m3 = { CKM_SHA256_RSA_PKCS, NULL, 0 };
+		uint8_t junk[100] = { 0 };
+
+		CKE(CKR_KEY_TYPE_INCONSISTENT, F->C_SignInit(s, &m, k));
+		CKE(CKR_MECHANISM_INVALID, F->C_SignInit(s, &m2, k));
+		CKE(CKR_KEY_FUNCTION_NOT_PERMITTED, F->C_SignInit(s, &m3, pub));
+		CKE(CKR_KEY_HANDLE_INVALID,
+		    F->C_SignInit(s, &m3, one(s, CKO_CERTIFICATE, "rsa")));
+		CKE(CKR_OPERATION_NOT_INITIALIZED,
+		    F->C_Sign(s, msg, MSG_LEN, NULL, &n));
+		CK(F->C_VerifyInit(s, &m3, pub));
+		CKE(CKR_SIGNATURE_LEN_RANGE,
+		    F->C_Verify(s, msg, MSG_LEN, junk, sizeof(junk)));
+		CK(F->C_SignInit(s, &m3, k));
+		CKE(CKR_OPERATION_ACTIVE, F->C_SignInit(s, &m3, k));
+		CK(F->C_Sign(s, msg, MSG_LEN, NULL, &n)); /* size only */
+		assert_int_equal(n, 256);
+		sig = malloc(n);
+		CK(F->C_Sign(s, msg, MSG_LEN, sig, &n)); /* still active */
+		free(sig);
+	}
+	X509_free(x);
+}
+
+/* r || s as an ECDSA-Sig-Value for OpenSSL. */
+static int ossl_ecdsa_verify(EVP_PKEY *pk, const uint8_t *hash, size_t hl,
+			     const uint8_t *sig, size_t sn)
+{
+	ECDSA_SIG *es = ECDSA_SIG_new();
+	unsigned char *der = NULL;
+	EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new(pk, NULL);
+	int dl, ok;
+
+	ECDSA_SIG_set0(es, BN_bin2bn(sig, (int)sn / 2, NULL),
+		       BN_bin2bn(sig + sn / 2, (int)sn / 2, NULL));
+	dl = i2d_ECDSA_SIG(es, &der);
+	ok = EVP_PKEY_verify_init(pc) > 0 &&
+	     EVP_PKEY_verify(pc, der, (size_t)dl, hash, hl) == 1;
+	OPENSSL_free(der);
+	ECDSA_SIG_free(es);
+	EVP_PKEY_CTX_free(pc);
+	return ok;
+}
+
+static void test_pkcs11__sign_ec_ed(void **state)
+{
+	static const struct {
+		CK_MECHANISM_TYPE m;
+		const char *md;
+	} ms[] = {
+		{ CKM_ECDSA_SHA1, "SHA1" },     { CKM_ECDSA_SHA224, "SHA224" },
+		{ CKM_ECDSA_SHA256, "SHA256" }, { CKM_ECDSA_SHA384, "SHA384" },
+		{ CKM_ECDSA_SHA512, "SHA512" },
+	};
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec");
+	CK_OBJECT_HANDLE pub = one(s, CKO_PUBLIC_KEY, "ec");
+	X509 *x = cert_of(s, "ec");
+	uint8_t *sig, hash[64];
+	unsigned int hl;
+	CK_ULONG sn;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		CK_MECHANISM m = { ms[i].m, NULL, 0 };
+
+		EVP_Digest(msg, MSG_LEN, hash, &hl,
+			   EVP_get_digestbyname(ms[i].md), NULL);
+		sig = sign1(s, &m, k, msg, MSG_LEN, &sn);
+		assert_int_equal(sn, 64);
+		assert_true(ossl_ecdsa_verify(X509_get0_pubkey(x), hash, hl,
+					      sig, sn));
+		CK(F->C_VerifyInit(s, &m, pub));
+		CK(F->C_VerifyUpdate(s, msg, MSG_LEN));
+		CK(F->C_VerifyFinal(s, sig, sn));
+		free(sig);
+	}
+	{
+		CK_MECHANISM m = { CKM_ECDSA, NULL, 0 };
+
+		EVP_Digest(msg, MSG_LEN, hash, &hl, EVP_sha256(), NULL);
+		sig = sign1(s, &m, k, hash, hl, &sn);
+		assert_true(ossl_ecdsa_verify(X509_get0_pubkey(x), hash, hl,
+					      sig, sn));
+		CK(F->C_VerifyInit(s, &m, pub));
+		CK(F->C_Verify(s, hash, hl, sig, sn));
+		CK(F->C_VerifyInit(s, &m, pub));
+		CKE(CKR_SIGNATURE_LEN_RANGE, F->C_Verify(s, hash, hl, sig, 63));
+		free(sig);
+	}
+	X509_free(x);
+	/* EdDSA: Ed25519 and Ed448, single- and multi-part */
+	for (int i = 0; i < 2; i++) {
+		const char *label = i ? "ed448" : "ed";
+		EVP_PKEY *pk = i ? ed448_key : ed_key;
+		CK_MECHANISM m = { CKM_EDDSA, NULL, 0 };
+		EVP_MD_CTX *c = EVP_MD_CTX_new();
+		CK_ULONG n;
+
+		k = one(s, CKO_PRIVATE_KEY, label);
+		sig = sign1(s, &m, k, msg, MSG_LEN, &sn);
+		assert_int_equal(sn, i ? 114 : 64);
+		assert_true(EVP_DigestVerifyInit(c, NULL, NULL, NULL, pk) > 0);
+		assert_int_equal(EVP_DigestVerify(c, sig, sn, msg, MSG_LEN), 1);
+		EVP_MD_CTX_free(c);
+		CK(F->C_SignInit(s, &m, k));
+		CK(F->C_SignUpdate(s, msg, 7));
+		CK(F->C_SignUpdate(s, msg + 7, MSG_LEN - 7));
+		n = sn;
+		{
+			uint8_t *sig2 = malloc(n);
+
+			CK(F->C_SignFinal(s, sig2, &n));
+			/* EdDSA is deterministic */
+			assert_memory_equal(sig, sig2, sn);
+			free(sig2);
+		}
+		CK(F->C_VerifyInit(s, &m, one(s, CKO_PUBLIC_KEY, label)));
+		CK(F->C_Verify(s, msg, MSG_LEN, sig, sn));
+		free(sig);
+	}
+}
+
+/* A key with a password of its own: C_Login(CKU_CONTEXT_SPECIFIC). */
+static void test_pkcs11__always_authenticate(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "other");
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	X509 *x = cert_of(s, "other");
+	uint8_t sig[64], hash[32];
+	unsigned int hl;
+	CK_ULONG sn = sizeof(sig);
+
+	(void)state;
+	EVP_Digest(msg, MSG_LEN, hash, &hl, EVP_sha256(), NULL);
+	CKE(CKR_OPERATION_NOT_INITIALIZED,
+	    F->C_Login(s, CKU_CONTEXT_SPECIFIC, (CK_UTF8CHAR_PTR)KEYPW,
+		       KEYPW_LEN));
+	/* without the key's password: refused, and the operation ends */
+	CK(F->C_SignInit(s, &m, k));
+	CKE(CKR_USER_NOT_LOGGED_IN, F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+	CKE(CKR_OPERATION_NOT_INITIALIZED, F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+	/* a wrong one may be tried again */
+	CK(F->C_SignInit(s, &m, k));
+	CKE(CKR_PIN_INCORRECT, F->C_Login(s, CKU_CONTEXT_SPECIFIC,
+					  (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CK(F->C_Login(s, CKU_CONTEXT_SPECIFIC, (CK_UTF8CHAR_PTR)KEYPW,
+		      KEYPW_LEN));
+	sn = sizeof(sig);
+	CK(F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+	assert_true(ossl_ecdsa_verify(X509_get0_pubkey(x), hash, hl, sig, sn));
+	/* every operation asks again */
+	CK(F->C_SignInit(s, &m, k));
+	CKE(CKR_USER_NOT_LOGGED_IN, F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+	X509_free(x);
+}
+
+/* ---- encryption ------------------------------------------------------------ */
+
+static void test_pkcs11__crypt_rsa(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "rsa");
+	CK_OBJECT_HANDLE pub = one(s, CKO_PUBLIC_KEY, "rsa");
+	X509 *x = cert_of(s, "rsa");
+	uint8_t ct[256], pt[256], label[] = "label";
+	CK_ULONG cn, pn;
+
+	(void)state;
+	for (int oaep = 0; oaep < 2; oaep++) {
+		CK_RSA_PKCS_OAEP_PARAMS op = { CKM_SHA256, CKG_MGF1_SHA256,
+					       CKZ_DATA_SPECIFIED, label, 5 };
+		CK_MECHANISM m = { oaep ? CKM_RSA_PKCS_OAEP : CKM_RSA_PKCS,
+				   oaep ? &op : NULL, oaep ? sizeof(op) : 0 };
+		EVP_PKEY_CTX *pc;
+		size_t on = sizeof(ct);
+
+		/* the module encrypts, OpenSSL decrypts... */
+		CK(F->C_EncryptInit(s, &m, pub));
+		cn = 0;
+		CK(F->C_Encrypt(s, msg, MSG_LEN, NULL, &cn));
+		assert_int_equal(cn, 256);
+		CK(F->C_Encrypt(s, msg, MSG_LEN, ct, &cn));
+		/* ...checked by the module's own decryption */
+		CK(F->C_DecryptInit(s, &m, k));
+		pn = 0;
+		CK(F->C_Decrypt(s, ct, cn, NULL, &pn));
+		assert_int_equal(pn, 256); /* a bound */
+		pn = 4;
+		CKE(CKR_BUFFER_TOO_SMALL, F->C_Decrypt(s, ct, cn, pt, &pn));
+		assert_int_equal(pn, MSG_LEN); /* the exact length */
+		CK(F->C_Decrypt(s, ct, cn, pt, &pn));
+		assert_int_equal(pn, MSG_LEN);
+		assert_memory_equal(pt, msg, MSG_LEN);
+		/* OpenSSL encrypts, the module decrypts */
+		pc = EVP_PKEY_CTX_new(X509_get0_pubkey(x), NULL);
+		assert_true(EVP_PKEY_encrypt_init(pc) > 0);
+		if (oaep) {
+			assert_true(EVP_PKEY_CTX_set_rsa_padding(pc,
+					RSA_PKCS1_OAEP_PADDING) > 0);
+			assert_true(EVP_PKEY_CTX_set_rsa_oaep_md(pc,
+					EVP_sha256()) > 0);
+			assert_true(EVP_PKEY_CTX_set0_rsa_oaep_label(pc,
+					OPENSSL_memdup(label, 5), 5) > 0);
+		}
+		assert_true(EVP_PKEY_encrypt(pc, ct, &on, msg, 20) > 0);
+		EVP_PKEY_CTX_free(pc);
+		CK(F->C_DecryptInit(s, &m, k));
+		pn = sizeof(pt);
+		CK(F->C_Decrypt(s, ct, on, pt, &pn));
+		assert_int_equal(pn, 20);
+		assert_memory_equal(pt, msg, 20);
+		/* tampered, wrong length */
+		ct[100] ^= 1;
+		CK(F->C_DecryptInit(s, &m, k));
+		pn = sizeof(pt);
+		CKE(CKR_ENCRYPTED_DATA_INVALID, F->C_Decrypt(s, ct, on, pt, &pn));
+		CK(F->C_DecryptInit(s, &m, k));
+		CKE(CKR_ENCRYPTED_DATA_LEN_RANGE,
+		    F->C_Decrypt(s, ct, on - 1, pt, &pn));
+		/* too long a message */
+		CK(F->C_EncryptInit(s, &m, pub));
+		cn = sizeof(ct);
+		CKE(CKR_DATA_LEN_RANGE, F->C_Encrypt(s, ct, 250, ct, &cn));
+	}
+	X509_free(x);
+}
+
+/* Encrypt with OpenSSL for comparison. */
+static size_t ossl_aes(const char *name, const uint8_t *iv, int enc,
+		       const uint8_t *in, size_t n, uint8_t *out, int pad)
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int l1 = 0, l2 = 0;
+
+	assert_true(EVP_CipherInit_ex(c, EVP_get_cipherbyname(name), NULL,
+				      aes_key, iv, enc));
+	EVP_CIPHER_CTX_set_padding(c, pad);
+	assert_true(EVP_CipherUpdate(c, out, &l1, in, (int)n));
+	assert_true(EVP_CipherFinal_ex(c, out + l1, &l2));
+	EVP_CIPHER_CTX_free(c);
+	return (size_t)(l1 + l2);
+}
+
+static void test_pkcs11__crypt_aes(void **state)
+{
+	static const struct {
+		CK_MECHANISM_TYPE m;
+		const char *name;
+		int pad;
+	} modes[] = {
+		{ CKM_AES_ECB, "AES-256-ECB", 0 },
+		{ CKM_AES_CBC, "AES-256-CBC", 0 },
+		{ CKM_AES_CBC_PAD, "AES-256-CBC", 1 },
+		{ CKM_AES_CTR, "AES-256-CTR", 0 },
+	};
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_SECRET_KEY, "aes");
+	uint8_t iv[16], data[100], want[128], got[128], back[128];
+	CK_ULONG n, total;
+
+	(void)state;
+	RAND_bytes(iv, sizeof(iv));
+	RAND_bytes(data, sizeof(data));
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		CK_AES_CTR_PARAMS ctr;
+		CK_MECHANISM m = { modes[i].m, iv, 16 };
+		size_t len = modes[i].pad || modes[i].m == CKM_AES_CTR ? 100
+									: 96;
+		size_t wn;
+
+		if (modes[i].m == CKM_AES_ECB) {
+			m.pParameter = NULL;
+			m.ulParameterLen = 0;
+		}
+		if (modes[i].m == CKM_AES_CTR) {
+			ctr.ulCounterBits = 128;
+			memcpy(ctr.cb, iv, 16);
+			m.pParameter = &ctr;
+			m.ulParameterLen = sizeof(ctr);
+		}
+		wn = ossl_aes(modes[i].name, iv, 1, data, len, want,
+			      modes[i].pad);
+		/* single-part */
+		CK(F->C_EncryptInit(s, &m, k));
+		n = 0;
+		CK(F->C_Encrypt(s, data, len, NULL, &n));
+		assert_int_equal(n, wn);
+		n = 3;
+		CKE(CKR_BUFFER_TOO_SMALL, F->C_Encrypt(s, data, len, got, &n));
+		assert_int_equal(n, wn);
+		CK(F->C_Encrypt(s, data, len, got, &n));
+		assert_int_equal(n, wn);
+		assert_memory_equal(got, want, wn);
+		/* multi-part in odd pieces */
+		CK(F->C_EncryptInit(s, &m, k));
+		total = 0;
+		for (size_t off = 0; off < len; off += 7) {
+			size_t part = len - off < 7 ? len - off : 7;
+
+			n = 0;
+			CK(F->C_EncryptUpdate(s, data + off, part, NULL, &n));
+			CK(F->C_EncryptUpdate(s, data + off, part, got + total,
+					      &n));
+			total += n;
+		}
+		n = sizeof(got) - total;
+		CK(F->C_EncryptFinal(s, got + total, &n));
+		total += n;
+		assert_int_equal(total, wn);
+		assert_memory_equal(got, want, wn);
+		/* decryption, both ways */
+		CK(F->C_DecryptInit(s, &m, k));
+		n = sizeof(back);
+		CK(F->C_Decrypt(s, want, wn, back, &n));
+		assert_int_equal(n, len);
+		assert_memory_equal(back, data, len);
+		CK(F->C_DecryptInit(s, &m, k));
+		total = 0;
+		for (size_t off = 0; off < wn; off += 16) {
+			size_t part = wn - off < 16 ? wn - off : 16;
+
+			n = sizeof(back) - total;
+			CK(F->C_DecryptUpdate(s, want + off, part, back + total,
+					      &n));
+			total += n;
+		}
+		n = sizeof(back) - total;
+		CK(F->C_DecryptFinal(s, back + total, &n));
+		total += n;
+		assert_int_equal(total, len);
+		assert_memory_equal(back, data, len);
+	}
+	/* block modes without padding take whole blocks only */
+	{
+		CK_MECHANISM m = { CKM_AES_CBC, iv, 16 };
+
+		CK(F->C_EncryptInit(s, &m, k));
+		n = sizeof(got);
+		CKE(CKR_DATA_LEN_RANGE, F->C_Encrypt(s, data, 17, got, &n));
+		CK(F->C_EncryptInit(s, &m, k));
+		n = sizeof(got);
+		CK(F->C_EncryptUpdate(s, data, 17, got, &n));
+		assert_int_equal(n, 16);
+		n = sizeof(got);
+		CKE(CKR_DATA_LEN_RANGE, F->C_EncryptFinal(s, got, &n));
+		m.ulParameterLen = 8;
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_EncryptInit(s, &m, k));
+	}
+	/* GCM: tag appended; a changed byte fails the tag, and nothing
+	 * decrypted comes out before the tag was checked */
+	{
+		uint8_t aad[] = "header";
+		CK_GCM_PARAMS g = { iv, 12, 96, aad, 6, 128 };
+		CK_MECHANISM m = { CKM_AES_GCM, &g, sizeof(g) };
+		EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+		int l1, l2;
+
+		assert_true(EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL,
+					       aes_key, iv));
+		assert_true(EVP_EncryptUpdate(c, NULL, &l1, aad, 6));
+		assert_true(EVP_EncryptUpdate(c, want, &l1, data, 100));
+		assert_true(EVP_EncryptFinal_ex(c, want + l1, &l2));
+		assert_true(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16,
+						want + 100));
+		EVP_CIPHER_CTX_free(c);
+		CK(F->C_EncryptInit(s, &m, k));
+		n = sizeof(got);
+		CK(F->C_Encrypt(s, data, 100, got, &n));
+		assert_int_equal(n, 116);
+		assert_memory_equal(got, want, 116);
+		CK(F->C_EncryptInit(s, &m, k));
+		n = sizeof(got);
+		CK(F->C_EncryptUpdate(s, data, 50, got, &n));
+		total = n;
+		n = sizeof(got) - total;
+		CK(F->C_EncryptUpdate(s, data + 50, 50, got + total, &n));
+		total += n;
+		n = sizeof(got) - total;
+		CK(F->C_EncryptFinal(s, got + total, &n));
+		total += n;
+		assert_int_equal(total, 116);
+		assert_memory_equal(got, want, 116);
+		CK(F->C_DecryptInit(s, &m, k));
+		n = sizeof(back);
+		CK(F->C_DecryptUpdate(s, want, 60, back, &n));
+		assert_int_equal(n, 0);
+		n = sizeof(back);
+		CK(F->C_DecryptUpdate(s, want + 60, 56, back, &n));
+		assert_int_equal(n, 0);
+		n = 0;
+		CK(F->C_DecryptFinal(s, NULL, &n));
+		assert_int_equal(n, 100);
+		CK(F->C_DecryptFinal(s, back, &n));
+		assert_memory_equal(back, data, 100);
+		want[3] ^= 1;
+		CK(F->C_DecryptInit(s, &m, k));
+		n = sizeof(back);
+		memset(back, 0, sizeof(back));
+		CKE(CKR_ENCRYPTED_DATA_INVALID, F->C_Decrypt(s, want, 116, back,
+							     &n));
+		for (size_t i = 0; i < 100; i++)
+			assert_int_equal(back[i], 0);
+		g.ulTagBits = 12;
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_DecryptInit(s, &m, k));
+	}
+	/* an AES key cannot sign, an HMAC key cannot encrypt */
+	{
+		CK_MECHANISM m = { CKM_AES_ECB, NULL, 0 };
+		CK_MECHANISM h = { CKM_SHA256_HMAC, NULL, 0 };
+
+		CKE(CKR_KEY_TYPE_INCONSISTENT, F->C_SignInit(s, &h, k));
+		CKE(CKR_KEY_TYPE_INCONSISTENT,
+		    F->C_EncryptInit(s, &m, one(s, CKO_SECRET_KEY, "hmac")));
+	}
+}
+
+/* ---- HMAC, digests, random --------------------------------------------------- */
+
+static void test_pkcs11__hmac_digest_random(void **state)
+{
+	static const struct {
+		CK_MECHANISM_TYPE hmac, digest;
+		const char *md;
+	} ms[] = {
+		{ CKM_SHA256_HMAC, CKM_SHA256, "SHA256" },
+		{ CKM_SHA384_HMAC, CKM_SHA384, "SHA384" },
+		{ CKM_SHA512_HMAC, CKM_SHA512, "SHA512" },
+		{ 0, CKM_SHA_1, "SHA1" },
+		{ 0, CKM_SHA224, "SHA224" },
+	};
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_SECRET_KEY, "hmac");
+	uint8_t want[64], got[64], r1[32], r2[32];
+	unsigned int wn;
+	CK_ULONG n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		const EVP_MD *md = EVP_get_digestbyname(ms[i].md);
+		CK_MECHANISM m = { ms[i].digest, NULL, 0 };
+
+		EVP_Digest(msg, MSG_LEN, want, &wn, md, NULL);
+		CK(F->C_DigestInit(s, &m));
+		n = 0;
+		CK(F->C_Digest(s, msg, MSG_LEN, NULL, &n));
+		assert_int_equal(n, wn);
+		n = 2;
+		CKE(CKR_BUFFER_TOO_SMALL, F->C_Digest(s, msg, MSG_LEN, got, &n));
+		CK(F->C_Digest(s, msg, MSG_LEN, got, &n));
+		assert_memory_equal(got, want, wn);
+		CK(F->C_DigestInit(s, &m));
+		CK(F->C_DigestUpdate(s, msg, 3));
+		CK(F->C_DigestUpdate(s, msg + 3, MSG_LEN - 3));
+		n = sizeof(got);
+		CK(F->C_DigestFinal(s, got, &n));
+		assert_memory_equal(got, want, wn);
+		if (!ms[i].hmac)
+			continue;
+		HMAC(md, hmac_key, 32, msg, MSG_LEN, want, &wn);
+		m.mechanism = ms[i].hmac;
+		CK(F->C_SignInit(s, &m, k));
+		n = sizeof(got);
+		CK(F->C_Sign(s, msg, MSG_LEN, got, &n));
+		assert_int_equal(n, wn);
+		assert_memory_equal(got, want, wn);
+		CK(F->C_VerifyInit(s, &m, k));
+		CK(F->C_VerifyUpdate(s, msg, MSG_LEN));
+		CK(F->C_VerifyFinal(s, want, wn));
+		want[0] ^= 1;
+		CK(F->C_VerifyInit(s, &m, k));
+		CKE(CKR_SIGNATURE_INVALID, F->C_Verify(s, msg, MSG_LEN, want,
+						       wn));
+	}
+	/* C_DigestKey: the secret's value */
+	{
+		CK_MECHANISM m = { CKM_SHA256, NULL, 0 };
+
+		EVP_Digest(hmac_key, 32, want, &wn, EVP_sha256(), NULL);
+		CK(F->C_DigestInit(s, &m));
+		CK(F->C_DigestKey(s, k));
+		n = sizeof(got);
+		CK(F->C_DigestFinal(s, got, &n));
+		assert_memory_equal(got, want, 32);
+	}
+	CK(F->C_GenerateRandom(s, r1, sizeof(r1)));
+	CK(F->C_GenerateRandom(s, r2, sizeof(r2)));
+	assert_memory_not_equal(r1, r2, sizeof(r1));
+	CKE(CKR_RANDOM_SEED_NOT_SUPPORTED, F->C_SeedRandom(s, r1, 4));
+}
+
+static void test_pkcs11__mechanisms(void **state)
+{
+	CK_MECHANISM_TYPE list[64];
+	CK_MECHANISM_INFO info;
+	CK_ULONG n = 0;
+	int seen_pss = 0, seen_eddsa = 0, seen_gcm = 0;
+
+	(void)state;
+	CK(F->C_GetMechanismList(SLOT_MAIN, NULL, &n));
+	assert_int_equal(n, 39);
+	n = 3;
+	CKE(CKR_BUFFER_TOO_SMALL, F->C_GetMechanismList(SLOT_MAIN, list, &n));
+	CK(F->C_GetMechanismList(SLOT_MAIN, list, &n));
+	for (CK_ULONG i = 0; i < n; i++) {
+		CK(F->C_GetMechanismInfo(SLOT_MAIN, list[i], &info));
+		seen_pss |= list[i] == CKM_SHA256_RSA_PKCS_PSS;
+		seen_eddsa |= list[i] == CKM_EDDSA;
+		seen_gcm |= list[i] == CKM_AES_GCM;
+	}
+	assert_true(seen_pss && seen_eddsa && seen_gcm);
+	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_RSA_PKCS, &info));
+	assert_int_equal(info.flags, CKF_SIGN | CKF_VERIFY | CKF_ENCRYPT |
+					     CKF_DECRYPT);
+	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_EC_KEY_PAIR_GEN, &info));
+	assert_true(info.flags & CKF_GENERATE_KEY_PAIR);
+	assert_int_equal(info.ulMinKeySize, 256);
+	assert_int_equal(info.ulMaxKeySize, 521);
+	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_AES_KEY_GEN, &info));
+	assert_int_equal(info.ulMaxKeySize, 32);
+	CKE(CKR_MECHANISM_INVALID,
+	    F->C_GetMechanismInfo(SLOT_MAIN, CKM_DES3_CBC, &info));
+	CKE(CKR_SLOT_ID_INVALID, F->C_GetMechanismInfo(9, CKM_SHA256, &info));
+}
+
+static void test_pkcs11__ecdh(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec"), out;
+	EVP_PKEY *peer = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *x = cert_of(s, "ec");
+	uint8_t point[65], want[32], *got;
+	size_t pl = sizeof(point), wl = sizeof(want);
+	CK_ULONG gl;
+	CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+	CK_KEY_TYPE kt = CKK_GENERIC_SECRET;
+	CK_BBOOL no = CK_FALSE, yes = CK_TRUE;
+	CK_ATTRIBUTE t[] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_KEY_TYPE, &kt, sizeof(kt) },
+		{ CKA_SENSITIVE, &no, 1 },
+		{ CKA_EXTRACTABLE, &yes, 1 },
+		{ CKA_TOKEN, &no, 1 },
+	};
+	CK_ECDH1_DERIVE_PARAMS p;
+	CK_MECHANISM m = { CKM_ECDH1_DERIVE, &p, sizeof(p) };
+	EVP_PKEY_CTX *pc;
+
+	(void)state;
+	assert_true(EVP_PKEY_get_octet_string_param(peer,
+			OSSL_PKEY_PARAM_PUB_KEY, point, sizeof(point), &pl));
+	pc = EVP_PKEY_CTX_new(peer, NULL);
+	assert_true(EVP_PKEY_derive_init(pc) > 0);
+	assert_true(EVP_PKEY_derive_set_peer(pc, X509_get0_pubkey(x)) > 0);
+	assert_true(EVP_PKEY_derive(pc, want, &wl) > 0);
+	EVP_PKEY_CTX_free(pc);
+	memset(&p, 0, sizeof(p));
+	p.kdf = CKD_NULL;
+	p.pPublicData = point;
+	p.ulPublicDataLen = pl;
+	CK(F->C_DeriveKey(s, &m, k, t, 5, &out));
+	got = attr(s, out, CKA_VALUE, &gl);
+	assert_int_equal(gl, 32);
+	assert_memory_equal(got, want, 32);
+	free(got);
+	/* the point as a DER OCTET STRING too */
+	{
+		uint8_t der[67] = { 0x04, 65 };
+
+		memcpy(der + 2, point, 65);
+		p.pPublicData = der;
+		p.ulPublicDataLen = 67;
+		CK(F->C_DeriveKey(s, &m, k, t, 5, &out));
+		got = attr(s, out, CKA_VALUE, &gl);
+		assert_memory_equal(got, want, 32);
+		free(got);
+	}
+	point[10] ^= 0x55; /* not on the curve */
+	p.pPublicData = point;
+	p.ulPublicDataLen = 65;
+	CKE(CKR_MECHANISM_PARAM_INVALID, F->C_DeriveKey(s, &m, k, t, 5, &out));
+	p.kdf = CKD_SHA256_KDF;
+	CKE(CKR_MECHANISM_PARAM_INVALID, F->C_DeriveKey(s, &m, k, t, 5, &out));
+	EVP_PKEY_free(peer);
+	X509_free(x);
+}
+
+/* ---- writing --------------------------------------------------------------- */
+
+/* The store file as another program sees it (libwks, with the password). */
+static wks_store *load_w(const char *pw)
+{
+	wks_store *st = tu_store_fast();
+
+	TU_OK(wks_store_load_file(st, w_store, pw, strlen(pw)));
+	return st;
+}
+
+/* wksdump.py, independent of libwks, reads the file, verifies its MAC
+ * and decrypts every key with the store password. */
+static void wksdump_ok(const char *path, const char *pw)
+{
+	char *q = tu_shell_quote(path), *qp = tu_shell_quote(pw);
+	int rc = tu_system(
+		"python3 %s/tools/wksdump.py dump --strict --password %s %s |"
+		" python3 -c 'import json,sys; d=json.load(sys.stdin);"
+		" f=list(d[\"files\"].values())[0];"
+		" assert f[\"load\"][\"status\"]==\"ok\", f[\"load\"];"
+		" assert f[\"store_integrity\"][\"verified\"];"
+		" bad=[e[\"alias\"] for e in f[\"entries\"]"
+		" if e.get(\"key_status\") not in (None, \"ok\")"
+		" and e[\"alias\"] != \"other\"];"
+		" assert not bad, bad'",
+		WKS_SHARED_DIR, qp, q);
+
+	free(q);
+	free(qp);
+	assert_int_equal(rc, 0);
+}
+
+static void test_pkcs11__create_objects(void **state)
+{
+	CK_SESSION_HANDLE s = open_session(SLOT_W, 1), ro;
+	CK_OBJECT_CLASS priv = CKO_PRIVATE_KEY, sec = CKO_SECRET_KEY,
+			crt = CKO_CERTIFICATE;
+	CK_KEY_TYPE ec = CKK_EC, aes = CKK_AES;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	EVP_PKEY *key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-384");
+	uint8_t d[48], params[7] = { 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22 };
+	uint8_t id[] = { 0xab, 0xcd }, value[16] = { 1, 2, 3 };
+	BIGNUM *bn = NULL;
+	CK_OBJECT_HANDLE h, h2;
+	wks_store *st;
+	size_t cc;
+	X509 *x;
+
+	(void)state;
+	assert_true(EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_PRIV_KEY, &bn));
+	assert_int_equal(BN_bn2binpad(bn, d, 48), 48);
+	BN_clear_free(bn);
+	{
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &priv, sizeof(priv) },
+			{ CKA_KEY_TYPE, &ec, sizeof(ec) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_LABEL, "imported", 8 },
+			{ CKA_ID, id, sizeof(id) },
+			{ CKA_EC_PARAMS, params, sizeof(params) },
+			{ CKA_VALUE, d, sizeof(d) },
+			{ CKA_SIGN, &yes, 1 },
+		};
+
+		/* a token object needs a login and a read-write session */
+		CKE(CKR_USER_NOT_LOGGED_IN, F->C_CreateObject(s, t, 8, &h));
+		CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+		ro = open_session(SLOT_W, 0);
+		CKE(CKR_SESSION_READ_ONLY, F->C_CreateObject(ro, t, 8, &h));
+		CK(F->C_CreateObject(s, t, 8, &h));
+		assert_int_equal(attr_ulong(s, h, CKA_CLASS), CKO_PRIVATE_KEY);
+		/* a second entry of that name is refused */
+		CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_CreateObject(s, t, 8, &h2));
+	}
+	/* the store holds it, with a self-signed certificate whose key
+	 * identifier keeps CKA_ID */
+	st = load_w(PIN);
+	assert_int_equal(wks_store_entry_type(st, "imported"),
+			 WKS_ENTRY_PRIVATE_KEY);
+	TU_OK(wks_store_get_cert(&x, st, "imported", 0));
+	assert_int_equal(X509_get0_subject_key_id(x)->length, 2);
+	assert_memory_equal(X509_get0_subject_key_id(x)->data, id, 2);
+	X509_free(x);
+	{
+		EVP_PKEY *got = NULL;
+
+		TU_OK(wks_store_get_pkey(&got, st, "imported", PIN, PIN_LEN));
+		assert_int_equal(EVP_PKEY_eq(got, key), 1);
+		EVP_PKEY_free(got);
+	}
+	wks_store_free(st);
+	/* the key signs */
+	{
+		CK_MECHANISM m = { CKM_ECDSA_SHA384, NULL, 0 };
+		CK_ULONG sn;
+		uint8_t *sig = sign1(s, &m, h, msg, MSG_LEN, &sn);
+		uint8_t hash[48];
+		unsigned int hl;
+
+		assert_int_equal(sn, 96);
+		EVP_Digest(msg, MSG_LEN, hash, &hl, EVP_sha384(), NULL);
+		assert_true(ossl_ecdsa_verify(key, hash, hl, sig, sn));
+		free(sig);
+	}
+	/* a certificate for that key (from a CA) becomes its chain */
+	{
+		EVP_PKEY *cakey;
+		X509 *ca, *leaf = X509_new();
+		unsigned char *der = NULL;
+		int dl;
+
+		/* a CA of our own issues the key's certificate */
+		cakey = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+		ca = self_signed(cakey, "test CA");
+		{
+			X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, NULL,
+				NID_basic_constraints, "critical,CA:TRUE");
+
+			assert_non_null(e);
+			X509_add_ext(ca, e, -1);
+			X509_EXTENSION_free(e);
+			assert_true(X509_sign(ca, cakey, EVP_sha256()) > 0);
+		}
+		X509_set_version(leaf, 2);
+		ASN1_INTEGER_set(X509_get_serialNumber(leaf), 99);
+		X509_gmtime_adj(X509_getm_notBefore(leaf), 0);
+		X509_gmtime_adj(X509_getm_notAfter(leaf), 3600);
+		X509_set_pubkey(leaf, key);
+		X509_NAME_add_entry_by_txt(X509_get_subject_name(leaf), "CN",
+					   MBSTRING_ASC,
+					   (const unsigned char *)"leaf", -1, -1,
+					   0);
+		X509_set_issuer_name(leaf, X509_get_subject_name(ca));
+		assert_true(X509_sign(leaf, cakey, EVP_sha256()) > 0);
+		dl = i2d_X509(leaf, &der);
+		{
+			CK_ATTRIBUTE t[] = {
+				{ CKA_CLASS, &crt, sizeof(crt) },
+				{ CKA_TOKEN, &yes, 1 },
+				{ CKA_VALUE, der, (CK_ULONG)dl },
+			};
+
+			CK(F->C_CreateObject(s, t, 3, &h2));
+			assert_int_equal(attr_ulong(s, h2, CKA_CLASS),
+					 CKO_CERTIFICATE);
+		}
+		OPENSSL_free(der);
+		st = load_w(PIN);
+		TU_OK(wks_store_cert_count(&cc, st, "imported"));
+		assert_int_equal(cc, 1);
+		TU_OK(wks_store_get_cert(&x, st, "imported", 0));
+		assert_int_equal(X509_cmp(x, leaf), 0);
+		X509_free(x);
+		wks_store_free(st);
+		/* the CA's certificate, with the key's CKA_ID (the leaf has
+		 * no key identifier: its CKA_ID is its key's SHA-1) */
+		{
+			unsigned char kid[20];
+			unsigned int kl;
+			const unsigned char *bits;
+			int bl;
+
+			X509_PUBKEY_get0_param(NULL, &bits, &bl, NULL,
+					       X509_get_X509_PUBKEY(leaf));
+			EVP_Digest(bits, (size_t)bl, kid, &kl, EVP_sha1(), NULL);
+			der = NULL;
+			dl = i2d_X509(ca, &der);
+			{
+				CK_ATTRIBUTE t[] = {
+					{ CKA_CLASS, &crt, sizeof(crt) },
+					{ CKA_TOKEN, &yes, 1 },
+					{ CKA_ID, kid, 20 },
+					{ CKA_VALUE, der, (CK_ULONG)dl },
+				};
+
+				CK(F->C_CreateObject(s, t, 4, &h2));
+			}
+			OPENSSL_free(der);
+		}
+		st = load_w(PIN);
+		TU_OK(wks_store_cert_count(&cc, st, "imported"));
+		assert_int_equal(cc, 2);
+		wks_store_free(st);
+		assert_int_equal(attr_ulong(s, one(s, CKO_CERTIFICATE,
+						   "imported/1"),
+					    CKA_CERTIFICATE_CATEGORY),
+				 2);
+		/* any other certificate: a trusted certificate entry */
+		{
+			EVP_PKEY *k2 = EVP_PKEY_Q_keygen(NULL, NULL, "EC",
+							 "P-256");
+			X509 *x2 = self_signed(k2, "other");
+
+			der = NULL;
+			dl = i2d_X509(x2, &der);
+			{
+				CK_ATTRIBUTE t[] = {
+					{ CKA_CLASS, &crt, sizeof(crt) },
+					{ CKA_TOKEN, &yes, 1 },
+					{ CKA_LABEL, "trusted2", 8 },
+					{ CKA_VALUE, der, (CK_ULONG)dl },
+				};
+
+				CK(F->C_CreateObject(s, t, 4, &h2));
+				assert_true(attr_bool(s, h2, CKA_TRUSTED));
+			}
+			OPENSSL_free(der);
+			X509_free(x2);
+			EVP_PKEY_free(k2);
+		}
+		X509_free(leaf);
+		X509_free(ca);
+		EVP_PKEY_free(cakey);
+	}
+	/* a secret key; a session secret key stays out of the store */
+	{
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &sec, sizeof(sec) },
+			{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_LABEL, "aes2", 4 },
+			{ CKA_VALUE, value, sizeof(value) },
+		};
+		wks_key *wk = NULL;
+
+		CK(F->C_CreateObject(s, t, 5, &h));
+		t[2].pValue = &no;
+		t[3].pValue = "session-aes";
+		t[3].ulValueLen = 11;
+		CK(F->C_CreateObject(s, t, 5, &h2));
+		st = load_w(PIN);
+		TU_OK(wks_store_get_key(&wk, st, "aes2", PIN, PIN_LEN));
+		assert_memory_equal(wks_key_data(wk, NULL), value, 16);
+		assert_string_equal(wks_key_algorithm(wk), "AES");
+		wks_key_free(wk);
+		assert_int_equal(wks_store_contains(st, "session-aes"), 0);
+		wks_store_free(st);
+		/* a wrong AES length */
+		t[4].ulValueLen = 15;
+		CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_CreateObject(s, t, 5, &h2));
+	}
+	/* a public key: the one of a key entry, or nothing a store can
+	 * hold alone */
+	{
+		CK_OBJECT_CLASS pubc = CKO_PUBLIC_KEY;
+		uint8_t pt[2 + 97] = { 0x04, 97 };
+		size_t pl = 97;
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &pubc, sizeof(pubc) },
+			{ CKA_KEY_TYPE, &ec, sizeof(ec) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_EC_PARAMS, params, sizeof(params) },
+			{ CKA_EC_POINT, pt, sizeof(pt) },
+		};
+		EVP_PKEY *k2 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-384");
+
+		assert_true(EVP_PKEY_get_octet_string_param(key,
+				OSSL_PKEY_PARAM_PUB_KEY, pt + 2, 97, &pl));
+		CK(F->C_CreateObject(s, t, 5, &h2));
+		assert_int_equal(h2, one(s, CKO_PUBLIC_KEY, "imported"));
+		assert_true(EVP_PKEY_get_octet_string_param(k2,
+				OSSL_PKEY_PARAM_PUB_KEY, pt + 2, 97, &pl));
+		CKE(CKR_TEMPLATE_INCONSISTENT, F->C_CreateObject(s, t, 5, &h2));
+		/* as a session object it is kept */
+		t[2].pValue = &no;
+		CK(F->C_CreateObject(s, t, 5, &h2));
+		assert_false(attr_bool(s, h2, CKA_TOKEN));
+		EVP_PKEY_free(k2);
+	}
+	{
+		CK_OBJECT_CLASS data = CKO_DATA;
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &data, sizeof(data) } };
+
+		CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_CreateObject(s, t, 1, &h2));
+		CKE(CKR_TEMPLATE_INCOMPLETE, F->C_CreateObject(s, t, 0, &h2));
+	}
+	EVP_PKEY_free(key);
+	wksdump_ok(w_store, PIN);
+}
+
+static void test_pkcs11__generate(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1);
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	/* RSA-2048 key generation costs seconds under valgrind: 1024 bits
+	 * but in the full mode */
+	CK_ULONG rsa_bits = tu_full_mode() ? 2048 : 1024;
+	CK_ULONG bits = rsa_bits, len = 32;
+	uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03,
+			   0x01, 0x07 };
+	uint8_t ed[] = { 0x13, 0x0c, 'e', 'd', 'w', 'a', 'r', 'd', 's', '2',
+			 '5', '5', '1', '9' };
+	uint8_t id[] = { 0x42 };
+	CK_MECHANISM rsa = { CKM_RSA_PKCS_KEY_PAIR_GEN, NULL, 0 };
+	CK_MECHANISM ecm = { CKM_EC_KEY_PAIR_GEN, NULL, 0 };
+	CK_MECHANISM edm = { CKM_EC_EDWARDS_KEY_PAIR_GEN, NULL, 0 };
+	CK_MECHANISM aesm = { CKM_AES_KEY_GEN, NULL, 0 };
+	CK_MECHANISM genm = { CKM_GENERIC_SECRET_KEY_GEN, NULL, 0 };
+	CK_OBJECT_HANDLE pub, priv, h;
+	wks_store *st;
+	X509 *x;
+
+	(void)state;
+	{
+		CK_ATTRIBUTE pt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_MODULUS_BITS, &bits, sizeof(bits) },
+				      { CKA_ID, id, 1 } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "gen-rsa", 7 },
+				      { CKA_ID, id, 1 } };
+
+		CK(F->C_GenerateKeyPair(s, &rsa, pt, 3, vt, 3, &pub, &priv));
+		free(attr(s, pub, CKA_MODULUS, &len));
+		assert_int_equal(len, rsa_bits / 8);
+		assert_int_equal(attr_ulong(s, priv, CKA_KEY_TYPE), CKK_RSA);
+		{
+			CK_ULONG n;
+			uint8_t *v = attr(s, priv, CKA_ID, &n);
+
+			assert_int_equal(n, 1);
+			assert_int_equal(v[0], 0x42);
+			free(v);
+		}
+		bits = 100;
+		CKE(CKR_KEY_SIZE_RANGE,
+		    F->C_GenerateKeyPair(s, &rsa, pt, 3, vt, 3, &pub, &priv));
+		/* a public key on the token without its private key */
+		vt[0].pValue = &no;
+		bits = rsa_bits;
+		CKE(CKR_TEMPLATE_INCONSISTENT,
+		    F->C_GenerateKeyPair(s, &rsa, pt, 3, vt, 3, &pub, &priv));
+	}
+	{
+		CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, p256, sizeof(p256) } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "gen-ec", 6 } };
+
+		CK(F->C_GenerateKeyPair(s, &ecm, pt, 1, vt, 2, &pub, &priv));
+		/* the public key object of a token key pair asked as a
+		 * session object is one */
+		assert_false(attr_bool(s, pub, CKA_TOKEN));
+		assert_true(attr_bool(s, priv, CKA_TOKEN));
+		p256[9] = 0x08;
+		CKE(CKR_CURVE_NOT_SUPPORTED,
+		    F->C_GenerateKeyPair(s, &ecm, pt, 1, vt, 2, &pub, &priv));
+	}
+	{
+		CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, ed, sizeof(ed) } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "gen-ed", 6 } };
+		CK_MECHANISM m = { CKM_EDDSA, NULL, 0 };
+		CK_ULONG sn;
+
+		CK(F->C_GenerateKeyPair(s, &edm, pt, 1, vt, 2, &pub, &priv));
+		free(sign1(s, &m, priv, msg, MSG_LEN, &sn));
+		assert_int_equal(sn, 64);
+		/* CKM_EDDSA is no key generation mechanism */
+		CKE(CKR_MECHANISM_INVALID,
+		    F->C_GenerateKeyPair(s, &m, pt, 1, vt, 2, &pub, &priv));
+	}
+	{
+		CK_ATTRIBUTE t[] = { { CKA_TOKEN, &yes, 1 },
+				     { CKA_LABEL, "gen-aes", 7 },
+				     { CKA_VALUE_LEN, &len, sizeof(len) } };
+
+		len = 32;
+		CK(F->C_GenerateKey(s, &aesm, t, 3, &h));
+		assert_int_equal(attr_ulong(s, h, CKA_VALUE_LEN), 32);
+		t[1].pValue = "gen-secret";
+		t[1].ulValueLen = 10;
+		len = 20;
+		CK(F->C_GenerateKey(s, &genm, t, 3, &h));
+		assert_int_equal(attr_ulong(s, h, CKA_KEY_TYPE),
+				 CKK_GENERIC_SECRET);
+		len = 17;
+		CKE(CKR_ATTRIBUTE_VALUE_INVALID,
+		    F->C_GenerateKey(s, &aesm, t, 3, &h));
+		/* a session key: extractable if asked */
+		t[0].pValue = &no;
+		t[1].type = CKA_EXTRACTABLE;
+		t[1].pValue = &yes;
+		t[1].ulValueLen = 1;
+		len = 16;
+		{
+			CK_ATTRIBUTE t2[4];
+			CK_ULONG vl;
+
+			memcpy(t2, t, sizeof(t));
+			t2[3].type = CKA_SENSITIVE;
+			t2[3].pValue = &no;
+			t2[3].ulValueLen = 1;
+			CK(F->C_GenerateKey(s, &aesm, t2, 4, &h));
+			free(attr(s, h, CKA_VALUE, &vl));
+			assert_int_equal(vl, 16);
+			assert_true(attr_bool(s, h, CKA_LOCAL));
+			assert_false(attr_bool(s, h, CKA_NEVER_EXTRACTABLE));
+		}
+	}
+	st = load_w(PIN);
+	assert_int_equal(wks_store_entry_type(st, "gen-rsa"),
+			 WKS_ENTRY_PRIVATE_KEY);
+	TU_OK(wks_store_get_cert(&x, st, "gen-rsa", 0));
+	/* keytool's self-signed certificate: CN=label, the key id */
+	assert_int_equal(X509_check_issued(x, x), X509_V_OK);
+	assert_int_equal(X509_get0_subject_key_id(x)->data[0], 0x42);
+	X509_free(x);
+	assert_int_equal(wks_store_entry_type(st, "gen-aes"),
+			 WKS_ENTRY_SECRET_KEY);
+	{
+		char *alg = NULL;
+
+		TU_OK(wks_store_secret_algorithm(&alg, st, "gen-secret"));
+		assert_string_equal(alg, "HmacSHA256");
+		wks_free(alg);
+	}
+	wks_store_free(st);
+	if (tu_full_mode())
+		wksdump_ok(w_store, PIN);
+}
+
+static void test_pkcs11__destroy_rename_copy(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1), s2;
+	CK_OBJECT_HANDLE k, c, h[16];
+	CK_BBOOL no = CK_FALSE;
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_ULONG sn, n;
+	wks_store *st;
+
+	(void)state;
+	/* the public key and certificate of a key entry go with it */
+	CKE(CKR_ACTION_PROHIBITED,
+	    F->C_DestroyObject(s, one(s, CKO_PUBLIC_KEY, "ec")));
+	CKE(CKR_ACTION_PROHIBITED,
+	    F->C_DestroyObject(s, one(s, CKO_CERTIFICATE, "ec")));
+	assert_false(attr_bool(s, one(s, CKO_CERTIFICATE, "ec"),
+			       CKA_DESTROYABLE));
+	CK(F->C_DestroyObject(s, one(s, CKO_PRIVATE_KEY, "ec")));
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "ec", h, 16), 0);
+	CK(F->C_DestroyObject(s, one(s, CKO_CERTIFICATE, "ca")));
+	CK(F->C_DestroyObject(s, one(s, CKO_SECRET_KEY, "hmac")));
+	st = load_w(PIN);
+	assert_int_equal(wks_store_contains(st, "ec"), 0);
+	assert_int_equal(wks_store_contains(st, "ca"), 0);
+	assert_int_equal(wks_store_contains(st, "hmac"), 0);
+	assert_int_equal(wks_store_size(st), 5);
+	wks_store_free(st);
+	/* rename through CKA_LABEL: the entry's alias */
+	k = one(s, CKO_PRIVATE_KEY, "rsa");
+	{
+		CK_ATTRIBUTE t[] = { { CKA_LABEL, "renamed", 7 } };
+		CK_ATTRIBUTE taken[] = { { CKA_LABEL, "aes", 3 } };
+		CK_ATTRIBUTE ro[] = { { CKA_SIGN, &no, 1 } };
+
+		CK(F->C_SetAttributeValue(s, k, t, 1));
+		CKE(CKR_ATTRIBUTE_VALUE_INVALID,
+		    F->C_SetAttributeValue(s, k, taken, 1));
+		CKE(CKR_ATTRIBUTE_READ_ONLY, F->C_SetAttributeValue(s, k, ro, 1));
+	}
+	/* the handle is the same object still (same key, same chain) */
+	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, "renamed", h, 16), 1);
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "renamed/1", h, 16), 1);
+	st = load_w(PIN);
+	assert_int_equal(wks_store_entry_type(st, "renamed"),
+			 WKS_ENTRY_PRIVATE_KEY);
+	assert_int_equal(wks_store_contains(st, "rsa"), 0);
+	wks_store_free(st);
+	/* CKA_ID of a key with a self-signed certificate: re-issued */
+	{
+		uint8_t id[] = { 9, 9, 9 };
+		CK_ATTRIBUTE t[] = { { CKA_ID, id, 3 } };
+		uint8_t *v;
+
+		k = one(s, CKO_PRIVATE_KEY, "ed");
+		CK(F->C_SetAttributeValue(s, k, t, 1));
+		v = attr(s, one(s, CKO_CERTIFICATE, "ed"), CKA_ID, &n);
+		assert_int_equal(n, 3);
+		assert_memory_equal(v, id, 3);
+		free(v);
+		/* a CA-issued one cannot change */
+		CKE(CKR_ATTRIBUTE_READ_ONLY,
+		    F->C_SetAttributeValue(
+			    s, one(s, CKO_PRIVATE_KEY, "renamed"), t, 1));
+	}
+	/* session copies: found by id or label only when asked for a
+	 * session object (a program looking a key up finds one) */
+	k = one(s, CKO_PRIVATE_KEY, "other");
+	{
+		CK_ATTRIBUTE t[] = { { CKA_TOKEN, &no, 1 } };
+		CK_ATTRIBUTE lt[] = { { CKA_LABEL, "other", 5 },
+				      { CKA_TOKEN, &no, 1 } };
+		CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+		CK_ATTRIBUTE all[] = { { CKA_CLASS, &cls, sizeof(cls) } };
+
+		CK(F->C_CopyObject(s, k, t, 1, &c));
+		assert_false(attr_bool(s, c, CKA_TOKEN));
+		assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, "other", h, 16), 1);
+		assert_int_equal(h[0], k);
+		assert_int_equal(find(s, lt, 2, h, 16), 1);
+		assert_int_equal(h[0], c);
+		assert_int_equal(find(s, all, 1, h, 16), 5);
+		/* the copy signs with the same key (and its password) */
+		CK(F->C_SignInit(s, &m, c));
+		CK(F->C_Login(s, CKU_CONTEXT_SPECIFIC, (CK_UTF8CHAR_PTR)KEYPW,
+			      KEYPW_LEN));
+		sn = 64;
+		{
+			uint8_t sig[64];
+
+			CK(F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+		}
+		/* a copy with a label of its own is found by it */
+		lt[0].pValue = "mine";
+		lt[0].ulValueLen = 4;
+		CK(F->C_CopyObject(s, one(s, CKO_CERTIFICATE, "ed"), lt, 2, &c));
+		assert_int_equal(find_cls(s, CKO_CERTIFICATE, "mine", h, 16), 1);
+		/* copies are session objects only */
+		CKE(CKR_TEMPLATE_INCONSISTENT, F->C_CopyObject(s, k, NULL, 0, &c));
+		/* another session sees them; closing the first drops them */
+		s2 = open_session(SLOT_W, 0);
+		assert_int_equal(find_cls(s2, CKO_CERTIFICATE, "mine", h, 16), 1);
+		CK(F->C_DestroyObject(s2, h[0]));
+		assert_int_equal(find_cls(s2, CKO_CERTIFICATE, "mine", h, 16), 0);
+		CK(F->C_CloseSession(s));
+		assert_int_equal(find(s2, t, 1, h, 16), 0);
+	}
+	if (tu_full_mode())
+		wksdump_ok(w_store, PIN);
+}
+
+static void test_pkcs11__set_pin_and_init_token(void **state)
+{
+	CK_SESSION_HANDLE s = open_session(SLOT_W, 1), ro;
+	CK_TOKEN_INFO ti;
+	wks_store *st;
+	wks_key *k = NULL;
+	CK_OBJECT_HANDLE h[8];
+
+	(void)state;
+	ro = open_session(SLOT_W, 0);
+	CKE(CKR_SESSION_READ_ONLY,
+	    F->C_SetPIN(ro, (CK_UTF8CHAR_PTR)PIN, PIN_LEN,
+			(CK_UTF8CHAR_PTR) "new pin", 7));
+	CKE(CKR_PIN_INCORRECT,
+	    F->C_SetPIN(s, (CK_UTF8CHAR_PTR) "nope", 4,
+			(CK_UTF8CHAR_PTR) "new pin", 7));
+	CK(F->C_SetPIN(s, (CK_UTF8CHAR_PTR)PIN, PIN_LEN,
+		       (CK_UTF8CHAR_PTR) "new pin", 7));
+	/* the store and the keys that had its password take the new one;
+	 * a key with a password of its own keeps it */
+	st = load_w("new pin");
+	TU_OK(wks_store_get_key(&k, st, "rsa", "new pin", 7));
+	wks_key_free(k);
+	TU_OK(wks_store_get_key(&k, st, "aes", "new pin", 7));
+	wks_key_free(k);
+	TU_OK(wks_store_get_key(&k, st, "other", KEYPW, KEYPW_LEN));
+	wks_key_free(k);
+	wks_store_free(st);
+	CKE(CKR_PIN_INCORRECT,
+	    F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "new pin", 7));
+	if (tu_full_mode())
+		wksdump_ok(w_store, "new pin");
+	/* C_InitToken: with sessions open, refused */
+	CKE(CKR_SESSION_EXISTS,
+	    F->C_InitToken(SLOT_W, (CK_UTF8CHAR_PTR) "new pin", 7,
+			   (CK_UTF8CHAR_PTR) "w"));
+	CK(F->C_CloseAllSessions(SLOT_W));
+	CKE(CKR_PIN_INCORRECT,
+	    F->C_InitToken(SLOT_W, (CK_UTF8CHAR_PTR)PIN, PIN_LEN,
+			   (CK_UTF8CHAR_PTR) "w"));
+	/* an existing store is emptied */
+	CK(F->C_InitToken(SLOT_W, (CK_UTF8CHAR_PTR) "new pin", 7,
+			  (CK_UTF8CHAR_PTR) "w"));
+	st = load_w("new pin");
+	assert_int_equal(wks_store_size(st), 0);
+	wks_store_free(st);
+	/* a new store at the configured path */
+	CK(F->C_GetTokenInfo(SLOT_NEW, &ti));
+	assert_false(ti.flags & CKF_TOKEN_INITIALIZED);
+	s = open_session(SLOT_NEW, 1);
+	CKE(CKR_USER_PIN_NOT_INITIALIZED,
+	    F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CK(F->C_CloseSession(s));
+	CK(F->C_InitToken(SLOT_NEW, (CK_UTF8CHAR_PTR) "so pin", 6,
+			  (CK_UTF8CHAR_PTR) "new"));
+	CK(F->C_GetTokenInfo(SLOT_NEW, &ti));
+	assert_true(ti.flags & CKF_TOKEN_INITIALIZED);
+	/* the SO's PIN is the store password; C_InitPIN sets a new one */
+	s = open_session(SLOT_NEW, 1);
+	CK(F->C_Login(s, CKU_SO, (CK_UTF8CHAR_PTR) "so pin", 6));
+	CK(F->C_InitPIN(s, (CK_UTF8CHAR_PTR) "user pin", 8));
+	CK(F->C_Logout(s));
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "user pin", 8));
+	assert_int_equal(find(s, NULL, 0, h, 8), 0);
+	st = tu_store_fast();
+	TU_OK(wks_store_load_file(st, new_store, "user pin", 8));
+	wks_store_free(st);
+	wksdump_ok(new_store, "user pin");
+	/* read-only tokens refuse every change */
+	CKE(CKR_TOKEN_WRITE_PROTECTED,
+	    F->C_InitToken(SLOT_RO, (CK_UTF8CHAR_PTR)PIN, PIN_LEN,
+			   (CK_UTF8CHAR_PTR) "ro"));
+}
+
+/* Changes made by another program are seen at the next search; changes
+ * made meanwhile under the store's lock are never lost. */
+typedef struct {
+	wks_lock *lk;
+	atomic_int released;
+} lock_holder;
+
+static void *hold_lock(void *arg)
+{
+	lock_holder *l = arg;
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+	wks_store *st = tu_store_fast();
+	tu_der *c = NULL;
+	size_t n;
+
+	/* add an entry as wks(1) would, slowly, holding the lock */
+	TU_OK(wks_store_load_locked(st, l->lk, PIN, PIN_LEN));
+	n = tu_pem_ders(&c, tu_input("ca-ecc-cert.pem"), "CERTIFICATE");
+	TU_OK(wks_store_set_cert_der(st, "by-wks", c[0].der, c[0].len));
+	tu_ders_free(c, n);
+	nanosleep(&ts, NULL);
+	TU_OK(wks_store_save_locked(st, l->lk, PIN, PIN_LEN));
+	wks_store_free(st);
+	atomic_store(&l->released, 1);
+	wks_lock_release(l->lk);
+	return NULL;
+}
+
+static void test_pkcs11__other_programs(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1);
+	CK_OBJECT_HANDLE h[4], keep = one(s, CKO_PRIVATE_KEY, "rsa");
+	CK_BBOOL yes = CK_TRUE;
+	CK_OBJECT_CLASS sec = CKO_SECRET_KEY;
+	CK_KEY_TYPE aes = CKK_AES;
+	uint8_t v[16] = { 7 };
+	CK_ATTRIBUTE t[] = {
+		{ CKA_CLASS, &sec, sizeof(sec) },
+		{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+		{ CKA_TOKEN, &yes, 1 },
+		{ CKA_LABEL, "by-module", 9 },
+		{ CKA_VALUE, v, 16 },
+	};
+	lock_holder l = { 0 };
+	pthread_t th;
+	wks_store *st;
+
+	(void)state;
+	/* another program adds an entry */
+	st = load_w(PIN);
+	{
+		tu_der *c = NULL;
+		size_t n = tu_pem_ders(&c, tu_input("ca-ecc384-cert.pem"),
+				       "CERTIFICATE");
+
+		TU_OK(wks_store_set_cert_der(st, "outside", c[0].der,
+					     c[0].len));
+		tu_ders_free(c, n);
+	}
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "outside", h, 4), 1);
+	/* unchanged objects keep their handles */
+	assert_int_equal(one(s, CKO_PRIVATE_KEY, "rsa"), keep);
+	/* the module writes while another editor holds the lock */
+	TU_OK(wks_lock_acquire(&l.lk, w_store, WKS_LOCK_EXCLUSIVE));
+	assert_int_equal(pthread_create(&th, NULL, hold_lock, &l), 0);
+	{
+		CK_OBJECT_HANDLE nh;
+
+		CK(F->C_CreateObject(s, t, 5, &nh));
+		/* it waited for the lock */
+		assert_int_equal(atomic_load(&l.released), 1);
+	}
+	pthread_join(th, NULL);
+	st = load_w(PIN);
+	assert_int_equal(wks_store_contains(st, "by-wks"), 1);
+	assert_int_equal(wks_store_contains(st, "by-module"), 1);
+	assert_int_equal(wks_store_contains(st, "outside"), 1);
+	wks_store_free(st);
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "by-wks", h, 4), 1);
+	/* the store's password changed elsewhere: the login no longer
+	 * holds */
+	st = load_w(PIN);
+	TU_OK(wks_store_save_file(st, w_store, "changed", 7));
+	wks_store_free(st);
+	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, NULL, h, 4), 0);
+	{
+		CK_SESSION_INFO si;
+
+		CK(F->C_GetSessionInfo(s, &si));
+		assert_int_equal(si.state, CKS_RW_PUBLIC_SESSION);
+	}
+}
+
+/* Stores wolfJCE wrote (shared/vectors), read-only: an ML-DSA key, which
+ * OpenSSL 3.0 cannot use, shows its certificate only; keys whose
+ * password is not the store's are CKA_ALWAYS_AUTHENTICATE. */
+static void test_pkcs11__wolfjce_stores(void **state)
+{
+	char path[700];
+	FILE *f;
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h[32];
+	CK_BBOOL yes = CK_TRUE;
+	CK_ATTRIBUTE aa[] = { { CKA_ALWAYS_AUTHENTICATE, &yes, 1 } };
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	snprintf(path, sizeof(path), "%s/vectors.conf", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	/* (tu_shared() returns one static buffer) */
+	fprintf(f, "[token]\nlabel = mldsa\nread-only = yes\nstore = %s\n",
+		tu_shared("vectors/wolfjce/server-mldsa65.wks"));
+	fprintf(f, "[token]\nlabel = differs\nread-only = yes\nstore = %s\n",
+		tu_shared("vectors/wolfjce-live/keypass-differs.wks"));
+	fclose(f);
+	setenv("WKS_PKCS11_CONF", path, 1);
+	CK(F->C_Initialize(NULL));
+	s = open_session(0, 0);
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, NULL, h, 32), 1);
+	assert_int_equal(find_cls(s, CKO_PUBLIC_KEY, NULL, h, 32), 0);
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "wolfsslpassword", 15));
+	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, NULL, h, 32), 0);
+	s = open_session(1, 0);
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR) "wolfsslpassword", 15));
+	assert_true(find_cls(s, CKO_PRIVATE_KEY, NULL, h, 32) >= 1);
+	assert_true(find(s, aa, 1, h, 32) >= 1);
+	/* the secret key there has a password of its own too */
+	assert_true(attr_bool(s, one(s, CKO_SECRET_KEY, "aes256"),
+			      CKA_ALWAYS_AUTHENTICATE));
+	setenv("WKS_PKCS11_CONF", conf, 1);
+}
+
+/* ---- threads and fork() ------------------------------------------------------------ */
+
+typedef struct {
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE k;
+	CK_MECHANISM_TYPE mech;
+	EVP_PKEY *pub;
+	size_t rounds;
+	int failures;
+} signer;
+
+static void *sign_loop(void *arg)
+{
+	signer *g = arg;
+	uint8_t sig[256], hash[32];
+	unsigned int hl;
+
+	EVP_Digest(msg, MSG_LEN, hash, &hl, EVP_sha256(), NULL);
+	for (size_t i = 0; i < g->rounds; i++) {
+		CK_MECHANISM m = { g->mech, NULL, 0 };
+		CK_ULONG sn = sizeof(sig);
+
+		if (F->C_SignInit(g->s, &m, g->k) != CKR_OK ||
+		    F->C_Sign(g->s, msg, MSG_LEN, sig, &sn) != CKR_OK) {
+			g->failures++;
+			continue;
+		}
+		if (g->mech == CKM_ECDSA_SHA256
+			    ? !ossl_ecdsa_verify(g->pub, hash, hl, sig, sn)
+			    : !ossl_rsa_verify(g->pub, "SHA256", 0, sig, sn))
+			g->failures++;
+	}
+	return NULL;
+}
+
+/* Sessions signing on all cores at once (and under ThreadSanitizer in
+ * CI), with logins, searches and sessions coming and going meanwhile. */
+static void test_pkcs11__threads(void **state)
+{
+	enum { N = 4 };
+	CK_SESSION_HANDLE s0 = user_session(SLOT_MAIN, 0);
+	X509 *xe = cert_of(s0, "ec"), *xr = cert_of(s0, "rsa");
+	size_t rounds = tu_env_count("WKS_PKCS11_ROUNDS", 40, 400);
+	signer g[N];
+	pthread_t th[N];
+	CK_OBJECT_HANDLE h[32];
+
+	(void)state;
+	if (getenv("WKS_UNDER_VALGRIND"))
+		rounds = 5;
+	for (int i = 0; i < N; i++) {
+		int rsa = i % 2;
+
+		g[i].s = open_session(SLOT_MAIN, 0);
+		g[i].k = one(g[i].s, CKO_PRIVATE_KEY, rsa ? "rsa" : "ec");
+		g[i].mech = rsa ? CKM_SHA256_RSA_PKCS : CKM_ECDSA_SHA256;
+		g[i].pub = X509_get0_pubkey(rsa ? xr : xe);
+		g[i].rounds = rsa ? rounds / 4 + 1 : rounds;
+		g[i].failures = 0;
+		assert_int_equal(pthread_create(&th[i], NULL, sign_loop, &g[i]),
+				 0);
+	}
+	for (size_t i = 0; i < 10; i++) {
+		CK_SESSION_HANDLE t = open_session(SLOT_MAIN, 0);
+
+		assert_true(find(t, NULL, 0, h, 32) >= 12);
+		CK(F->C_CloseSession(t));
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(g[i].failures, 0);
+	}
+	X509_free(xe);
+	X509_free(xr);
+}
+
+/* ThreadSanitizer does not support a child of a multi-threaded process
+ * that starts threads. */
+static int tsan_build(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	return 1;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+	return 1;
+#else
+	return 0;
+#endif
+#else
+	return 0;
+#endif
+}
+
+/* In the child: uninitialised until C_Initialize, no login inherited. */
+static int child_checks(void)
+{
+	CK_INFO info;
+	CK_SESSION_HANDLE s;
+	CK_SESSION_INFO si;
+	CK_OBJECT_HANDLE h[32];
+	CK_ULONG n = 0;
+	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+	CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof(cls) } };
+	uint8_t sig[64];
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+
+	if (F->C_GetInfo(&info) != CKR_CRYPTOKI_NOT_INITIALIZED ||
+	    F->C_OpenSession(SLOT_MAIN, CKF_SERIAL_SESSION, NULL, NULL, &s) !=
+		    CKR_CRYPTOKI_NOT_INITIALIZED ||
+	    F->C_Sign(1, msg, MSG_LEN, sig, &n) !=
+		    CKR_CRYPTOKI_NOT_INITIALIZED)
+		return 2;
+	if (F->C_Initialize(NULL) != CKR_OK ||
+	    F->C_OpenSession(SLOT_MAIN, CKF_SERIAL_SESSION, NULL, NULL, &s) !=
+		    CKR_OK ||
+	    F->C_GetSessionInfo(s, &si) != CKR_OK ||
+	    si.state != CKS_RO_PUBLIC_SESSION)
+		return 3;
+	if (F->C_FindObjectsInit(s, t, 1) != CKR_OK ||
+	    F->C_FindObjects(s, h, 32, &n) != CKR_OK || n != 0 ||
+	    F->C_FindObjectsFinal(s) != CKR_OK)
+		return 4;
+	if (F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN) != CKR_OK ||
+	    F->C_FindObjectsInit(s, t, 1) != CKR_OK ||
+	    F->C_FindObjects(s, h, 32, &n) != CKR_OK || n != 5 ||
+	    F->C_FindObjectsFinal(s) != CKR_OK)
+		return 5;
+	for (CK_ULONG i = 0; i < n; i++) {
+		CK_ULONG sn = sizeof(sig);
+		CK_KEY_TYPE kt;
+		CK_ATTRIBUTE a = { CKA_KEY_TYPE, &kt, sizeof(kt) };
+
+		if (F->C_GetAttributeValue(s, h[i], &a, 1) != CKR_OK)
+			return 6;
+		if (kt == CKK_EC) {
+			if (F->C_SignInit(s, &m, h[i]) != CKR_OK)
+				return 7;
+			if (F->C_Sign(s, msg, MSG_LEN, sig, &sn) != CKR_OK &&
+			    sn != 64)
+				return 8;
+			break;
+		}
+	}
+	return F->C_Finalize(NULL) == CKR_OK ? 0 : 9;
+}
+
+static void test_pkcs11__fork(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec");
+	X509 *x = cert_of(s, "ec");
+	signer g = { s, k, CKM_ECDSA_SHA256, X509_get0_pubkey(x), 3, 0 };
+	pid_t pid;
+	int st;
+
+	(void)state;
+	/* the parent, logged in, with a key decrypted */
+	sign_loop(&g);
+	assert_int_equal(g.failures, 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int rc = child_checks();
+
+		/* (valgrind checks the child's leaks too) */
+		X509_free(x);
+		_exit(rc);
+	}
+	st = tu_reap_bounded(pid, 60000);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	/* the parent goes on */
+	sign_loop(&g);
+	assert_int_equal(g.failures, 0);
+	/* fork() while other threads sign: never a hang */
+	if (!tsan_build() && !getenv("WKS_UNDER_VALGRIND")) {
+		enum { N = 2 };
+		signer gs[N];
+		pthread_t th[N];
+
+		for (int i = 0; i < N; i++) {
+			gs[i] = g;
+			gs[i].s = open_session(SLOT_MAIN, 0);
+			gs[i].rounds = 200;
+			pthread_create(&th[i], NULL, sign_loop, &gs[i]);
+		}
+		for (int i = 0; i < 5; i++) {
+			pid = fork();
+			assert_true(pid >= 0);
+			if (pid == 0)
+				_exit(child_checks());
+			st = tu_reap_bounded(pid, 60000);
+			assert_true(WIFEXITED(st));
+			assert_int_equal(WEXITSTATUS(st), 0);
+		}
+		for (int i = 0; i < N; i++) {
+			pthread_join(th[i], NULL);
+			assert_int_equal(gs[i].failures, 0);
+		}
+	}
+	X509_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(test_pkcs11__##name, setup, \
+						  teardown)
+		T(interfaces),
+		T(init_args),
+		T(bad_configuration),
+		cmocka_unit_test(test_pkcs11__config_parser),
+		T(slots_and_tokens),
+		T(public_objects),
+		T(login),
+		T(sign_rsa),
+		T(sign_ec_ed),
+		T(always_authenticate),
+		T(crypt_rsa),
+		T(crypt_aes),
+		T(hmac_digest_random),
+		T(mechanisms),
+		T(ecdh),
+		T(create_objects),
+		T(generate),
+		T(destroy_rename_copy),
+		T(set_pin_and_init_token),
+		T(other_programs),
+		T(wolfjce_stores),
+		T(threads),
+		T(fork),
+#undef T
+	};
+
+	return cmocka_run_group_tests_name("pkcs11", tests, group_setup,
+					   group_teardown);
+}
