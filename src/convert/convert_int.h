@@ -44,6 +44,10 @@ int wks__ask_pw(wks_password_cb cb, void *arg, const char *alias,
  * Java reports an OID it does not know).  Heap; NULL if out of memory. */
 char *wks__p12_alg_name(const ASN1_OBJECT *obj);
 
+/* store/keypool.c: about n new key entries are about to be set in st
+ * (their keys are then derived a batch pass at a time); 0 ends the run. */
+void wks__store_expect_keys(wks_store *st, size_t n);
+
 /* The PKCS#12 branch of wks_convert_read() (p12read.c). */
 int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
 		  const char *pw, size_t pw_len, unsigned flags,
