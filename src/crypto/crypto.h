@@ -131,6 +131,13 @@ int wks__pbkdf2_batch_cc(const wks_crypto_ctx *cc, const wks_kdf_job *jobs,
  * of fewer blocks costs about as long as one of this many. */
 size_t wks__pbkdf2_batch_width(int threads);
 
+/* How many more 64-byte blocks a batch of `blocks` blocks could take at
+ * no cost (the free lanes of its last pass, by the native batch's cost
+ * model), with implementation `impl` in context cc; 0 where batches run
+ * one derivation after another. */
+size_t wks__pbkdf2_batch_spare(const wks_crypto_ctx *cc, size_t blocks,
+                               wks_kdf_impl impl, int threads);
+
 int wks__hmac_sha512_cc(const wks_crypto_ctx *cc, uint8_t out[WKS_MAC_LEN],
                         const uint8_t *key, size_t key_len,
                         const uint8_t *data, size_t len);

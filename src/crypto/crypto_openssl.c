@@ -585,6 +585,24 @@ size_t wks__pbkdf2_batch_width(int threads)
 	return (size_t)threads * wks__kdf_path_lanes(path);
 }
 
+size_t wks__pbkdf2_batch_spare(const wks_crypto_ctx *cc, size_t blocks,
+                               wks_kdf_impl impl, int threads)
+{
+	size_t t, k, limit;
+
+	if (impl != WKS_KDF_NATIVE || (cc && cc->fips) || blocks == 0)
+		return 0;
+	if (threads < 0)
+		threads = 0;
+	t = wks__kdf_estimate(blocks, threads);
+	/* (The free lanes are fewer than one pass of every thread.) */
+	limit = wks__pbkdf2_batch_width(threads);
+	for (k = 0; k < limit && wks__kdf_estimate(blocks + k + 1, threads) <= t;
+	     k++)
+		;
+	return k;
+}
+
 int wks__hmac_sha512_cc(const wks_crypto_ctx *cc, uint8_t out[WKS_MAC_LEN],
                         const uint8_t *key, size_t key_len,
                         const uint8_t *data, size_t len)

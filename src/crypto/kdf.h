@@ -68,6 +68,13 @@ void wks__kdf_resolve(wks_kdf_path *path, int *threads, size_t out_len);
 /* The same for a batch of `blocks` output blocks in all. */
 void wks__kdf_resolve_blocks(wks_kdf_path *path, int *threads, size_t blocks);
 
+/* The estimated time of a batch of `blocks` blocks on AUTO with at most
+ * `threads` threads (0 = auto), in the cost model's units (OpenSSL's
+ * kernel on one block = 100); 0 for no block.  A batch can take more
+ * blocks at no cost while this stays the same: the last pass's free
+ * lanes. */
+size_t wks__kdf_estimate(size_t blocks, int threads);
+
 /* How many blocks one kernel pass of `path` runs (1, 4 or 8). */
 size_t wks__kdf_path_lanes(wks_kdf_path path);
 

@@ -247,7 +247,7 @@ static unsigned path_cost(wks_kdf_path path)
 	case WKS_KDF_PATH_OPENSSL: return 100;
 	case WKS_KDF_PATH_SCALAR: return 140;
 	case WKS_KDF_PATH_AVX512: return 275;
-	case WKS_KDF_PATH_AVX512X8: return 290;
+	case WKS_KDF_PATH_AVX512X8: return 275;
 	case WKS_KDF_PATH_AVX2: return 395;
 	default: return 1000;
 	}
@@ -297,10 +297,13 @@ void wks__kdf_resolve(wks_kdf_path *path, int *threads, size_t out_len)
 	                        div_up(out_len ? out_len : 1, HASH_LEN));
 }
 
-void wks__kdf_resolve_blocks(wks_kdf_path *path, int *threads, size_t blocks)
+/* wks__kdf_resolve_blocks(), returning the estimated time. */
+static size_t resolve(wks_kdf_path *path, int *threads, size_t blocks)
 {
+	/* (On a tie the first wins: the 8-lane kernel before the 4-lane
+	 * one, which costs the same per pass here.) */
 	static const wks_kdf_path order[] = {
-		WKS_KDF_PATH_OPENSSL, WKS_KDF_PATH_AVX512, WKS_KDF_PATH_AVX512X8,
+		WKS_KDF_PATH_OPENSSL, WKS_KDF_PATH_AVX512X8, WKS_KDF_PATH_AVX512,
 		WKS_KDF_PATH_AVX2, WKS_KDF_PATH_SCALAR
 	};
 	int cpus = online_cpus();
@@ -324,10 +327,23 @@ void wks__kdf_resolve_blocks(wks_kdf_path *path, int *threads, size_t blocks)
 			}
 		}
 	} else {
-		path_time(*path, blocks, limit, &best_used);
+		best = path_time(*path, blocks, limit, &best_used);
 	}
 	if (*threads == 0)
 		*threads = best_used;
+	return best;
+}
+
+void wks__kdf_resolve_blocks(wks_kdf_path *path, int *threads, size_t blocks)
+{
+	(void)resolve(path, threads, blocks);
+}
+
+size_t wks__kdf_estimate(size_t blocks, int threads)
+{
+	wks_kdf_path path = WKS_KDF_PATH_AUTO;
+
+	return blocks ? resolve(&path, &threads, blocks) : 0;
 }
 
 /* ------------------------------------------------------------------------

@@ -47,29 +47,43 @@ static void lookup(item *v, wks_store *st, const char *const *aliases,
 }
 
 /*
- * The verified derived keys of the items still in the running: from the
- * KEK cache when it holds them, else derived all together, then each
- * checked against its entry MAC (a failure sets the item's result).  When
- * `cache_them`, verified keys go into the cache (if it is on), with the
- * generation read before the entries were looked up.  Returns an error
- * only when the batch itself failed (no memory, a crypto failure): then
- * nothing is verified.
+ * Opening the items still in the running: their keys from the KEK cache
+ * when it holds them (plan_open()), else derived all together, then each
+ * checked against its entry MAC (run_open(); a failure sets the item's
+ * result).  Between the two a caller may append jobs of its own to the
+ * same batch (the free lanes of its last pass: see reseal()).
  */
-static int open_all(item *v, size_t n, wks_store *st, const wks_settings *cfg,
-                    const char *pw, size_t pw_len, int cache_them,
-                    uint64_t gen)
-{
-	wks_kdf_job *jobs = NULL;
-	size_t *which = NULL, i, k = 0;
-	int err = WKS_OK;
+typedef struct {
+	wks_kdf_job *jobs; /* the misses', then room for `room` more */
+	size_t *which;     /* the item of each miss */
+	size_t k;          /* misses */
+	size_t extra;      /* jobs appended after them */
+} open_plan;
 
-	if (n && (!(jobs = calloc(n, sizeof(*jobs))) ||
-	          !(which = calloc(n, sizeof(*which))))) {
-		err = wks__err(WKS_ERR_NOMEM, "out of memory");
-		goto done;
+static void plan_free(open_plan *p)
+{
+	free(p->jobs);
+	free(p->which);
+	memset(p, 0, sizeof(*p));
+}
+
+static int plan_open(open_plan *p, item *v, size_t n, wks_store *st,
+                     const wks_settings *cfg, const char *pw, size_t pw_len,
+                     size_t room)
+{
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	if (n + room == 0)
+		return WKS_OK;
+	if (!(p->jobs = calloc(n + room, sizeof(*p->jobs))) ||
+	    !(p->which = calloc(n ? n : 1, sizeof(*p->which)))) {
+		plan_free(p);
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	}
 	for (i = 0; i < n; i++) {
 		const wks_entry *e = v[i].e;
+		wks_kdf_job *j = &p->jobs[p->k];
 
 		if (v[i].result != WKS_OK)
 			continue;
@@ -79,23 +93,37 @@ static int open_all(item *v, size_t n, wks_store *st, const wks_settings *cfg,
 		                      pw_len, e->salt, (uint32_t)e->iterations,
 		                      v[i].dk) == WKS_OK)
 			continue;
-		jobs[k].out = v[i].dk;
-		jobs[k].out_len = WKS_DK_LEN;
-		jobs[k].pw = (const uint8_t *)pw;
-		jobs[k].pw_len = pw_len;
-		jobs[k].salt = e->salt;
-		jobs[k].salt_len = WKS_SALT_LEN;
-		jobs[k].iter = (uint32_t)e->iterations;
-		which[k++] = i;
+		j->out = v[i].dk;
+		j->out_len = WKS_DK_LEN;
+		j->pw = (const uint8_t *)pw;
+		j->pw_len = pw_len;
+		j->salt = e->salt;
+		j->salt_len = WKS_SALT_LEN;
+		j->iter = (uint32_t)e->iterations;
+		p->which[p->k++] = i;
 	}
-	if (k == 0)
-		goto done;
-	wks__cache_count_derivations(st->cache, cfg, k);
-	if ((err = wks__pbkdf2_batch_cc(cfg->crypto, jobs, k, cfg->kdf_impl,
-	                                cfg->kdf_threads)) < 0)
-		goto done;
-	for (i = 0; i < k; i++) {
-		item *it = &v[which[i]];
+	return WKS_OK;
+}
+
+/* When `cache_them`, verified keys go into the cache (if it is on), with
+ * the generation read before the entries were looked up.  Returns an
+ * error only when the batch itself failed (no memory, a crypto failure):
+ * then nothing is verified. */
+static int run_open(open_plan *p, item *v, wks_store *st,
+                    const wks_settings *cfg, const char *pw, size_t pw_len,
+                    int cache_them, uint64_t gen)
+{
+	size_t i;
+	int err;
+
+	if (p->k + p->extra == 0)
+		return WKS_OK;
+	wks__cache_count_derivations(st->cache, cfg, p->k);
+	if ((err = wks__pbkdf2_batch_cc(cfg->crypto, p->jobs, p->k + p->extra,
+	                                cfg->kdf_impl, cfg->kdf_threads)) < 0)
+		return err;
+	for (i = 0; i < p->k; i++) {
+		item *it = &v[p->which[i]];
 
 		if ((it->result = wks__key_verify(it->e, it->dk, cfg)) == WKS_OK &&
 		    cache_them)
@@ -105,9 +133,18 @@ static int open_all(item *v, size_t n, wks_store *st, const wks_settings *cfg,
 		if (it->result < 0)
 			wks_wipe(it->dk, WKS_DK_LEN);
 	}
-done:
-	free(jobs);
-	free(which);
+	return WKS_OK;
+}
+
+static int open_all(item *v, size_t n, wks_store *st, const wks_settings *cfg,
+                    const char *pw, size_t pw_len, uint64_t gen)
+{
+	open_plan p;
+	int err;
+
+	if ((err = plan_open(&p, v, n, st, cfg, pw, pw_len, 0)) == WKS_OK)
+		err = run_open(&p, v, st, cfg, pw, pw_len, 1, gen);
+	plan_free(&p);
 	return err;
 }
 
@@ -142,7 +179,7 @@ int wks_store_get_keys(wks_key **out, int *results, wks_store *st,
 	if (!(v = calloc(n, sizeof(*v))))
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	lookup(v, st, aliases, n, pw, pw_len, &cfg);
-	if ((err = open_all(v, n, st, &cfg, pw, pw_len, 1, gen)) < 0)
+	if ((err = open_all(v, n, st, &cfg, pw, pw_len, gen)) < 0)
 		goto done;
 	for (i = 0; i < n; i++) {
 		if (v[i].result == WKS_OK && out)
@@ -201,7 +238,7 @@ int wks_store_cache_warm(wks_store *st, const char *pw, size_t pw_len,
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	for (i = 0; i < n; i++)
 		v[i].result = wks__key_check(v[i].e, pw, pw_len, &cfg);
-	if ((err = open_all(v, n, st, &cfg, pw, pw_len, 1, gen)) == WKS_OK &&
+	if ((err = open_all(v, n, st, &cfg, pw, pw_len, gen)) == WKS_OK &&
 	    n_warmed)
 		for (i = 0; i < n; i++)
 			*n_warmed += v[i].result == WKS_OK;
@@ -275,82 +312,123 @@ static int refuse_repeats(item *v, size_t n)
 	return WKS_OK;
 }
 
-/* Decrypt the keys of the opened items, derive their new keys (fresh
- * salts, one batch) and seal them into rk. */
-static int reseal(wks_rekey *rk, item *v, size_t n, const wks_settings *cfg,
-                  const char *new_pw, size_t new_len)
+/*
+ * The old keys and the new ones.  Every item in the running gets a fresh
+ * salt; the old keys are derived in one batch (plan_open/run_open), whose
+ * last pass's free lanes take the new keys of the first items (if an item
+ * then does not open, its new key is simply not used: those lanes would
+ * have idled); the new keys still missing for the items that opened go in
+ * a second batch.  Then each opened key is decrypted and sealed anew into
+ * rk.  At most one derivation per entry per password.
+ */
+typedef struct {
+	uint8_t (*salts)[WKS_SALT_LEN];
+	uint8_t (*dks)[WKS_DK_LEN];
+	uint8_t *have; /* dks[i] derived */
+	size_t n;
+} new_keys;
+
+static void new_keys_free(new_keys *nk)
 {
-	uint8_t (*salts)[WKS_SALT_LEN] = NULL, (*dks)[WKS_DK_LEN] = NULL;
-	wks_buf *plain = NULL;
+	if (nk->salts)
+		wks_wipe_free(nk->salts, nk->n * sizeof(*nk->salts));
+	if (nk->dks)
+		wks_wipe_free(nk->dks, nk->n * sizeof(*nk->dks));
+	free(nk->have);
+}
+
+static void new_job(wks_kdf_job *j, new_keys *nk, size_t i,
+                    const wks_settings *cfg, const char *pw, size_t pw_len)
+{
+	j->out = nk->dks[i];
+	j->out_len = WKS_DK_LEN;
+	j->pw = (const uint8_t *)pw;
+	j->pw_len = pw_len;
+	j->salt = nk->salts[i];
+	j->salt_len = WKS_SALT_LEN;
+	j->iter = (uint32_t)cfg->iteration_count;
+	nk->have[i] = 1;
+}
+
+static int rekey_derive(item *v, size_t n, new_keys *nk, wks_store *st,
+                        const wks_settings *cfg, const char *old_pw,
+                        size_t old_len, const char *new_pw, size_t new_len)
+{
+	open_plan p;
 	wks_kdf_job *jobs = NULL;
-	size_t i, cap = 0, m, k;
+	size_t i, spare, k = 0;
+	int err;
+
+	nk->n = n;
+	nk->salts = malloc((n ? n : 1) * sizeof(*nk->salts));
+	nk->dks = malloc((n ? n : 1) * sizeof(*nk->dks));
+	nk->have = calloc(n ? n : 1, 1);
+	if (!nk->salts || !nk->dks || !nk->have)
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	if (n && (err = wks__random_cc(cfg->crypto, nk->salts[0],
+	                               n * WKS_SALT_LEN)) < 0)
+		return err;
+	if ((err = plan_open(&p, v, n, st, cfg, old_pw, old_len, n)) < 0)
+		return err;
+	spare = wks__pbkdf2_batch_spare(cfg->crypto, 2 * p.k, cfg->kdf_impl,
+	                                cfg->kdf_threads) / 2;
+	for (i = 0; i < n && p.extra < spare; i++)
+		if (v[i].result == WKS_OK)
+			new_job(&p.jobs[p.k + p.extra++], nk, i, cfg, new_pw,
+			        new_len);
+	err = run_open(&p, v, st, cfg, old_pw, old_len, 0, 0);
+	plan_free(&p);
+	if (err < 0)
+		return err;
+	if (!(jobs = calloc(n ? n : 1, sizeof(*jobs))))
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		if (v[i].result == WKS_OK && !nk->have[i])
+			new_job(&jobs[k++], nk, i, cfg, new_pw, new_len);
+	err = wks__pbkdf2_batch_cc(cfg->crypto, jobs, k, cfg->kdf_impl,
+	                           cfg->kdf_threads);
+	free(jobs);
+	return err;
+}
+
+static int reseal(wks_rekey *rk, item *v, size_t n, const new_keys *nk,
+                  const wks_settings *cfg)
+{
+	wks_buf plain = WKS_BUF_INIT;
+	size_t i, m = 0;
 	int err = WKS_OK;
 
 	for (i = 0; i < n; i++)
-		cap += v[i].result == WKS_OK;
-	if (cap == 0)
+		m += v[i].result == WKS_OK;
+	if (m == 0)
 		return WKS_OK;
-	salts = malloc(cap * sizeof(*salts));
-	dks = malloc(cap * sizeof(*dks));
-	plain = calloc(cap, sizeof(*plain));
-	jobs = calloc(cap, sizeof(*jobs));
-	rk->v = calloc(cap, sizeof(*rk->v));
-	if (!salts || !dks || !plain || !jobs || !rk->v) {
-		err = wks__err(WKS_ERR_NOMEM, "out of memory");
-		goto done;
-	}
-	for (i = 0, k = 0; i < n; i++) {
-		const wks_entry *e = v[i].e;
-		int r;
-
-		if (v[i].result != WKS_OK)
-			continue;
-		r = wks__aes256cbc_decrypt_cc(cfg->crypto, &plain[k], v[i].dk,
-		                              e->iv, e->body + e->enc.off,
-		                              e->enc.len);
-		wks_wipe(v[i].dk, WKS_DK_LEN);
-		if (r == WKS_ERR_NOMEM || r == WKS_ERR_CRYPTO) {
-			err = r;
-			goto done;
-		}
-		if ((v[i].result = r) < 0) {
-			wks_buf_dispose(&plain[k]);
-			continue;
-		}
-		k++;
-	}
-	if ((m = k) == 0)
-		goto done;
-	if ((err = wks__random_cc(cfg->crypto, salts[0], m * WKS_SALT_LEN)) < 0)
-		goto done;
-	for (k = 0; k < m; k++) {
-		jobs[k].out = dks[k];
-		jobs[k].out_len = WKS_DK_LEN;
-		jobs[k].pw = (const uint8_t *)new_pw;
-		jobs[k].pw_len = new_len;
-		jobs[k].salt = salts[k];
-		jobs[k].salt_len = WKS_SALT_LEN;
-		jobs[k].iter = (uint32_t)cfg->iteration_count;
-	}
-	if ((err = wks__pbkdf2_batch_cc(cfg->crypto, jobs, m, cfg->kdf_impl,
-	                                cfg->kdf_threads)) < 0)
-		goto done;
-	for (i = 0, k = 0; i < n && k < m; i++) {
+	if (!(rk->v = calloc(m, sizeof(*rk->v))))
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	for (i = 0; i < n && err == WKS_OK; i++) {
 		const wks_entry *e = v[i].e;
 		rekey_item *r = &rk->v[rk->n];
 
 		if (v[i].result != WKS_OK)
 			continue;
-		memset(&r->body, 0, sizeof(r->body));
-		if ((err = wks__key_rebody(&r->body, e, plain[k].ptr,
-		                           plain[k].len, salts[k], dks[k],
-		                           cfg)) < 0 ||
+		err = wks__aes256cbc_decrypt_cc(cfg->crypto, &plain, v[i].dk,
+		                                e->iv, e->body + e->enc.off,
+		                                e->enc.len);
+		wks_wipe(v[i].dk, WKS_DK_LEN);
+		if (err == WKS_ERR_INTEGRITY) {
+			/* (authentic, yet badly padded: as get_key says) */
+			v[i].result = err;
+			err = WKS_OK;
+			continue;
+		}
+		if (err < 0 ||
+		    (err = wks__key_rebody(&r->body, e, plain.ptr, plain.len,
+		                           nk->salts[i], nk->dks[i], cfg)) < 0 ||
 		    (err = wks__sha256(r->old_sum, e->body, e->body_len)) < 0)
-			goto done;
-		k++;
+			break;
+		wks_buf_dispose(&plain);
 		if (!(r->alias = malloc(e->alias_len + 1))) {
 			err = wks__err(WKS_ERR_NOMEM, "out of memory");
-			goto done;
+			break;
 		}
 		memcpy(r->alias, e->alias, e->alias_len + 1);
 		r->alias_len = e->alias_len;
@@ -359,17 +437,9 @@ static int reseal(wks_rekey *rk, item *v, size_t n, const wks_settings *cfg,
 		r->old_len = e->body_len;
 		rk->n++;
 	}
-done:
-	if (err < 0 && rk->v && rk->n < cap)
+	if (err < 0 && rk->n < m)
 		wks_buf_dispose(&rk->v[rk->n].body);
-	for (k = 0; plain && k < cap; k++)
-		wks_buf_dispose(&plain[k]);
-	free(plain);
-	free(jobs);
-	if (salts)
-		wks_wipe_free(salts, cap * sizeof(*salts));
-	if (dks)
-		wks_wipe_free(dks, cap * sizeof(*dks));
+	wks_buf_dispose(&plain);
 	return err;
 }
 
@@ -380,11 +450,13 @@ int wks_rekey_prepare(wks_rekey **out, int *results, wks_store *st,
 {
 	wks_settings cfg;
 	wks_rekey *rk = NULL;
+	new_keys nk;
 	item *v = NULL;
 	size_t i;
 	int err;
 
 	wks__err_clear();
+	memset(&nk, 0, sizeof(nk));
 	if (out)
 		*out = NULL;
 	if (results && n)
@@ -404,8 +476,9 @@ int wks_rekey_prepare(wks_rekey **out, int *results, wks_store *st,
 	}
 	lookup(v, st, aliases, n, old_pw, old_len, &cfg);
 	if ((err = refuse_repeats(v, n)) < 0 ||
-	    (err = open_all(v, n, st, &cfg, old_pw, old_len, 0, 0)) < 0 ||
-	    (err = reseal(rk, v, n, &cfg, new_pw, new_len)) < 0)
+	    (err = rekey_derive(v, n, &nk, st, &cfg, old_pw, old_len, new_pw,
+	                        new_len)) < 0 ||
+	    (err = reseal(rk, v, n, &nk, &cfg)) < 0)
 		goto done;
 	for (i = 0; i < n; i++)
 		results[i] = v[i].result;
@@ -415,6 +488,7 @@ done:
 	if (err < 0 && n)
 		memset(results, 0, n * sizeof(*results));
 	wks_rekey_free(rk);
+	new_keys_free(&nk);
 	items_free(v, n);
 	wks__wipe_registers();
 	return err;
