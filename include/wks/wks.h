@@ -615,11 +615,13 @@ WKS_API int wks_store_delete(wks_store *st, const char *alias);
  * calls below derive the keys of all the entries they are given as one
  * batch, spread over the SIMD lanes of every core (docs/KDF.md), so that
  * N entries cost far less than N single calls (on a 2-core AVX-512
- * machine, 64 entries about as much as 14 single ones).  The results are
- * exactly those of the single calls.  No store lock is held while they
+ * machine, 64 entries about as much as 14 to 16 single ones).  The
+ * results are exactly those of the single calls.  No store lock is held while they
  * derive; each entry is checked as the single call checks it, every
- * derivation is bounded by libwks.wks.maxIterationCount, and a batch does
- * no more derivations than the single calls would.
+ * derivation is bounded by libwks.wks.maxIterationCount, and no entry
+ * costs more derivations than its single call would (but for a password
+ * change, which may derive an entry's new key in lanes that would
+ * otherwise idle before it knows the entry opens with the old password).
  *
  * Per-entry outcomes go to a `results` array of n ints (results[i] for
  * aliases[i]): WKS_OK, or the error the single call would return for that
