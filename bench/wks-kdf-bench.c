@@ -3,12 +3,15 @@
  * (store MAC key) and 96 bytes (entry keys), at 210,000 iterations.
  *
  *   wks-kdf-bench [-runs N] [-iter N] [-threads N]
- *                 [-path auto|scalar|openssl|avx2|avx512] [-json] [-all]
+ *                 [-path auto|scalar|openssl|avx2|avx512|avx512x8] [-json]
+ *                 [-all] [-batch]
  *
  * Each figure is the median of N runs (default 7); native and OpenSSL runs
  * alternate so that both see the same machine.  -all adds a table of every
- * code path with 1 and 2 threads.  Exit status 1 if an output differs
- * from OpenSSL's. */
+ * code path with 1 and 2 threads.  -batch adds batches of M independent
+ * 96-byte derivations (each its own password and salt) on every path,
+ * against one 96-byte derivation (AUTO) timed in the same run.  Exit
+ * status 1 if an output differs from OpenSSL's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +105,7 @@ static int parse_path(const char *s, wks_kdf_path *out)
 {
 	static const wks_kdf_path all[] = {
 		WKS_KDF_PATH_AUTO, WKS_KDF_PATH_SCALAR, WKS_KDF_PATH_OPENSSL,
-		WKS_KDF_PATH_AVX2, WKS_KDF_PATH_AVX512
+		WKS_KDF_PATH_AVX2, WKS_KDF_PATH_AVX512, WKS_KDF_PATH_AVX512X8
 	};
 	size_t i;
 
@@ -118,7 +121,8 @@ static int parse_path(const char *s, wks_kdf_path *out)
 static void usage(void)
 {
 	fprintf(stderr, "usage: wks-kdf-bench [-runs N] [-iter N] [-threads N] "
-	        "[-path auto|scalar|openssl|avx2|avx512] [-json] [-all]\n");
+	        "[-path auto|scalar|openssl|avx2|avx512|avx512x8] [-json] "
+	        "[-all] [-batch]\n");
 	exit(2);
 }
 
@@ -127,7 +131,7 @@ static void table(uint32_t iter, int runs)
 {
 	static const wks_kdf_path paths[] = {
 		WKS_KDF_PATH_SCALAR, WKS_KDF_PATH_OPENSSL, WKS_KDF_PATH_AVX2,
-		WKS_KDF_PATH_AVX512, WKS_KDF_PATH_AUTO
+		WKS_KDF_PATH_AVX512, WKS_KDF_PATH_AVX512X8, WKS_KDF_PATH_AUTO
 	};
 	static const size_t lens[] = { 64, 96 };
 	double ms[2][2], ossl[2], dummy;
@@ -157,12 +161,107 @@ static void table(uint32_t iter, int runs)
 	printf("(ms, median of %d; in parentheses: ratio to OpenSSL)\n", runs);
 }
 
+/* ---- batches ------------------------------------------------------------ */
+
+#define MAX_BATCH 64
+
+static double time_batch(uint8_t (*out)[96], size_t m, uint32_t iter,
+                         int threads, wks_kdf_path path)
+{
+	wks_kdf_job jobs[MAX_BATCH];
+	uint8_t pws[MAX_BATCH][16], salts[MAX_BATCH][16];
+	double t0;
+	size_t j;
+	int rc;
+
+	for (j = 0; j < m; j++) {
+		memcpy(pws[j], "batch-password..", 16);
+		pws[j][15] = (uint8_t)j;
+		memcpy(salts[j], salt, 16);
+		salts[j][0] = (uint8_t)j;
+		jobs[j].out = out[j];
+		jobs[j].out_len = 96;
+		jobs[j].pw = pws[j];
+		jobs[j].pw_len = 16;
+		jobs[j].salt = salts[j];
+		jobs[j].salt_len = 16;
+		jobs[j].iter = iter;
+	}
+	t0 = now_ms();
+	rc = wks__pbkdf2_sha512_batch(jobs, m, threads, path);
+	if (rc != WKS_OK) {
+		fprintf(stderr, "wks-kdf-bench: %s: %s\n", wks_strerror(rc),
+		        wks_error_detail());
+		exit(2);
+	}
+	return now_ms() - t0;
+}
+
+/*
+ * Batches of M 96-byte derivations on every path (threads as given, 0 =
+ * auto), each against one 96-byte AUTO derivation timed just before it:
+ * the ratio says how many single derivations the batch costs.  The
+ * outputs are compared with the one-by-one derivations of the same jobs
+ * (on one M = 4 batch per path).
+ */
+static void batch_table(uint32_t iter, int threads, int runs)
+{
+	static const wks_kdf_path paths[] = {
+		WKS_KDF_PATH_OPENSSL, WKS_KDF_PATH_AVX2, WKS_KDF_PATH_AVX512,
+		WKS_KDF_PATH_AVX512X8, WKS_KDF_PATH_AUTO
+	};
+	static const size_t ms[] = { 1, 4, 8, 16, 20, 32, 64 };
+	static uint8_t out[MAX_BATCH][96], one[96];
+	double tb[MAX_RUNS], ts[MAX_RUNS], b, s1;
+	size_t p, k, j;
+	int r;
+
+	printf("\nbatches of M derivations of 96 bytes, threads %d "
+	       "(ms; ratio to one AUTO derivation in the same runs; "
+	       "median of %d)\n%-9s", threads, runs, "path");
+	for (k = 0; k < sizeof(ms) / sizeof(ms[0]); k++)
+		printf(" %13s%-2zu", "M=", ms[k]);
+	printf("\n");
+	for (p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
+		if (!wks__kdf_path_available(paths[p]))
+			continue;
+		/* the same bytes as one derivation at a time */
+		time_batch(out, 4, 1000, threads, paths[p]);
+		for (j = 0; j < 4; j++) {
+			uint8_t pwj[16], sj[16];
+
+			memcpy(pwj, "batch-password..", 16);
+			pwj[15] = (uint8_t)j;
+			memcpy(sj, salt, 16);
+			sj[0] = (uint8_t)j;
+			if (PKCS5_PBKDF2_HMAC((const char *)pwj, 16, sj, 16, 1000,
+			                      EVP_sha512(), 96, one) != 1 ||
+			    memcmp(one, out[j], 96) != 0)
+				mismatch = 1;
+		}
+		printf("%-9s", wks__kdf_path_name(paths[p]));
+		for (k = 0; k < sizeof(ms) / sizeof(ms[0]); k++) {
+			for (r = 0; r < runs; r++) {
+				ts[r] = time_native(one, 96, iter, 0,
+				                    WKS_KDF_PATH_AUTO);
+				tb[r] = time_batch(out, ms[k], iter, threads,
+				                   paths[p]);
+			}
+			b = median(tb, runs);
+			s1 = median(ts, runs);
+			printf(" %7.0f (%5.2f)", b, b / s1);
+			fflush(stdout);
+		}
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t lens[] = { 64, 96 };
 	wks_kdf_path path = WKS_KDF_PATH_AUTO, rpath;
 	uint32_t iter = 210000;
-	int runs = 7, threads = 0, json = 0, all = 0, rthreads, i;
+	int runs = 7, threads = 0, json = 0, all = 0, batch = 0, rthreads, i;
 	double nat[2], ossl[2];
 	uint8_t warm[96];
 	size_t l;
@@ -172,6 +271,8 @@ int main(int argc, char **argv)
 			json = 1;
 		} else if (strcmp(argv[i], "-all") == 0) {
 			all = 1;
+		} else if (strcmp(argv[i], "-batch") == 0) {
+			batch = 1;
 		} else if (strcmp(argv[i], "-runs") == 0 && i + 1 < argc) {
 			runs = atoi(argv[++i]);
 			if (runs < 1 || runs > MAX_RUNS)
@@ -232,6 +333,8 @@ int main(int argc, char **argv)
 		}
 		if (all)
 			table(iter, runs);
+		if (batch)
+			batch_table(iter, threads, runs);
 	}
 	if (mismatch) {
 		fprintf(stderr, "wks-kdf-bench: output differs from OpenSSL's\n");

@@ -21,7 +21,7 @@
 
 static const wks_kdf_path all_paths[] = {
 	WKS_KDF_PATH_AUTO, WKS_KDF_PATH_SCALAR, WKS_KDF_PATH_OPENSSL,
-	WKS_KDF_PATH_AVX2, WKS_KDF_PATH_AVX512
+	WKS_KDF_PATH_AVX2, WKS_KDF_PATH_AVX512, WKS_KDF_PATH_AVX512X8
 };
 #define NPATHS (sizeof(all_paths) / sizeof(all_paths[0]))
 
@@ -329,6 +329,155 @@ static void test_kdf__long_output(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * Batches: many derivations side by side (wks__pbkdf2_sha512_batch)
+ */
+
+/* Job j of a batch of m: its password, salt, iteration count and output
+ * length vary with j (and `seed`), so that a batch mixes counts and
+ * lengths and its lanes refill at different times. */
+static void batch_job(wks_kdf_job *job, uint8_t *out, size_t j, size_t seed)
+{
+	static const uint32_t iters[] = { 1, 2, 3, 7, 50, 129, 400, 1000 };
+	static const size_t lens[] = { 1, 63, 64, 65, 96, 128, 129, 200 };
+	const blob *pw = &pws[(j + seed) % 6], *salt = &salts[(j * 3 + seed) % 8];
+
+	job->out = out;
+	job->out_len = lens[(j * 5 + seed) % 8];
+	job->pw = pw->bytes;
+	job->pw_len = pw->len;
+	job->salt = salt->bytes;
+	job->salt_len = salt->len;
+	job->iter = iters[(j * 7 + seed * 3) % 8];
+}
+
+static void check_batch(size_t m, size_t seed, int threads, wks_kdf_path path)
+{
+	enum { MAXM = 40 };
+	wks_kdf_job jobs[MAXM];
+	uint8_t got[MAXM][MAX_OUT + 1], want[MAX_OUT];
+	size_t j;
+
+	assert_true(m <= MAXM);
+	memset(got, 0xee, sizeof(got));
+	for (j = 0; j < m; j++)
+		batch_job(&jobs[j], got[j], j, seed);
+	TU_OK(wks__pbkdf2_sha512_batch(jobs, m, threads, path));
+	for (j = 0; j < m; j++) {
+		assert_int_equal(PKCS5_PBKDF2_HMAC((const char *)jobs[j].pw,
+		                                   (int)jobs[j].pw_len,
+		                                   jobs[j].salt,
+		                                   (int)jobs[j].salt_len,
+		                                   (int)jobs[j].iter, EVP_sha512(),
+		                                   (int)jobs[j].out_len, want), 1);
+		if (memcmp(got[j], want, jobs[j].out_len) != 0)
+			fail_msg("batch of %zu (seed %zu), path %s, threads %d: "
+			         "job %zu (iter %u, len %zu) differs from OpenSSL",
+			         m, seed, wks__kdf_path_name(path), threads, j,
+			         jobs[j].iter, jobs[j].out_len);
+		assert_int_equal(got[j][jobs[j].out_len], 0xee);
+	}
+}
+
+/* Batches of 1, odd sizes, and more derivations than all the lanes of
+ * all the threads (8 x 2 here), with mixed iteration counts and output
+ * lengths, on every path and thread setting, against OpenSSL one by one.
+ * Sampled (WKS_KDF_STRIDE) by default, all in the full mode. */
+static void test_kdf__batch_openssl(void **state)
+{
+	static const size_t ms[] = { 1, 2, 3, 5, 7, 8, 9, 16, 17, 33, 40 };
+	size_t k, p, t, seed;
+
+	(void)state;
+	for (seed = 0; seed < 3; seed++)
+		for (k = 0; k < sizeof(ms) / sizeof(ms[0]); k++)
+			for (p = 0; p < NPATHS; p++) {
+				if (!wks__kdf_path_available(all_paths[p]))
+					continue;
+				for (t = 0; t < NTHREADS; t++)
+					if (g_calls++ % g_stride == 0)
+						check_batch(ms[k], seed,
+						            all_threads[t],
+						            all_paths[p]);
+			}
+	/* every path at least once whatever the stride: odd M, mixed */
+	for (p = 0; p < NPATHS; p++)
+		if (wks__kdf_path_available(all_paths[p]))
+			check_batch(17, 1, 2, all_paths[p]);
+}
+
+/* One long chain among many short ones: the lanes that finish early take
+ * the next jobs while the long one runs on (every SIMD path, one
+ * thread). */
+static void test_kdf__batch_refill(void **state)
+{
+	enum { M = 24 };
+	wks_kdf_job jobs[M];
+	uint8_t got[M][64], want[64];
+	size_t j, p;
+
+	(void)state;
+	for (p = 0; p < NPATHS; p++) {
+		if (!wks__kdf_path_available(all_paths[p]))
+			continue;
+		for (j = 0; j < M; j++) {
+			jobs[j].out = got[j];
+			jobs[j].out_len = 64;
+			jobs[j].pw = pws[1].bytes;
+			jobs[j].pw_len = pws[1].len;
+			jobs[j].salt = salts[j % 8].bytes;
+			jobs[j].salt_len = salts[j % 8].len;
+			jobs[j].iter = j == 0 ? 3000 : (uint32_t)(1 + j * 13);
+		}
+		TU_OK(wks__pbkdf2_sha512_batch(jobs, M, 1, all_paths[p]));
+		for (j = 0; j < M; j++) {
+			assert_int_equal(PKCS5_PBKDF2_HMAC(
+				(const char *)pws[1].bytes, (int)pws[1].len,
+				jobs[j].salt, (int)jobs[j].salt_len,
+				(int)jobs[j].iter, EVP_sha512(), 64, want), 1);
+			if (memcmp(got[j], want, 64) != 0)
+				fail_msg("path %s: job %zu differs",
+				         wks__kdf_path_name(all_paths[p]), j);
+		}
+	}
+}
+
+/* A bad job refuses the whole batch before any work: no output
+ * written. */
+static void test_kdf__batch_arguments(void **state)
+{
+	wks_kdf_job jobs[3];
+	uint8_t out[3][64];
+	size_t j;
+
+	(void)state;
+	memset(out, 0x5a, sizeof(out));
+	for (j = 0; j < 3; j++)
+		batch_job(&jobs[j], out[j], j, 0);
+	jobs[0].out_len = 64;
+	jobs[1].out_len = 64;
+	jobs[2].out_len = 64;
+	jobs[2].iter = 0;
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_batch(jobs, 3, 1,
+	                                                     WKS_KDF_PATH_AUTO));
+	jobs[2].iter = 1;
+	jobs[1].out = NULL;
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_batch(jobs, 3, 1,
+	                                                     WKS_KDF_PATH_AUTO));
+	for (j = 0; j < 3; j++)
+		for (size_t i = 0; i < 64; i++)
+			assert_int_equal(out[j][i], 0x5a);
+	jobs[1].out = out[1];
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_batch(jobs, 3, -1,
+	                                                     WKS_KDF_PATH_AUTO));
+	TU_EXPECT(WKS_ERR_UNSUPPORTED, wks__pbkdf2_sha512_batch(
+		jobs, 3, 1, (wks_kdf_path)99));
+	TU_EXPECT(WKS_ERR_INVALID, wks__pbkdf2_sha512_batch(NULL, 3, 1,
+	                                                     WKS_KDF_PATH_AUTO));
+	TU_OK(wks__pbkdf2_sha512_batch(NULL, 0, 1, WKS_KDF_PATH_AUTO));
+	TU_OK(wks__pbkdf2_sha512_batch(jobs, 3, 0, WKS_KDF_PATH_AUTO));
+}
+
+/* ------------------------------------------------------------------------
  * Concurrency, fork, arguments
  */
 
@@ -347,6 +496,27 @@ static void *app_thread(void *p)
 	int i;
 
 	a->ok = 1;
+	if (a->seed % 2) {
+		/* a batch through the same pool */
+		enum { M = 9 };
+		wks_kdf_job jobs[M];
+		uint8_t out[M][MAX_OUT + 1];
+		size_t j;
+
+		for (j = 0; j < M; j++)
+			batch_job(&jobs[j], out[j], j, (size_t)a->seed);
+		if (wks__pbkdf2_sha512_batch(jobs, M, a->threads,
+		                             a->path) != WKS_OK)
+			a->ok = 0;
+		for (j = 0; j < M && a->ok; j++)
+			if (PKCS5_PBKDF2_HMAC((const char *)jobs[j].pw,
+			                      (int)jobs[j].pw_len, jobs[j].salt,
+			                      (int)jobs[j].salt_len,
+			                      (int)jobs[j].iter, EVP_sha512(),
+			                      (int)jobs[j].out_len, want) != 1 ||
+			    memcmp(want, out[j], jobs[j].out_len) != 0)
+				a->ok = 0;
+	}
 	for (i = 0; i < 12; i++) {
 		size_t len = (size_t)(1 + (a->seed * 37 + i * 53) % MAX_OUT);
 
@@ -486,6 +656,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_kdf__openssl_10000),
 		cmocka_unit_test(test_kdf__thread_counts),
 		cmocka_unit_test(test_kdf__long_output),
+		cmocka_unit_test(test_kdf__batch_openssl),
+		cmocka_unit_test(test_kdf__batch_refill),
+		cmocka_unit_test(test_kdf__batch_arguments),
 		cmocka_unit_test(test_kdf__concurrent_callers),
 		cmocka_unit_test(test_kdf__after_fork),
 	};

@@ -677,17 +677,26 @@ static int read_source(ks_src *s, const uint8_t *data, size_t len,
 	return 0;
 }
 
-/* Put every readable item into st (destfile names it in messages). */
+/* Put every readable item into st (destfile names it in messages).  The
+ * new keys' derivations run first, in one batch (if that fails, each set
+ * derives its own); any not taken are wiped. */
 static int put_all(wks_store *st, cli_ctx *c, const char *destfile,
 		   ks_src *s, const cli_pw *kp)
 {
-	int rc;
+	size_t keys = 0;
+	int rc = 0;
 
 	for (size_t i = 0; i < s->n; i++)
-		if (!s->it[i].skip &&
-		    (rc = put_item(st, c, destfile, &s->it[i], kp)) != 0)
-			return rc;
-	return 0;
+		keys += !s->it[i].skip &&
+			s->it[i].type != WKS_ENTRY_CERTIFICATE;
+	if (keys > 1)
+		(void)wks_store_prepare_keys(st, kp->p, kp->len,
+					     keys < 1024 ? keys : 1024);
+	for (size_t i = 0; i < s->n && rc == 0; i++)
+		if (!s->it[i].skip)
+			rc = put_item(st, c, destfile, &s->it[i], kp);
+	(void)wks_store_prepare_keys(st, NULL, 0, 0);
+	return rc;
 }
 
 /* Into a new store at `path` (password from `pass`). */

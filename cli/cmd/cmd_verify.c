@@ -1,7 +1,9 @@
 /*
  * wks verify: the store MAC, then every key entry with the key password
  * (its entry MAC, decryption, and that a private key matches its leaf
- * certificate).
+ * certificate).  The entries that take the default key password are
+ * opened first, all together (wks_store_get_keys(): their derivations in
+ * one batch); the others, and those it does not open, one by one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,11 +64,48 @@ static void check_private_key(check *r, wks_store *st, const char *alias,
 	EVP_PKEY_free(pk);
 }
 
+/* Open in one batch the key entries without a --keypass-for password
+ * with the default key password kp: *res[i] WKS_OK and (*out)[i] the key
+ * where it opened them; any other result leaves entry i to the one by one
+ * path.  Returns 0 or an exit status. */
+static int open_batch(wks_key ***out, int **res, wks_store *st, cli_ctx *c,
+		      char **aliases, size_t count, const cli_pw *kp)
+{
+	const char **ba = calloc(count ? count : 1, sizeof(*ba));
+	int err = WKS_OK, rc = 0;
+
+	*out = calloc(count ? count : 1, sizeof(**out));
+	*res = calloc(count ? count : 1, sizeof(**res));
+	if (!ba || !*out || !*res) {
+		cli_err(c->keystore, "out of memory");
+		rc = CLI_EXIT_FAIL;
+		goto done;
+	}
+	for (size_t i = 0; i < count; i++) {
+		wks_entry_type t = wks_store_entry_type(st, aliases[i]);
+
+		(*res)[i] = WKS_ERR_INVALID;
+		if (t != WKS_ENTRY_CERTIFICATE &&
+		    !cli_keypass_for_has(c, aliases[i]))
+			ba[i] = aliases[i]; /* NULL: not in the batch */
+	}
+	if (kp->p && kp->len)
+		err = wks_store_get_keys(*out, *res, st, ba, count, kp->p,
+					 kp->len);
+	if (err < 0)
+		rc = cli_lib_err(c->keystore, NULL, err, NULL);
+done:
+	free(ba);
+	return rc;
+}
+
 int cmd_verify(cli_ctx *c)
 {
 	wks_store *st = NULL;
 	cli_pw pw = CLI_PW_INIT, kp = CLI_PW_INIT;
 	char **aliases = NULL;
+	wks_key **bkeys = NULL;
+	int *bres = NULL;
 	size_t count = 0, keys = 0, failed = 0;
 	int rc, err;
 
@@ -80,6 +119,8 @@ int cmd_verify(cli_ctx *c)
 		rc = cli_lib_err(c->keystore, NULL, err, NULL);
 		goto done;
 	}
+	if ((rc = open_batch(&bkeys, &bres, st, c, aliases, count, &kp)) != 0)
+		goto done;
 	if (c->json) {
 		fputs("{\"store_mac\": \"ok\", \"entries\": [", stdout);
 	} else {
@@ -106,8 +147,13 @@ int cmd_verify(cli_ctx *c)
 			 * --keypass-for password, else --keypass, else the
 			 * store password, else the prompt (terminal). */
 			err = WKS_OK;
-			(void)cli_key_get(&key, st, c->keystore, a, &kp, &pw,
-					  CLI_KEY_QUIET, &err);
+			if (bres[i] == WKS_OK) {
+				key = bkeys[i];
+				bkeys[i] = NULL;
+			} else {
+				(void)cli_key_get(&key, st, c->keystore, a, &kp,
+						  &pw, CLI_KEY_QUIET, &err);
+			}
 			if (err == WKS_ERR_INTEGRITY) {
 				char *dd = cli_display(a);
 
@@ -175,6 +221,10 @@ int cmd_verify(cli_ctx *c)
 		rc = CLI_EXIT_FAIL;
 	}
 done:
+	for (size_t i = 0; bkeys && i < count; i++)
+		wks_key_free(bkeys[i]);
+	free(bkeys);
+	free(bres);
 	wks_aliases_free(aliases);
 	wks_store_free(st);
 	cli_pw_clear(&pw);

@@ -161,7 +161,7 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 		   const cli_pw *keypw)
 {
 	char **names = calloc(count ? count : 1, sizeof(*names));
-	size_t selected = 0, counter = 0, imported = 0;
+	size_t selected = 0, counter = 0, imported = 0, nkeys = 0;
 	int rc = 0, err;
 
 	if (!names) {
@@ -260,6 +260,14 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 			cli_warn_validity(p12file, names[i],
 					  sk_X509_value(e[i].chain, m));
 	}
+	/* The new keys' derivations in one batch (if that fails, each set
+	 * derives its own). */
+	for (size_t i = 0; i < count; i++)
+		nkeys += e[i].type != WKS_ENTRY_CERTIFICATE &&
+			 (!only || !strcmp(names[i], only));
+	if (nkeys > 1)
+		(void)wks_store_prepare_keys(st, keypw->p, keypw->len,
+					     nkeys < 1024 ? nkeys : 1024);
 	for (size_t i = 0; i < count; i++) {
 		if (only && strcmp(names[i], only))
 			continue;
@@ -312,6 +320,7 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 	}
 	cli_say_summary("imported", imported, 0);
 done:
+	(void)wks_store_prepare_keys(st, NULL, 0, 0); /* any left: wiped */
 	for (size_t i = 0; i < count; i++)
 		free(names[i]);
 	free(names);

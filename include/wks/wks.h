@@ -622,6 +622,136 @@ WKS_API int wks_store_change_key_password(wks_store *st, const char *alias,
 WKS_API int wks_store_delete(wks_store *st, const char *alias);
 
 /* ------------------------------------------------------------------------
+ * Many key entries at once
+ *
+ * Every key entry has its own PBKDF2 derivation (210,000 iterations by
+ * default), and one derivation cannot run faster than its chain of
+ * SHA-512 compressions.  Many of them can run side by side, though: the
+ * calls below derive the keys of all the entries they are given as one
+ * batch, spread over the SIMD lanes of every core (docs/KDF.md), so that
+ * N entries cost far less than N single calls (on a 2-core AVX-512
+ * machine, 64 entries about as much as 14 to 16 single ones).  The
+ * results are exactly those of the single calls.  No store lock is held while they
+ * derive; each entry is checked as the single call checks it, every
+ * derivation is bounded by libwks.wks.maxIterationCount, and no entry
+ * costs more derivations than its single call would (but for a password
+ * change, which may derive an entry's new key in lanes that would
+ * otherwise idle before it knows the entry opens with the old password).
+ *
+ * Per-entry outcomes go to a `results` array of n ints (results[i] for
+ * aliases[i]): WKS_OK, or the error the single call would return for that
+ * entry.  The return value is WKS_OK when every entry was tried, whatever
+ * their outcomes, or an error of the call as a whole (NULL arguments, an
+ * empty password, WKS_ERR_NOMEM, WKS_ERR_CRYPTO): then results[] is all
+ * zero and nothing was returned or changed.  Per-entry failures leave no
+ * detail in wks_error_detail().
+ */
+
+/*
+ * wks_store_get_key() for n aliases with one password.  results[i]:
+ * WKS_OK, WKS_ERR_NOTFOUND, WKS_ERR_WRONG_TYPE (a certificate entry: so
+ * all of wks_store_aliases() can be passed), WKS_ERR_INTEGRITY (another
+ * key password, or a modified entry), WKS_ERR_LIMIT (iterations above
+ * libwks.wks.maxIterationCount), WKS_ERR_INVALID (a NULL alias).
+ *
+ * `out` (may be NULL) is an array of n key pointers, overwritten: out[i]
+ * is the key of aliases[i] where results[i] is WKS_OK, else NULL; free
+ * each with wks_key_free().  With out NULL the entries are only checked
+ * (each entry MAC verified with the password; nothing is decrypted): a
+ * whole-store verify.  With the KEK cache enabled, keys already cached
+ * are taken from it and the keys derived are cached, as by get_key.
+ * Thread-safe like wks_store_get_key().
+ */
+WKS_API int wks_store_get_keys(wks_key **out, int *results, wks_store *st,
+                               const char *const *aliases, size_t n,
+                               const char *pw, size_t pw_len);
+
+/*
+ * Derive now, in one batch, the keys of the next n key entries that will
+ * be set in `st` with password `pw` (wks_store_set_private_key(),
+ * wks_store_set_pkey(), wks_store_set_secret_key()): a new entry's key
+ * depends only on its password, a fresh random salt and the iteration
+ * count, not on the entry.  The setters that follow with the same
+ * password and wolfjce.wks.iterationCount take one each (every key is
+ * used once, with its own salt) instead of deriving; a setter with
+ * another password, or finding none left, derives as usual.  For an
+ * import of many keys: prepare before taking the store's file lock, then
+ * load under the lock (a load keeps them), set and save.
+ *
+ * The keys wait in the store's locked, never-dumped memory (as the KEK
+ * cache's), are wiped when taken, and at wks_store_free(); n == 0 wipes
+ * every key still waiting (pw is then ignored).  A fork()ed child does
+ * not inherit them.  At most 1024 keys wait at a time.
+ *
+ * Errors: WKS_ERR_INVALID (NULL store, empty password), WKS_ERR_LIMIT
+ * (more than 1024 waiting, or wolfjce.wks.iterationCount above
+ * libwks.wks.maxIterationCount), WKS_ERR_NOMEM, WKS_ERR_CRYPTO.
+ */
+WKS_API int wks_store_prepare_keys(wks_store *st, const char *pw,
+                                   size_t pw_len, size_t n);
+
+/*
+ * Change the password of several key entries from old_pw to new_pw, as
+ * wks_store_change_key_password() does for one (fresh salt and IV, the
+ * configured wolfjce.wks.iterationCount; creation time, algorithm and
+ * chain kept), with one derivation per entry for each password: the old
+ * keys derived as one batch, the new ones as another.  Entries that do
+ * not open with old_pw are left as they are, with results[i] =
+ * WKS_ERR_INTEGRITY: pass every alias to move the keys that had the store
+ * password along with it (keytool's storepasswd on PKCS#12) and learn
+ * which have a password of their own.  results[i] is WKS_OK for each
+ * entry changed, else as for wks_store_get_keys(), and WKS_ERR_INVALID
+ * for an alias listed again.  The changed entries are replaced together
+ * under one write lock, and only if none was changed meanwhile by another
+ * thread (else WKS_ERR_INVALID and nothing changes).  Cached keys of the
+ * changed entries are wiped.  Errors of the call: as above, plus
+ * WKS_ERR_INVALID for an empty password and WKS_ERR_LIMIT when
+ * wolfjce.wks.iterationCount is above libwks.wks.maxIterationCount.
+ */
+WKS_API int wks_store_change_key_passwords(int *results, wks_store *st,
+                                           const char *const *aliases,
+                                           size_t n, const char *old_pw,
+                                           size_t old_len,
+                                           const char *new_pw,
+                                           size_t new_len);
+
+/*
+ * wks_store_change_key_passwords() in two steps, so that the derivations
+ * can run before a caller takes the store's file lock, and only the
+ * replacement under it:
+ *
+ *     wks_store_load_file(st, path, pw, len);          (no lock)
+ *     wks_rekey_prepare(&rk, results, st, aliases, n, old, ol, new, nl);
+ *     wks_lock_acquire(&lock, path, WKS_LOCK_EXCLUSIVE);
+ *     wks_store_load_locked(st, lock, pw, len);
+ *     wks_rekey_apply(st, rk, NULL);     (WKS_ERR_INVALID: changed since)
+ *     wks_store_save_locked(st, lock, new_store_pw, ...);
+ *
+ * wks_rekey_prepare() derives and re-encrypts (results[] as above) and
+ * returns in *out (overwritten; free with wks_rekey_free()) the new
+ * entries, with what each was made from.  The result holds no password
+ * and no plaintext key, only encrypted entries.
+ *
+ * wks_rekey_apply() puts them into `st` (the store prepared from, or
+ * another one, such as the same file loaded again): each alias must hold
+ * exactly the entry the new one was made from (the same object, or the
+ * same bytes), else WKS_ERR_INVALID naming the alias, and nothing
+ * changes; otherwise every entry is replaced under one write lock, no
+ * derivation runs, and *applied (may be NULL) gets their number.
+ * wks_rekey_count() is that number before applying (0 for NULL).
+ */
+typedef struct wks_rekey wks_rekey;
+WKS_API int wks_rekey_prepare(wks_rekey **out, int *results, wks_store *st,
+                              const char *const *aliases, size_t n,
+                              const char *old_pw, size_t old_len,
+                              const char *new_pw, size_t new_len);
+WKS_API int wks_rekey_apply(wks_store *st, const wks_rekey *rk,
+                            size_t *applied);
+WKS_API size_t wks_rekey_count(const wks_rekey *rk);
+/* NULL is ignored. */
+WKS_API void wks_rekey_free(wks_rekey *rk);
+
+/* ------------------------------------------------------------------------
  * Properties
  *
  * Properties use the names of wolfJCE's Java Security properties, so that
@@ -720,6 +850,24 @@ WKS_API int wks_store_cache_clear(wks_store *st);
 
 /* Drop and wipe the expired cached keys of `st` now; returns WKS_OK. */
 WKS_API int wks_store_cache_sweep(wks_store *st);
+
+/*
+ * Warm the cache: derive, in one batch (see "Many key entries at once"),
+ * the keys of every key entry of `st` that opens with `pw`, and cache
+ * them, so that the first wks_store_get_key() of each skips PBKDF2 (for
+ * a server opening many keys at start, a store kept by the provider, a
+ * token's login).  Keys cached already are not derived again.  Entries
+ * whose key password is another, or that do not verify, are left
+ * uncached: not an error.  *n_warmed (may be NULL) gets the number of key
+ * entries that opened with `pw`; as always, at most
+ * libwks.keystore.kekCacheMaxEntries keys stay cached (the least recently
+ * used go first) and they expire as usual.  The cache must be enabled
+ * (wolfjce.keystore.kekCacheEnabled): WKS_ERR_INVALID otherwise, since
+ * nothing would be kept.  Errors: WKS_ERR_INVALID (NULL store, empty
+ * password, cache disabled), WKS_ERR_NOMEM, WKS_ERR_CRYPTO.
+ */
+WKS_API int wks_store_cache_warm(wks_store *st, const char *pw, size_t pw_len,
+                                 size_t *n_warmed);
 
 typedef struct {
 	uint64_t hits;          /* get_key served from the cache */

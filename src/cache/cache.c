@@ -558,6 +558,36 @@ int wks__cache_obtain_ex(wks_cache *c, const wks_settings *cfg,
 	return err;
 }
 
+void wks__cache_put(wks_cache *c, const wks_settings *cfg, uint64_t gen,
+                    uint64_t entry_id, const uint8_t *pw, size_t pw_len,
+                    const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
+                    const uint8_t dk[WKS_DK_LEN])
+{
+	uint8_t tag[WKS_CACHE_TAG_LEN];
+	const wks_cache_keys *k;
+	limits l = limits_of(cfg);
+
+	check_fork(c);
+	if (!cfg->cache_enabled)
+		return;
+	remember(c, l);
+	if (!(k = get_keys(c)))
+		return; /* no memory for the keys: the caller works uncached */
+	wks__cache_reaper_resume();
+	wks__cache_tag(tag, k, entry_id, iterations, salt, pw, pw_len);
+	insert(c, l, gen, tag, entry_id, dk);
+	wks_wipe(tag, sizeof(tag));
+}
+
+void wks__cache_count_derivations(wks_cache *c, const wks_settings *cfg,
+                                  uint64_t n)
+{
+	check_fork(c);
+	WKS_CACHE_COUNT(c, derivations, n);
+	if (cfg->cache_enabled)
+		WKS_CACHE_COUNT(c, misses, n);
+}
+
 int wks__cache_lookup(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
                       const uint8_t *pw, size_t pw_len,
                       const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,

@@ -112,6 +112,25 @@ int wks__cache_lookup(wks_cache *c, const wks_settings *cfg, uint64_t entry_id,
                       const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
                       uint8_t dk[WKS_DK_LEN]);
 
+/*
+ * For a caller that derives and verifies keys itself, many at once (the
+ * store's batches): insert dk, verified against entry_id with this
+ * password, as wks__cache_obtain_ex() would after its own derivation
+ * (same generation rule: `gen` read before the entry was looked up; no
+ * insert if the tag is there already).  Nothing if the cache is disabled.
+ * Batches take no part in the single flight: a get_key missing the same
+ * tag meanwhile derives too, and the second insert is skipped.
+ */
+void wks__cache_put(wks_cache *c, const wks_settings *cfg, uint64_t gen,
+                    uint64_t entry_id, const uint8_t *pw, size_t pw_len,
+                    const uint8_t salt[WKS_SALT_LEN], uint32_t iterations,
+                    const uint8_t dk[WKS_DK_LEN]);
+
+/* Count `n` derivations made outside wks__cache_obtain() (batches), and
+ * as many misses when the cache is enabled. */
+void wks__cache_count_derivations(wks_cache *c, const wks_settings *cfg,
+                                  uint64_t n);
+
 /* Remove (wipe) every cached key of one entry (delete / overwrite). */
 void wks__cache_drop_entry(wks_cache *c, uint64_t entry_id);
 /* Remove (wipe) everything (load, explicit clear). */

@@ -55,6 +55,10 @@ int wks__p12_decrypt(uint8_t **out, size_t *out_len, wks__kdf_meter *m,
 		     const X509_ALGOR *alg, long iter, const char *pw,
 		     int pw_len, const ASN1_OCTET_STRING *in);
 
+/* store/keypool.c: about n new key entries are about to be set in st
+ * (their keys are then derived a batch pass at a time); 0 ends the run. */
+void wks__store_expect_keys(wks_store *st, size_t n);
+
 /* The PKCS#12 branch of wks_convert_read() (p12read.c). */
 int wks__p12_read(wks_store *dst, const uint8_t *data, size_t len,
 		  const char *pw, size_t pw_len, unsigned flags,

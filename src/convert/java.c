@@ -310,6 +310,11 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 
 	if ((err = wks_java_parse(&js, data, len, pw, pw_len)) < 0)
 		return err;
+	/* The new entries' keys are derived a batch pass at a time. */
+	size_t keys = 0;
+	for (size_t i = 0; i < wks_java_count(js); i++)
+		keys += wks_java_entry_type(js, i) != WKS_ENTRY_CERTIFICATE;
+	wks__store_expect_keys(dst, keys);
 	for (size_t i = 0; i < wks_java_count(js); i++) {
 		const char *alias = wks_java_alias(js, i);
 		wks_entry_type t = wks_java_entry_type(js, i);
@@ -365,6 +370,7 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		}
 		err = 0;
 	}
+	wks__store_expect_keys(dst, 0);
 	wks_java_free(js);
 	return err;
 }

@@ -823,6 +823,11 @@ static int store_all(wks_store *dst, wks_p12_file *f, const char *pw,
 		err = nomem();
 		goto done;
 	}
+	/* The new entries' keys are derived a batch pass at a time. */
+	size_t keys = 0;
+	for (size_t i = 0; i < f->ne; i++)
+		keys += l->v[f->e[i].item].pkcs8 || l->v[f->e[i].item].secret;
+	wks__store_expect_keys(dst, keys);
 	for (size_t i = 0; i < f->ne; i++) {
 		item *it = &l->v[f->e[i].item];
 		size_t *chain = f->e[i].chain, n = f->e[i].n;
@@ -886,6 +891,7 @@ static int store_all(wks_store *dst, wks_p12_file *f, const char *pw,
 		}
 	}
 done:
+	wks__store_expect_keys(dst, 0);
 	free(der);
 	free(der_len);
 	free(own);

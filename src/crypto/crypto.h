@@ -9,6 +9,7 @@
 
 #include <openssl/types.h>
 
+#include "crypto/kdf.h"
 #include "util/buf.h"
 
 #define WKS_SALT_LEN 16
@@ -54,6 +55,12 @@ void wks__crypto_ctx_free(wks_crypto_ctx *cc);
 /* TEST ONLY: how many PBKDF2 derivations ran on the native
  * implementation through a non-NULL context (see wks__pbkdf2_cc). */
 unsigned long wks__kdf_native_ctx_runs(void);
+
+/* TEST ONLY: derivations run through wks__pbkdf2_cc() and
+ * wks__pbkdf2_batch_cc() (any implementation), and the batches of two
+ * derivations or more that ran side by side on the native one. */
+unsigned long wks__kdf_test_derivations(void);
+unsigned long wks__kdf_test_batches(void);
 
 /* Fill out with n random bytes (RAND_bytes). */
 int wks__random(uint8_t *out, size_t n);
@@ -109,6 +116,28 @@ int wks__pbkdf2_cc(const wks_crypto_ctx *cc, uint8_t *out, size_t out_len,
                    const uint8_t *pw, size_t pw_len, const uint8_t *salt,
                    size_t salt_len, uint32_t iter, wks_kdf_impl impl,
                    int threads);
+/*
+ * Several PBKDF2-HMAC-SHA512 derivations at once (kdf.h's wks_kdf_job),
+ * as wks__pbkdf2_cc() would make them one by one: the native
+ * implementation runs them as one batch over every SIMD lane and thread
+ * (wks__pbkdf2_sha512_batch()); OpenSSL's and a FIPS context's run one
+ * after the other.  On failure every output is wiped.
+ */
+int wks__pbkdf2_batch_cc(const wks_crypto_ctx *cc, const wks_kdf_job *jobs,
+                         size_t njobs, wks_kdf_impl impl, int threads);
+
+/* How many 64-byte PBKDF2 blocks one pass of the native batch runs side
+ * by side here with `threads` (0 = auto): SIMD lanes x threads.  A batch
+ * of fewer blocks costs about as long as one of this many. */
+size_t wks__pbkdf2_batch_width(int threads);
+
+/* How many more 64-byte blocks a batch of `blocks` blocks could take at
+ * no cost (the free lanes of its last pass, by the native batch's cost
+ * model), with implementation `impl` in context cc; 0 where batches run
+ * one derivation after another. */
+size_t wks__pbkdf2_batch_spare(const wks_crypto_ctx *cc, size_t blocks,
+                               wks_kdf_impl impl, int threads);
+
 int wks__hmac_sha512_cc(const wks_crypto_ctx *cc, uint8_t out[WKS_MAC_LEN],
                         const uint8_t *key, size_t key_len,
                         const uint8_t *data, size_t len);

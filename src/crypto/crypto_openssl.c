@@ -372,11 +372,21 @@ int wks__sha256(uint8_t out[32], const uint8_t *data, size_t len)
 
 /* ---- a store's own library context (wks_store_new_ex) ------------------ */
 
-static atomic_ulong native_ctx_runs;
+static atomic_ulong native_ctx_runs, test_derivations, test_batches;
 
 unsigned long wks__kdf_native_ctx_runs(void)
 {
 	return atomic_load_explicit(&native_ctx_runs, memory_order_relaxed);
+}
+
+unsigned long wks__kdf_test_derivations(void)
+{
+	return atomic_load_explicit(&test_derivations, memory_order_relaxed);
+}
+
+unsigned long wks__kdf_test_batches(void)
+{
+	return atomic_load_explicit(&test_batches, memory_order_relaxed);
 }
 
 /* Does the property query ask for the FIPS provider?  A clause "fips",
@@ -482,6 +492,7 @@ int wks__pbkdf2_cc(const wks_crypto_ctx *cc, uint8_t *out, size_t out_len,
 	EVP_KDF_CTX *kc;
 	int ok;
 
+	atomic_fetch_add_explicit(&test_derivations, 1, memory_order_relaxed);
 	if (!cc)
 		return wks__pbkdf2(out, out_len, pw, pw_len, salt, salt_len, iter,
 		                   impl, threads);
@@ -520,6 +531,76 @@ int wks__pbkdf2_cc(const wks_crypto_ctx *cc, uint8_t *out, size_t out_len,
 		                "library context failed");
 	}
 	return WKS_OK;
+}
+
+int wks__pbkdf2_batch_cc(const wks_crypto_ctx *cc, const wks_kdf_job *jobs,
+                         size_t njobs, wks_kdf_impl impl, int threads)
+{
+	size_t i;
+	int err = WKS_OK;
+
+	if (!jobs && njobs)
+		return wks__err(WKS_ERR_INVALID, "PBKDF2: no jobs");
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].iter == 0 || jobs[i].iter > INT32_MAX ||
+		    jobs[i].pw_len > INT32_MAX || jobs[i].salt_len > INT32_MAX ||
+		    jobs[i].out_len > INT32_MAX)
+			return wks__err(WKS_ERR_INVALID,
+			                "PBKDF2 parameters out of range");
+	if (cc && (!cc->pbkdf2 || !cc->sha512))
+		return unavailable(cc, "PBKDF2 with SHA-512");
+	if (impl == WKS_KDF_NATIVE && (!cc || !cc->fips)) {
+		if (cc)
+			atomic_fetch_add_explicit(&native_ctx_runs, njobs,
+			                          memory_order_relaxed);
+		atomic_fetch_add_explicit(&test_derivations, njobs,
+		                          memory_order_relaxed);
+		if (njobs > 1)
+			atomic_fetch_add_explicit(&test_batches, 1,
+			                          memory_order_relaxed);
+		err = wks__pbkdf2_sha512_batch(jobs, njobs, threads,
+		                               WKS_KDF_PATH_AUTO);
+	} else {
+		for (i = 0; i < njobs && err == WKS_OK; i++)
+			err = wks__pbkdf2_cc(cc, jobs[i].out, jobs[i].out_len,
+			                     jobs[i].pw, jobs[i].pw_len,
+			                     jobs[i].salt, jobs[i].salt_len,
+			                     jobs[i].iter, impl, threads);
+	}
+	if (err < 0)
+		for (i = 0; i < njobs; i++)
+			if (jobs[i].out)
+				wks_wipe(jobs[i].out, jobs[i].out_len);
+	return err;
+}
+
+size_t wks__pbkdf2_batch_width(int threads)
+{
+	wks_kdf_path path = WKS_KDF_PATH_AUTO;
+
+	if (threads < 0)
+		threads = 0;
+	/* A batch large enough that every thread runs full passes. */
+	wks__kdf_resolve_blocks(&path, &threads, 1024);
+	return (size_t)threads * wks__kdf_path_lanes(path);
+}
+
+size_t wks__pbkdf2_batch_spare(const wks_crypto_ctx *cc, size_t blocks,
+                               wks_kdf_impl impl, int threads)
+{
+	size_t t, k, limit;
+
+	if (impl != WKS_KDF_NATIVE || (cc && cc->fips) || blocks == 0)
+		return 0;
+	if (threads < 0)
+		threads = 0;
+	t = wks__kdf_estimate(blocks, threads);
+	/* (The free lanes are fewer than one pass of every thread.) */
+	limit = wks__pbkdf2_batch_width(threads);
+	for (k = 0; k < limit && wks__kdf_estimate(blocks + k + 1, threads) <= t;
+	     k++)
+		;
+	return k;
 }
 
 int wks__hmac_sha512_cc(const wks_crypto_ctx *cc, uint8_t out[WKS_MAC_LEN],

@@ -18,8 +18,9 @@ typedef enum {
 	WKS_KDF_PATH_SCALAR = 1, /* portable C compression function */
 	WKS_KDF_PATH_OPENSSL = 2, /* OpenSSL's SHA512_Transform-based assembly */
 	WKS_KDF_PATH_AVX2 = 3,    /* 4 lanes in AVX2 registers, if the CPU has it */
-	WKS_KDF_PATH_AVX512 = 4   /* 4 lanes in ymm registers with the AVX-512VL
+	WKS_KDF_PATH_AVX512 = 4,  /* 4 lanes in ymm registers with the AVX-512VL
 	                           * rotate and ternary-logic instructions */
+	WKS_KDF_PATH_AVX512X8 = 5 /* 8 lanes in zmm registers (AVX-512F) */
 } wks_kdf_path;
 
 /*
@@ -32,6 +33,28 @@ int wks__pbkdf2_sha512_native(uint8_t *out, size_t out_len,
                               const uint8_t *salt, size_t salt_len,
                               uint32_t iter, int threads, wks_kdf_path path);
 
+/*
+ * A batch: M independent derivations, whose output blocks all run side by
+ * side (every SIMD lane of every thread; a lane that finishes a block takes
+ * the next one, so mixed iteration counts and lengths keep the lanes
+ * busy).  Each job's output is exactly wks__pbkdf2_sha512_native()'s.
+ * Every job is checked before any work starts: on failure nothing is
+ * derived (the outputs are untouched).  `threads` and `path` as above, for
+ * the batch as a whole.
+ */
+typedef struct {
+	uint8_t *out;
+	size_t out_len;
+	const uint8_t *pw;
+	size_t pw_len;
+	const uint8_t *salt;
+	size_t salt_len;
+	uint32_t iter;
+} wks_kdf_job;
+
+int wks__pbkdf2_sha512_batch(const wks_kdf_job *jobs, size_t njobs,
+                             int threads, wks_kdf_path path);
+
 /* 1 if the path is available on this CPU. */
 int wks__kdf_path_available(wks_kdf_path path);
 
@@ -42,7 +65,20 @@ int wks__kdf_path_available(wks_kdf_path path);
  */
 void wks__kdf_resolve(wks_kdf_path *path, int *threads, size_t out_len);
 
-/* "scalar", "openssl", "avx2", "avx512" or "auto". */
+/* The same for a batch of `blocks` output blocks in all. */
+void wks__kdf_resolve_blocks(wks_kdf_path *path, int *threads, size_t blocks);
+
+/* The estimated time of a batch of `blocks` blocks on AUTO with at most
+ * `threads` threads (0 = auto), in the cost model's units (OpenSSL's
+ * kernel on one block = 100); 0 for no block.  A batch can take more
+ * blocks at no cost while this stays the same: the last pass's free
+ * lanes. */
+size_t wks__kdf_estimate(size_t blocks, int threads);
+
+/* How many blocks one kernel pass of `path` runs (1, 4 or 8). */
+size_t wks__kdf_path_lanes(wks_kdf_path path);
+
+/* "scalar", "openssl", "avx2", "avx512", "avx512x8" or "auto". */
 const char *wks__kdf_path_name(wks_kdf_path path);
 
 /* ------------------------------------------------------------------------
@@ -53,12 +89,12 @@ const char *wks__kdf_path_name(wks_kdf_path path);
  * the first eight message words of the next one without any conversion.
  */
 
-/* Most blocks a chain kernel takes in one call (the SIMD width). */
-#define WKS__KDF_MAX_LANES 4
+/* Most lanes a kernel has (the widest SIMD kernel). */
+#define WKS__KDF_MAX_LANES 8
 
 /*
- * A chain kernel runs `n` further PBKDF2 iterations for `lanes`
- * (1..WKS__KDF_MAX_LANES) independent output blocks that share the HMAC
+ * A one-lane chain kernel runs `n` further PBKDF2 iterations for `lanes`
+ * independent output blocks, one after the other, that share the HMAC
  * states ist/ost (SHA-512 state after the ipad / opad key block).
  * On entry t[l] is U_1 of block l; on return it is U_1 ^ ... ^ U_(n+1).
  * The message of every compression is the previous 64-byte digest
@@ -71,8 +107,36 @@ typedef void wks__kdf_chain_fn(uint64_t t[][8], size_t lanes,
 
 wks__kdf_chain_fn wks__kdf_chain_scalar;  /* sha512_scalar.c */
 wks__kdf_chain_fn wks__kdf_chain_openssl; /* sha512_openssl.c */
-wks__kdf_chain_fn wks__kdf_chain_avx2;    /* sha512_x4.c; CPU must have AVX2 */
-wks__kdf_chain_fn wks__kdf_chain_avx512;  /* sha512_x4.c; AVX-512F+VL */
+
+/*
+ * The SIMD kernels take their blocks from a feed, each block with its own
+ * HMAC states and iteration count, and keep every lane busy: when a lane's
+ * block is done (its T handed to done()), the lane takes the next block
+ * from next(), until the feed is empty and every lane is done.  A lane
+ * runs its block's iterations exactly; lanes without a block compute on
+ * whatever they hold, and that is never read.
+ */
+typedef struct wks__kdf_block {
+	const uint64_t *ist, *ost; /* its derivation's HMAC states */
+	uint64_t t[8];             /* in: U_1; out: U_1 ^ ... ^ U_(n+1) */
+	uint32_t n;                /* iterations after the first */
+	size_t job, index;         /* for the feed: which derivation, block */
+} wks__kdf_block;
+
+typedef struct wks__kdf_feed wks__kdf_feed;
+struct wks__kdf_feed {
+	/* Fill *b with the next block (1), or 0 when there is none left. */
+	int (*next)(wks__kdf_feed *f, wks__kdf_block *b);
+	/* Block b is finished: b->t holds its T. */
+	void (*done)(wks__kdf_feed *f, wks__kdf_block *b);
+};
+
+typedef void wks__kdf_lanes_fn(wks__kdf_feed *f);
+
+/* sha512_x4.c; each only on a CPU that has what it needs. */
+wks__kdf_lanes_fn wks__kdf_lanes_avx2;     /* 4 lanes, AVX2 */
+wks__kdf_lanes_fn wks__kdf_lanes_avx512;   /* 4 lanes, AVX-512F+VL (ymm) */
+wks__kdf_lanes_fn wks__kdf_lanes_avx512x8; /* 8 lanes, AVX-512F (zmm) */
 
 /* The portable SHA-512 compression function on 16 message words. */
 void wks__sha512_compress(uint64_t h[8], const uint64_t w[16]);

@@ -6,9 +6,11 @@
  * every U_j for j >= 2 costs exactly two SHA-512 compressions of one fixed
  * block (64 digest bytes + constant padding), which the chain kernels
  * (sha512_*.c) run with nothing else in the loop.  The blocks are
- * independent: a SIMD kernel advances up to four of them at once, and the
- * blocks can also be split between the calling thread and a small
- * persistent pool of workers.
+ * independent, within one derivation and between derivations: a SIMD
+ * kernel advances four or eight of them at once, each lane with its own
+ * HMAC states, and the calling thread and a small persistent pool of
+ * workers take blocks from one shared feed until it is empty.  One
+ * derivation is a batch of one.
  *
  * This file does the set-up (HMAC key, salt, U_1), the dispatch and the
  * pool.  Set-up uses the portable compression function: it is a handful of
@@ -18,6 +20,8 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -160,6 +164,16 @@ static int cpu_has_avx512(void)
 #endif
 }
 
+static int cpu_has_avx512f(void)
+{
+#ifdef HAVE_X86
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f");
+#else
+	return 0;
+#endif
+}
+
 int wks__kdf_path_available(wks_kdf_path path)
 {
 	switch (path) {
@@ -171,6 +185,8 @@ int wks__kdf_path_available(wks_kdf_path path)
 		return cpu_has_avx2();
 	case WKS_KDF_PATH_AVX512:
 		return cpu_has_avx512();
+	case WKS_KDF_PATH_AVX512X8:
+		return cpu_has_avx512f();
 	default:
 		return 0;
 	}
@@ -184,35 +200,46 @@ const char *wks__kdf_path_name(wks_kdf_path path)
 	case WKS_KDF_PATH_OPENSSL: return "openssl";
 	case WKS_KDF_PATH_AVX2: return "avx2";
 	case WKS_KDF_PATH_AVX512: return "avx512";
+	case WKS_KDF_PATH_AVX512X8: return "avx512x8";
 	default: return "?";
 	}
 }
 
-static size_t path_lanes(wks_kdf_path path)
+size_t wks__kdf_path_lanes(wks_kdf_path path)
 {
-	return path == WKS_KDF_PATH_AVX2 || path == WKS_KDF_PATH_AVX512 ?
-	       WKS__KDF_MAX_LANES : 1;
+	switch (path) {
+	case WKS_KDF_PATH_AVX2:
+	case WKS_KDF_PATH_AVX512: return 4;
+	case WKS_KDF_PATH_AVX512X8: return 8;
+	default: return 1;
+	}
+}
+
+static wks__kdf_lanes_fn *path_lanes_fn(wks_kdf_path path)
+{
+	switch (path) {
+	case WKS_KDF_PATH_AVX2: return wks__kdf_lanes_avx2;
+	case WKS_KDF_PATH_AVX512: return wks__kdf_lanes_avx512;
+	case WKS_KDF_PATH_AVX512X8: return wks__kdf_lanes_avx512x8;
+	default: return NULL;
+	}
 }
 
 static wks__kdf_chain_fn *path_chain(wks_kdf_path path)
 {
-	switch (path) {
-	case WKS_KDF_PATH_OPENSSL: return wks__kdf_chain_openssl;
-	case WKS_KDF_PATH_AVX2: return wks__kdf_chain_avx2;
-	case WKS_KDF_PATH_AVX512: return wks__kdf_chain_avx512;
-	default: return wks__kdf_chain_scalar;
-	}
+	return path == WKS_KDF_PATH_OPENSSL ? wks__kdf_chain_openssl
+	                                    : wks__kdf_chain_scalar;
 }
 
 /*
- * Time of one kernel call (one pass: one block on the one-lane kernels, up
- * to four on the SIMD ones), relative to OpenSSL's assembly on one block,
- * as measured with wks-kdf-bench on the reference machine (docs/KDF.md).
- * The SIMD kernels are bound by vector instruction throughput, so their
- * pass costs the same for 1 to 4 blocks.  Their speed varies from one
- * process to the next there (AVX-512: 1.83 or 2.75, AVX2: 2.9 or 3.95);
- * the slower figure is used, so that AUTO picks them only where they win
- * either way.
+ * Time of one kernel pass (one block on the one-lane kernels, up to four
+ * or eight on the SIMD ones), relative to OpenSSL's assembly on one
+ * block, as measured with wks-kdf-bench on the reference machine
+ * (docs/KDF.md).  The SIMD kernels are bound by vector instruction
+ * throughput, so their pass costs the same for one block or a full set.
+ * Their speed varies from one process to the next there (AVX-512: 1.83
+ * or 2.75, AVX2: 2.9 or 3.95); the slower figure is used, so that AUTO
+ * picks them only where they win either way.
  */
 static unsigned path_cost(wks_kdf_path path)
 {
@@ -220,6 +247,7 @@ static unsigned path_cost(wks_kdf_path path)
 	case WKS_KDF_PATH_OPENSSL: return 100;
 	case WKS_KDF_PATH_SCALAR: return 140;
 	case WKS_KDF_PATH_AVX512: return 275;
+	case WKS_KDF_PATH_AVX512X8: return 275;
 	case WKS_KDF_PATH_AVX2: return 395;
 	default: return 1000;
 	}
@@ -244,7 +272,7 @@ static size_t div_up(size_t a, size_t b)
 static size_t path_time(wks_kdf_path path, size_t blocks, int threads,
                         int *used)
 {
-	size_t passes = div_up(blocks, path_lanes(path));
+	size_t passes = div_up(blocks, wks__kdf_path_lanes(path));
 	size_t t = (size_t)threads < passes ? (size_t)threads : passes;
 
 	if (t < 1)
@@ -265,11 +293,19 @@ static size_t path_time(wks_kdf_path path, size_t blocks, int threads,
  */
 void wks__kdf_resolve(wks_kdf_path *path, int *threads, size_t out_len)
 {
+	wks__kdf_resolve_blocks(path, threads,
+	                        div_up(out_len ? out_len : 1, HASH_LEN));
+}
+
+/* wks__kdf_resolve_blocks(), returning the estimated time. */
+static size_t resolve(wks_kdf_path *path, int *threads, size_t blocks)
+{
+	/* (On a tie the first wins: the 8-lane kernel before the 4-lane
+	 * one, which costs the same per pass here.) */
 	static const wks_kdf_path order[] = {
-		WKS_KDF_PATH_OPENSSL, WKS_KDF_PATH_AVX512, WKS_KDF_PATH_AVX2,
-		WKS_KDF_PATH_SCALAR
+		WKS_KDF_PATH_OPENSSL, WKS_KDF_PATH_AVX512X8, WKS_KDF_PATH_AVX512,
+		WKS_KDF_PATH_AVX2, WKS_KDF_PATH_SCALAR
 	};
-	size_t blocks = div_up(out_len ? out_len : 1, HASH_LEN);
 	int cpus = online_cpus();
 	/* More threads than CPUs only take turns: estimate with the CPUs. */
 	int limit = *threads > 0 && *threads < cpus ? *threads : cpus;
@@ -277,6 +313,8 @@ void wks__kdf_resolve(wks_kdf_path *path, int *threads, size_t out_len)
 	int used, best_used = 1;
 	size_t i;
 
+	if (blocks == 0)
+		blocks = 1;
 	if (*path == WKS_KDF_PATH_AUTO) {
 		for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 			if (!wks__kdf_path_available(order[i]))
@@ -289,16 +327,30 @@ void wks__kdf_resolve(wks_kdf_path *path, int *threads, size_t out_len)
 			}
 		}
 	} else {
-		path_time(*path, blocks, limit, &best_used);
+		best = path_time(*path, blocks, limit, &best_used);
 	}
 	if (*threads == 0)
 		*threads = best_used;
+	return best;
+}
+
+void wks__kdf_resolve_blocks(wks_kdf_path *path, int *threads, size_t blocks)
+{
+	(void)resolve(path, threads, blocks);
+}
+
+size_t wks__kdf_estimate(size_t blocks, int threads)
+{
+	wks_kdf_path path = WKS_KDF_PATH_AUTO;
+
+	return blocks ? resolve(&path, &threads, blocks) : 0;
 }
 
 /* ------------------------------------------------------------------------
- * One derivation and its jobs
+ * Derivations, the feed of their blocks, and the shares of the threads
  */
 
+/* One derivation, prepared. */
 typedef struct {
 	uint64_t ist[8], ost[8]; /* states after the ipad / opad blocks */
 	uint64_t sst[8];         /* inner state after the whole salt blocks */
@@ -306,17 +358,33 @@ typedef struct {
 	size_t tail_len;
 	uint64_t len_lo, len_hi; /* bytes hashed: key block, salt (with tail) */
 	uint32_t iter;
-	size_t lanes;
-	wks__kdf_chain_fn *chain;
 	uint8_t *out;
 	size_t out_len;
 } kdf_ctx;
 
+/*
+ * A batch: the derivations and a cursor over all their blocks, numbered
+ * job by job (first[j] is the number of job j's block 0, first[njobs] the
+ * total).  Every thread's kernel takes blocks from the cursor until it
+ * passes the total; a block is written to its own bytes of its job's
+ * output, so the threads share nothing else.
+ */
+typedef struct {
+	wks__kdf_feed feed; /* first member: the kernels get &feed */
+	const kdf_ctx *ctx;
+	const size_t *first;
+	size_t njobs;
+	size_t total;
+	atomic_size_t cursor;
+	wks_kdf_path path;
+} kdf_batch;
+
 enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
+/* One thread's share of a batch: run the kernel until the feed is
+ * empty. */
 typedef struct kdf_job {
-	const kdf_ctx *ctx;
-	size_t first, count; /* output blocks, 0-based */
+	kdf_batch *batch;
 	int state;           /* under pool.mu once queued */
 	struct kdf_job *next;
 } kdf_job;
@@ -353,6 +421,51 @@ static void first_u(uint64_t u[8], const kdf_ctx *ctx, size_t index)
 	wks_wipe(w, sizeof(w));
 }
 
+static int feed_next(wks__kdf_feed *f, wks__kdf_block *b)
+{
+	kdf_batch *bt = (kdf_batch *)f;
+	size_t k, lo = 0, hi, mid;
+	const kdf_ctx *ctx;
+
+	/* Relaxed: the jobs' set-up was published by the pool's mutex (or
+	 * is this thread's own); the cursor only hands out numbers. */
+	k = atomic_fetch_add_explicit(&bt->cursor, 1, memory_order_relaxed);
+	if (k >= bt->total)
+		return 0;
+	/* The job holding block k: the last j with first[j] <= k. */
+	hi = bt->njobs;
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (bt->first[mid] <= k)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	ctx = &bt->ctx[lo];
+	b->job = lo;
+	b->index = k - bt->first[lo];
+	b->ist = ctx->ist;
+	b->ost = ctx->ost;
+	b->n = ctx->iter - 1;
+	first_u(b->t, ctx, b->index);
+	return 1;
+}
+
+static void feed_done(wks__kdf_feed *f, wks__kdf_block *b)
+{
+	const kdf_ctx *ctx = &((kdf_batch *)f)->ctx[b->job];
+	uint8_t be[HASH_LEN];
+	size_t off = b->index * HASH_LEN, len;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		store64_be(be + 8 * i, b->t[i]);
+	len = ctx->out_len - off < HASH_LEN ? ctx->out_len - off : HASH_LEN;
+	memcpy(ctx->out + off, be, len);
+	wks_wipe(be, sizeof(be));
+	wks_wipe(b->t, sizeof(b->t));
+}
+
 /*
  * Overwrite the stack below the caller with zeros: the kernels keep state
  * words, message words and digests in locals and register spills (OpenSSL's
@@ -368,31 +481,22 @@ __attribute__((noinline)) static void burn_stack(void)
 
 static void run_job(const kdf_job *job)
 {
-	const kdf_ctx *ctx = job->ctx;
-	uint64_t t[WKS__KDF_MAX_LANES][8];
-	uint8_t be[HASH_LEN];
-	size_t b = job->first, end = job->first + job->count;
-	size_t n, l, off, len;
-	int i;
+	kdf_batch *bt = job->batch;
+	wks__kdf_lanes_fn *lanes = path_lanes_fn(bt->path);
+	wks__kdf_chain_fn *chain;
+	wks__kdf_block b;
 
-	while (b < end) {
-		n = end - b < ctx->lanes ? end - b : ctx->lanes;
-		for (l = 0; l < n; l++)
-			first_u(t[l], ctx, b + l);
-		if (ctx->iter > 1)
-			ctx->chain(t, n, ctx->ist, ctx->ost, ctx->iter - 1);
-		for (l = 0; l < n; l++) {
-			for (i = 0; i < 8; i++)
-				store64_be(be + 8 * i, t[l][i]);
-			off = (b + l) * HASH_LEN;
-			len = ctx->out_len - off < HASH_LEN ?
-			      ctx->out_len - off : HASH_LEN;
-			memcpy(ctx->out + off, be, len);
-		}
-		b += n;
+	if (lanes) {
+		lanes(&bt->feed);
+		return;
 	}
-	wks_wipe(t, sizeof(t));
-	wks_wipe(be, sizeof(be));
+	chain = path_chain(bt->path);
+	while (feed_next(&bt->feed, &b)) {
+		if (b.n)
+			chain(&b.t, 1, b.ist, b.ost, b.n);
+		feed_done(&bt->feed, &b);
+	}
+	wks_wipe(&b, sizeof(b));
 }
 
 /* ------------------------------------------------------------------------
@@ -621,75 +725,142 @@ static void hmac_states(kdf_ctx *ctx, const uint8_t *pw, size_t pw_len)
 	wks_wipe(key, sizeof(key));
 }
 
+/* Set up one derivation: HMAC states, the salt's whole blocks hashed
+ * once for all its output blocks. */
+static void prepare(kdf_ctx *ctx, const wks_kdf_job *j)
+{
+	sha512_stream s;
+
+	memset(ctx, 0, sizeof(*ctx));
+	hmac_states(ctx, j->pw, j->pw_len);
+	stream_init(&s, ctx->ist, BLOCK_LEN);
+	stream_update(&s, j->salt, j->salt_len);
+	memcpy(ctx->sst, s.h, sizeof(ctx->sst));
+	memcpy(ctx->tail, s.buf, s.fill);
+	ctx->tail_len = s.fill;
+	ctx->len_lo = s.len_lo;
+	ctx->len_hi = s.len_hi;
+	wks_wipe(&s, sizeof(s));
+	ctx->iter = j->iter;
+	ctx->out = j->out;
+	ctx->out_len = j->out_len;
+}
+
+static int check_job(const wks_kdf_job *j, size_t *blocks)
+{
+	if (!j->out || j->out_len == 0)
+		return wks__err(WKS_ERR_INVALID, "PBKDF2: no output buffer");
+	if ((!j->pw && j->pw_len) || (!j->salt && j->salt_len))
+		return wks__err(WKS_ERR_INVALID, "PBKDF2: NULL password or salt");
+	if (j->iter == 0)
+		return wks__err(WKS_ERR_INVALID, "PBKDF2: iteration count 0");
+	*blocks = div_up(j->out_len, HASH_LEN);
+	/* RFC 8018: at most 2^32 - 1 blocks. */
+	if ((uint64_t)*blocks > UINT32_MAX)
+		return wks__err(WKS_ERR_LIMIT, "PBKDF2: output length %zu too long",
+		                j->out_len);
+	return WKS_OK;
+}
+
+/* Up to this many derivations are set up on the stack; more are
+ * allocated. */
+#define SMALL_BATCH 4
+
+int wks__pbkdf2_sha512_batch(const wks_kdf_job *jobs, size_t njobs,
+                             int threads, wks_kdf_path path)
+{
+	kdf_ctx small_ctx[SMALL_BATCH], *ctx = small_ctx;
+	size_t small_first[SMALL_BATCH + 1], *first = small_first;
+	kdf_job share[MAX_THREADS];
+	kdf_batch bt;
+	size_t blocks = 0, total = 0, nshares, j;
+	int workers, err = WKS_OK;
+
+	if (!jobs && njobs)
+		return wks__err(WKS_ERR_INVALID, "PBKDF2: no jobs");
+	if (threads < 0)
+		return wks__err(WKS_ERR_INVALID, "PBKDF2: thread count %d",
+		                threads);
+	for (j = 0; j < njobs && err == WKS_OK; j++) {
+		err = check_job(&jobs[j], &blocks);
+		if (err == WKS_OK && blocks > SIZE_MAX / 2 - total)
+			err = wks__err(WKS_ERR_LIMIT, "PBKDF2: batch too large");
+		total += blocks;
+	}
+	if (err == WKS_OK && !wks__kdf_path_available(path))
+		err = wks__err(WKS_ERR_UNSUPPORTED,
+		               "PBKDF2: code path %d not available on this CPU",
+		               (int)path);
+	if (err == WKS_OK) {
+		wks__kdf_resolve_blocks(&path, &threads, total);
+		if (path == WKS_KDF_PATH_AUTO)
+			err = wks__err(WKS_ERR_UNSUPPORTED, "PBKDF2: code path %d "
+			               "not available on this CPU", (int)path);
+	}
+	if (err == WKS_OK && njobs > SMALL_BATCH &&
+	    (!(ctx = calloc(njobs, sizeof(*ctx))) ||
+	     !(first = calloc(njobs + 1, sizeof(*first))))) {
+		free(ctx);
+		ctx = NULL;
+		err = wks__err(WKS_ERR_NOMEM, "out of memory");
+	}
+	if (err < 0)
+		return err;
+	if (njobs == 0)
+		return WKS_OK;
+
+	for (j = 0, total = 0; j < njobs; j++) {
+		prepare(&ctx[j], &jobs[j]);
+		first[j] = total;
+		total += div_up(jobs[j].out_len, HASH_LEN);
+	}
+	first[njobs] = total;
+	memset(&bt, 0, sizeof(bt));
+	bt.feed.next = feed_next;
+	bt.feed.done = feed_done;
+	bt.ctx = ctx;
+	bt.first = first;
+	bt.njobs = njobs;
+	bt.total = total;
+	atomic_init(&bt.cursor, 0);
+	bt.path = path;
+
+	nshares = (size_t)threads < total ? (size_t)threads : total;
+	if (nshares > MAX_THREADS)
+		nshares = MAX_THREADS;
+	if (nshares > 1) {
+		workers = pool_usable();
+		if (nshares > (size_t)workers + 1)
+			nshares = (size_t)workers + 1;
+	}
+	for (j = 0; j < nshares; j++) {
+		share[j].batch = &bt;
+		share[j].next = NULL;
+		share[j].state = JOB_QUEUED;
+	}
+	run_jobs(share, nshares);
+	wks_wipe(ctx, njobs * sizeof(*ctx));
+	if (ctx != small_ctx) {
+		free(ctx);
+		free(first);
+	}
+	wks_wipe(&bt, sizeof(bt));
+	return WKS_OK;
+}
+
 int wks__pbkdf2_sha512_native(uint8_t *out, size_t out_len,
                               const uint8_t *pw, size_t pw_len,
                               const uint8_t *salt, size_t salt_len,
                               uint32_t iter, int threads, wks_kdf_path path)
 {
-	kdf_ctx ctx;
-	kdf_job jobs[MAX_THREADS];
-	sha512_stream s;
-	size_t blocks, njobs, j;
-	int workers;
+	wks_kdf_job job;
 
-	if (!out || out_len == 0)
-		return wks__err(WKS_ERR_INVALID, "PBKDF2: no output buffer");
-	if ((!pw && pw_len) || (!salt && salt_len))
-		return wks__err(WKS_ERR_INVALID, "PBKDF2: NULL password or salt");
-	if (iter == 0)
-		return wks__err(WKS_ERR_INVALID, "PBKDF2: iteration count 0");
-	if (threads < 0)
-		return wks__err(WKS_ERR_INVALID, "PBKDF2: thread count %d",
-		                threads);
-	blocks = div_up(out_len, HASH_LEN);
-	/* RFC 8018: at most 2^32 - 1 blocks. */
-	if ((uint64_t)blocks > UINT32_MAX)
-		return wks__err(WKS_ERR_LIMIT, "PBKDF2: output length %zu too long",
-		                out_len);
-	if (!wks__kdf_path_available(path))
-		return wks__err(WKS_ERR_UNSUPPORTED,
-		                "PBKDF2: code path %d not available on this CPU",
-		                (int)path);
-	wks__kdf_resolve(&path, &threads, out_len);
-	if (path == WKS_KDF_PATH_AUTO)
-		return wks__err(WKS_ERR_UNSUPPORTED,
-		                "PBKDF2: code path %d not available on this CPU",
-		                (int)path);
-
-	memset(&ctx, 0, sizeof(ctx));
-	hmac_states(&ctx, pw, pw_len);
-	/* Hash the salt's whole blocks once for all output blocks. */
-	stream_init(&s, ctx.ist, BLOCK_LEN);
-	stream_update(&s, salt, salt_len);
-	memcpy(ctx.sst, s.h, sizeof(ctx.sst));
-	memcpy(ctx.tail, s.buf, s.fill);
-	ctx.tail_len = s.fill;
-	ctx.len_lo = s.len_lo;
-	ctx.len_hi = s.len_hi;
-	wks_wipe(&s, sizeof(s));
-	ctx.iter = iter;
-	ctx.lanes = path_lanes(path);
-	ctx.chain = path_chain(path);
-	ctx.out = out;
-	ctx.out_len = out_len;
-
-	njobs = (size_t)threads < blocks ? (size_t)threads : blocks;
-	if (njobs > MAX_THREADS)
-		njobs = MAX_THREADS;
-	if (njobs > 1) {
-		workers = pool_usable();
-		if (njobs > (size_t)workers + 1)
-			njobs = (size_t)workers + 1;
-	}
-	/* Contiguous, even shares of the blocks. */
-	for (j = 0; j < njobs; j++) {
-		jobs[j].ctx = &ctx;
-		jobs[j].first = blocks * j / njobs;
-		jobs[j].count = blocks * (j + 1) / njobs - jobs[j].first;
-		jobs[j].next = NULL;
-		jobs[j].state = JOB_QUEUED;
-	}
-	run_jobs(jobs, njobs);
-	wks_wipe(&ctx, sizeof(ctx));
-	return WKS_OK;
+	job.out = out;
+	job.out_len = out_len;
+	job.pw = pw;
+	job.pw_len = pw_len;
+	job.salt = salt;
+	job.salt_len = salt_len;
+	job.iter = iter;
+	return wks__pbkdf2_sha512_batch(&job, 1, threads, path);
 }

@@ -74,11 +74,8 @@ typedef struct {
 	const wks_settings *cfg;
 } key_ctx;
 
-/* The checks before a key entry is opened, in spec 7.2's order (a
- * certificate entry is refused without looking at the password), and
- * the context for derive_cb/verify_cb. */
-static int key_ctx_init(key_ctx *kc, const wks_entry *e, const char *pw,
-                        size_t pw_len, const wks_settings *cfg)
+int wks__key_check(const wks_entry *e, const char *pw, size_t pw_len,
+                   const wks_settings *cfg)
 {
 	if (e->type == WKS_ENTRY_CERTIFICATE)
 		return wks__err(WKS_ERR_WRONG_TYPE,
@@ -90,6 +87,18 @@ static int key_ctx_init(key_ctx *kc, const wks_entry *e, const char *pw,
 		return wks__err(WKS_ERR_LIMIT, "entry iteration count %d exceeds "
 		                "limit %d (libwks.wks.maxIterationCount)",
 		                e->iterations, cfg->max_iterations);
+	return WKS_OK;
+}
+
+/* The checks before a key entry is opened (wks__key_check()), and the
+ * context for derive_cb/verify_cb. */
+static int key_ctx_init(key_ctx *kc, const wks_entry *e, const char *pw,
+                        size_t pw_len, const wks_settings *cfg)
+{
+	int err;
+
+	if ((err = wks__key_check(e, pw, pw_len, cfg)) < 0)
+		return err;
 	kc->e = e;
 	kc->pw = (const uint8_t *)pw;
 	kc->pw_len = pw_len;
@@ -107,18 +116,17 @@ static int derive_cb(uint8_t dk[WKS_DK_LEN], void *ctx)
 	                      k->cfg->kdf_threads);
 }
 
-/* Encrypt-then-MAC: the entry MAC is checked before any decryption. */
-static int verify_cb(const uint8_t dk[WKS_DK_LEN], void *ctx)
+int wks__key_verify(const wks_entry *e, const uint8_t dk[WKS_DK_LEN],
+                    const wks_settings *cfg)
 {
-	const key_ctx *k = ctx;
 	uint8_t mac[WKS_MAC_LEN];
 	int ok, err;
 
-	if ((err = wks__hmac_sha512_cc(k->cfg->crypto, mac, dk + WKS_AES_KEY_LEN,
-	                               WKS_DK_LEN - WKS_AES_KEY_LEN, k->e->body,
-	                               k->e->mac_input_len)) < 0)
+	if ((err = wks__hmac_sha512_cc(cfg->crypto, mac, dk + WKS_AES_KEY_LEN,
+	                               WKS_DK_LEN - WKS_AES_KEY_LEN, e->body,
+	                               e->mac_input_len)) < 0)
 		return err;
-	ok = wks__mac_equal(mac, k->e->body + k->e->mac.off, WKS_MAC_LEN);
+	ok = wks__mac_equal(mac, e->body + e->mac.off, WKS_MAC_LEN);
 	wks_wipe(mac, sizeof(mac));
 	return ok ? WKS_OK
 	          : wks__err(WKS_ERR_INTEGRITY,
@@ -126,9 +134,16 @@ static int verify_cb(const uint8_t dk[WKS_DK_LEN], void *ctx)
 	                     "entry was modified");
 }
 
-/* Decrypt an entry's key with a verified derived key into a new wks_key. */
-static int open_key(wks_key **out, const wks_entry *e,
-                    const uint8_t dk[WKS_DK_LEN], const wks_settings *cfg)
+/* Encrypt-then-MAC: the entry MAC is checked before any decryption. */
+static int verify_cb(const uint8_t dk[WKS_DK_LEN], void *ctx)
+{
+	const key_ctx *k = ctx;
+
+	return wks__key_verify(k->e, dk, k->cfg);
+}
+
+int wks__key_open(wks_key **out, const wks_entry *e,
+                  const uint8_t dk[WKS_DK_LEN], const wks_settings *cfg)
 {
 	wks_buf plain = WKS_BUF_INIT;
 	char alg[128];
@@ -178,7 +193,7 @@ static int get_key_hit(wks_key **out, wks_store *st, const char *alias,
 		    wks__cache_lookup(st->cache, cfg, e->id, (const uint8_t *)pw,
 		                      pw_len, e->salt, (uint32_t)e->iterations,
 		                      dk) == WKS_OK) {
-			err = open_key(out, e, dk, cfg);
+			err = wks__key_open(out, e, dk, cfg);
 			wks_wipe(dk, sizeof(dk));
 		}
 	}
@@ -226,7 +241,7 @@ int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
 	                                derive_cb, verify_cb, &kc,
 	                                WKS_CACHE_TRUST_HITS, gen, dk)) < 0)
 		goto done;
-	err = open_key(out, e, dk, &cfg);
+	err = wks__key_open(out, e, dk, &cfg);
 done:
 	wks_wipe(dk, sizeof(dk));
 	wks__entry_unref(e);
@@ -264,30 +279,31 @@ typedef int (*body_fn)(wks_buf *body, const uint8_t salt[WKS_SALT_LEN],
                        int32_t iterations, const uint8_t iv[WKS_IV_LEN],
                        const uint8_t *enc, size_t enc_len, const void *ctx);
 
-static int seal(wks_buf *body, const uint8_t *plain, size_t plain_len,
-                const char *pw, size_t pw_len, const wks_settings *cfg,
-                body_fn build, const void *ctx)
+/* An entry the same settings could not load (its parse in install()
+ * would refuse it, but only after the PBKDF2): refuse it first. */
+int wks__key_seal_check(const wks_settings *cfg)
 {
-	uint8_t salt[WKS_SALT_LEN], iv[WKS_IV_LEN], dk[WKS_DK_LEN];
-	uint8_t mac[WKS_MAC_LEN];
-	wks_buf enc = WKS_BUF_INIT;
-	int err;
-
-	/* An entry the same settings could not load (its parse in install()
-	 * would refuse it, but only after this PBKDF2): refuse it now. */
 	if (cfg->iteration_count > cfg->max_iterations)
 		return wks__err(WKS_ERR_LIMIT, "wolfjce.wks.iterationCount %d "
 		                "exceeds libwks.wks.maxIterationCount %d: the entry "
 		                "could not be loaded with these settings",
 		                cfg->iteration_count, cfg->max_iterations);
-	if ((err = wks__random_cc(cfg->crypto, salt, sizeof(salt))) < 0 ||
-	    (err = wks__random_cc(cfg->crypto, iv, sizeof(iv))) < 0)
+	return WKS_OK;
+}
+
+/* The sealing itself, with the salt and the key derived from it (at
+ * cfg->iteration_count) given: fresh IV, AES-256-CBC, body, MAC. */
+static int seal_with(wks_buf *body, const uint8_t *plain, size_t plain_len,
+                     const uint8_t salt[WKS_SALT_LEN],
+                     const uint8_t dk[WKS_DK_LEN], const wks_settings *cfg,
+                     body_fn build, const void *ctx)
+{
+	uint8_t iv[WKS_IV_LEN], mac[WKS_MAC_LEN];
+	wks_buf enc = WKS_BUF_INIT;
+	int err;
+
+	if ((err = wks__random_cc(cfg->crypto, iv, sizeof(iv))) < 0)
 		return err;
-	if ((err = wks__pbkdf2_cc(cfg->crypto, dk, sizeof(dk),
-	                          (const uint8_t *)pw, pw_len, salt, sizeof(salt),
-	                          (uint32_t)cfg->iteration_count, cfg->kdf_impl,
-	                          cfg->kdf_threads)) < 0)
-		goto done;
 	if ((err = wks__aes256cbc_encrypt_cc(cfg->crypto, &enc, dk, iv, plain,
 	                                     plain_len)) < 0)
 		goto done;
@@ -301,9 +317,35 @@ static int seal(wks_buf *body, const uint8_t *plain, size_t plain_len,
 	wks_buf_put_i32be(body, WKS_MAC_LEN);
 	err = wks_buf_put(body, mac, sizeof(mac));
 done:
-	wks_wipe(dk, sizeof(dk));
+	wks_wipe(mac, sizeof(mac));
 	wks_buf_dispose(&enc);
 	wks__wipe_registers(); /* the plaintext went through them */
+	return err;
+}
+
+/* Seal with a key made ahead for this password (wks__keypool_take()),
+ * else with a fresh salt and a derivation of its own. */
+static int seal(wks_store *st, wks_buf *body, const uint8_t *plain,
+                size_t plain_len, const char *pw, size_t pw_len,
+                const wks_settings *cfg, body_fn build, const void *ctx)
+{
+	uint8_t salt[WKS_SALT_LEN], dk[WKS_DK_LEN];
+	int err;
+
+	if ((err = wks__key_seal_check(cfg)) < 0)
+		return err;
+	if ((err = wks__keypool_take(st, cfg, pw, pw_len, salt, dk)) < 0)
+		return err;
+	if (err != WKS_OK &&
+	    ((err = wks__random_cc(cfg->crypto, salt, sizeof(salt))) < 0 ||
+	     (err = wks__pbkdf2_cc(cfg->crypto, dk, sizeof(dk),
+	                           (const uint8_t *)pw, pw_len, salt,
+	                           sizeof(salt), (uint32_t)cfg->iteration_count,
+	                           cfg->kdf_impl, cfg->kdf_threads)) < 0))
+		goto done;
+	err = seal_with(body, plain, plain_len, salt, dk, cfg, build, ctx);
+done:
+	wks_wipe(dk, sizeof(dk));
 	return err;
 }
 
@@ -430,8 +472,8 @@ int wks_store_set_private_key(wks_store *st, const char *alias,
 	a.lens = chain_len;
 	a.n = chain_count;
 	a.algorithm = NULL;
-	if ((err = seal(&body, pkcs8, pkcs8_len, pw, pw_len, &cfg, private_body,
-	                &a)) < 0)
+	if ((err = seal(st, &body, pkcs8, pkcs8_len, pw, pw_len, &cfg,
+	                private_body, &a)) < 0)
 		goto done;
 	err = install(st, WKS_ENTRY_PRIVATE_KEY, (const char *)key.ptr, key.len,
 	              &body, &cfg, NULL);
@@ -511,8 +553,8 @@ int wks_store_set_secret_key(wks_store *st, const char *alias,
 	memset(&a, 0, sizeof(a));
 	a.created = wks__now_ms();
 	a.algorithm = algorithm;
-	if ((err = seal(&body, key_bytes, key_len, pw, pw_len, &cfg, secret_body,
-	                &a)) < 0)
+	if ((err = seal(st, &body, key_bytes, key_len, pw, pw_len, &cfg,
+	                secret_body, &a)) < 0)
 		goto done;
 	err = install(st, WKS_ENTRY_SECRET_KEY, (const char *)key.ptr, key.len,
 	              &body, &cfg, NULL);
@@ -560,33 +602,20 @@ int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert)
 	return err;
 }
 
-int wks_store_change_key_password(wks_store *st, const char *alias,
-                                  const char *old_pw, size_t old_len,
-                                  const char *new_pw, size_t new_len)
+/*
+ * The body of entry e re-encrypted: `plain` (its decrypted key) sealed
+ * with salt and dk (derived from the new password at
+ * cfg->iteration_count); creation time, algorithm and chain kept.
+ */
+int wks__key_rebody(wks_buf *body, const wks_entry *e, const uint8_t *plain,
+                    size_t plain_len, const uint8_t salt[WKS_SALT_LEN],
+                    const uint8_t dk[WKS_DK_LEN], const wks_settings *cfg)
 {
-	wks_entry *e = NULL;
-	wks_settings cfg;
-	wks_buf plain = WKS_BUF_INIT, body = WKS_BUF_INIT;
 	const uint8_t **certs = NULL;
 	size_t *lens = NULL, i;
-	uint8_t dk[WKS_DK_LEN];
 	body_args a;
-	key_ctx kc = {0};
 	int err;
 
-	wks__err_clear();
-	if (!new_pw || new_len == 0 || !old_pw || old_len == 0)
-		return wks__err(WKS_ERR_INVALID, "passwords must not be empty");
-	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
-		return err;
-	wks__store_settings(&cfg, st);
-	if ((err = key_ctx_init(&kc, e, old_pw, old_len, &cfg)) < 0)
-		goto done;
-	if ((err = derive_cb(dk, &kc)) < 0 || (err = verify_cb(dk, &kc)) < 0 ||
-	    (err = wks__aes256cbc_decrypt_cc(cfg.crypto, &plain, dk, e->iv,
-	                                     e->body + e->enc.off,
-	                                     e->enc.len)) < 0)
-		goto done;
 	memset(&a, 0, sizeof(a));
 	a.created = e->created_ms;
 	a.algorithm = e->algorithm;
@@ -603,17 +632,54 @@ int wks_store_change_key_password(wks_store *st, const char *alias,
 	a.certs = certs;
 	a.lens = lens;
 	a.n = e->cert_count;
-	if ((err = seal(&body, plain.ptr, plain.len, new_pw, new_len, &cfg,
+	err = seal_with(body, plain, plain_len, salt, dk, cfg,
 	                e->type == WKS_ENTRY_PRIVATE_KEY ? private_body
-	                                                 : secret_body, &a)) < 0)
+	                                                 : secret_body, &a);
+done:
+	free(certs);
+	free(lens);
+	return err;
+}
+
+int wks_store_change_key_password(wks_store *st, const char *alias,
+                                  const char *old_pw, size_t old_len,
+                                  const char *new_pw, size_t new_len)
+{
+	wks_entry *e = NULL;
+	wks_settings cfg;
+	wks_buf plain = WKS_BUF_INIT, body = WKS_BUF_INIT;
+	uint8_t dk[WKS_DK_LEN], salt[WKS_SALT_LEN];
+	key_ctx kc = {0};
+	int err;
+
+	wks__err_clear();
+	if (!new_pw || new_len == 0 || !old_pw || old_len == 0)
+		return wks__err(WKS_ERR_INVALID, "passwords must not be empty");
+	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
+		return err;
+	wks__store_settings(&cfg, st);
+	if ((err = key_ctx_init(&kc, e, old_pw, old_len, &cfg)) < 0)
+		goto done;
+	if ((err = derive_cb(dk, &kc)) < 0 || (err = verify_cb(dk, &kc)) < 0 ||
+	    (err = wks__aes256cbc_decrypt_cc(cfg.crypto, &plain, dk, e->iv,
+	                                     e->body + e->enc.off,
+	                                     e->enc.len)) < 0)
+		goto done;
+	wks_wipe(dk, sizeof(dk));
+	if ((err = wks__key_seal_check(&cfg)) < 0 ||
+	    (err = wks__random_cc(cfg.crypto, salt, sizeof(salt))) < 0 ||
+	    (err = wks__pbkdf2_cc(cfg.crypto, dk, sizeof(dk),
+	                          (const uint8_t *)new_pw, new_len, salt,
+	                          sizeof(salt), (uint32_t)cfg.iteration_count,
+	                          cfg.kdf_impl, cfg.kdf_threads)) < 0 ||
+	    (err = wks__key_rebody(&body, e, plain.ptr, plain.len, salt, dk,
+	                           &cfg)) < 0)
 		goto done;
 	err = install(st, e->type, e->alias, e->alias_len, &body, &cfg, e);
 done:
 	wks_wipe(dk, sizeof(dk));
 	wks_buf_dispose(&plain);
 	wks_buf_dispose(&body);
-	free(certs);
-	free(lens);
 	wks__entry_unref(e);
 	return err;
 }

@@ -105,6 +105,7 @@ void wks_store_free(wks_store *st)
 		wks__cache_free(st->cache);
 	}
 	wks__entries_free(st->v, st->n);
+	wks__keypool_free(st);
 	wks__props_free(st->props);
 	wks__crypto_ctx_free(st->crypto);
 	wks_stripelock_destroy(&st->lock);

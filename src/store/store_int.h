@@ -29,6 +29,8 @@ struct wks_store {
 	wks_cache *cache;
 	wks_crypto_ctx *crypto; /* wks_store_new_ex(); NULL: default context */
 	wks_fork_hook fork;     /* `lock` held across fork() (store.c) */
+	struct wks_keypool *keypool; /* keys made ahead (keypool.c); under
+	                              * the write lock */
 };
 
 static inline unsigned wks__rdlock(wks_store *st)
@@ -85,6 +87,58 @@ int wks__store_get_entry(wks_entry **out, wks_store *st, const char *alias);
  * looked its entry up and before it derives and caches the key, with no
  * lock held: lets a test run a load, delete or overwrite exactly there. */
 extern void (*wks__store_test_after_lookup)(wks_store *st, const char *alias);
+
+/* ---- key entries (keys.c), for the batches (batch.c) ---------------- */
+
+/* The checks before a key entry is opened, in spec 7.2's order (a
+ * certificate entry is refused without looking at the password, then an
+ * empty password, then an iteration count above the limit). */
+int wks__key_check(const wks_entry *e, const char *pw, size_t pw_len,
+                   const wks_settings *cfg);
+/* The entry MAC with a derived key: WKS_OK or WKS_ERR_INTEGRITY. */
+int wks__key_verify(const wks_entry *e, const uint8_t dk[WKS_DK_LEN],
+                    const wks_settings *cfg);
+/* Decrypt an entry's key with a verified derived key into a new wks_key. */
+int wks__key_open(wks_key **out, const wks_entry *e,
+                  const uint8_t dk[WKS_DK_LEN], const wks_settings *cfg);
+/* WKS_ERR_LIMIT when a new entry could not be loaded with cfg
+ * (iterationCount above maxIterationCount); checked before deriving. */
+int wks__key_seal_check(const wks_settings *cfg);
+/* Entry e's body re-encrypted: its decrypted key `plain` sealed with salt
+ * and dk (derived at cfg->iteration_count), fresh IV, new MAC; creation
+ * time, algorithm and chain kept. */
+int wks__key_rebody(wks_buf *body, const wks_entry *e, const uint8_t *plain,
+                    size_t plain_len, const uint8_t salt[WKS_SALT_LEN],
+                    const uint8_t dk[WKS_DK_LEN], const wks_settings *cfg);
+
+/* ---- keys made ahead for new entries (keypool.c) ---------------------- */
+
+/*
+ * For a setter about to seal a new entry with pw at cfg->iteration_count:
+ * take a salt and the key derived from it, made ahead by
+ * wks_store_prepare_keys() or for an announced run of entries
+ * (wks__store_expect_keys()).  WKS_OK with salt and dk set (each made-ahead
+ * key is handed out once), WKS__KEYPOOL_NONE when none is ready (the
+ * caller derives its own), or an error of the derivation run here for an
+ * announced run.
+ */
+#define WKS__KEYPOOL_NONE 1
+int wks__keypool_take(wks_store *st, const wks_settings *cfg, const char *pw,
+                      size_t pw_len, uint8_t salt[WKS_SALT_LEN],
+                      uint8_t dk[WKS_DK_LEN]);
+
+/*
+ * Announce that about n new key entries are about to be set (a
+ * conversion): when the first of them finds no key made ahead, the keys
+ * of the next min(n, one pass of the batch) entries with its password are
+ * derived together, and so on.  At most one pass is derived for entries
+ * that never come.  n == 0 ends the run and wipes the keys made for it
+ * and not taken.
+ */
+void wks__store_expect_keys(wks_store *st, size_t n);
+
+/* Wipe and free the keys made ahead (wks_store_free()). */
+void wks__keypool_free(wks_store *st);
 
 /* Resolve the store's settings. */
 void wks__store_settings(wks_settings *out, wks_store *st);
