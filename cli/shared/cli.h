@@ -361,6 +361,14 @@ int cli_store_edit_begin(cli_edit *e, cli_ctx *c);
 int cli_store_edit_prepare(cli_edit *e, cli_ctx *c);
 int cli_store_edit_lock(cli_edit *e, cli_ctx *c);
 /*
+ * Between prepare and lock: *out is --keystore loaded (MAC checked) with
+ * e->pw without the lock, for work that must not hold the lock while it
+ * runs (key derivations: passwd, keypasswd); what it yields is applied
+ * under the lock to the store loaded again (wks_rekey_apply refuses an
+ * entry that changed meanwhile).  0 or an exit status (message printed).
+ */
+int cli_store_edit_peek(wks_store **out, cli_edit *e, cli_ctx *c);
+/*
  * The same for the import commands, which create a store that does not
  * exist (as keytool -importcert does, and genkeypair, import-certs and
  * import-keystore): its password comes from --storepass or is asked

@@ -212,6 +212,20 @@ int cli_store_edit_lock(cli_edit *e, cli_ctx *c)
 	return rc;
 }
 
+int cli_store_edit_peek(wks_store **out, cli_edit *e, cli_ctx *c)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	if ((rc = cli_read_file(&data, &len, c->keystore)) != 0)
+		return rc;
+	rc = load(out, &e->pw, c, data, len, NULL);
+	cli_free_secret(data, len);
+	return rc;
+}
+
 int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
 {
 	int rc;

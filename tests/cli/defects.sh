@@ -1092,6 +1092,56 @@ expect 3 "7 the edit that gave up changed nothing"
 wks list -k l7.wks --wait 1 --storepass pass:pw7new
 expect_err 2 'option --wait does not apply' "7 --wait is for edits"
 
+# ---- issue 24: passwd derives before the lock; a store changed meanwhile -----------
+
+# passwd re-encrypts the keys (batched derivations) on the store as it was
+# before it took the lock, and under the lock puts in only entries still
+# as they were.  Here another edit holds the lock while passwd waits and
+# gives key b a password of its own meanwhile (the file rewritten under
+# that lock): passwd must not put back b on the store password; it moves
+# the keys as they are now (a), keeps b, and says so.
+wks import-secret -k race.wks -a a --generate aes-128 "${S[@]}" "${IT[@]}"
+wks import-secret -k race.wks -a b --generate aes-128 "${S[@]}" "${IT[@]}"
+cp race.wks race2.wks
+wks keypasswd -k race2.wks -a b "${S[@]}" --new-keypass pass:own24 "${IT[@]}"
+expect 0 "24 material: b with its own password in the store that comes next"
+cat >hold24.py <<'EOF'
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+open(sys.argv[2], "w").write("%d" % os.getpid())
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+data = open(sys.argv[4], "rb").read()
+os.ftruncate(fd, 0)
+os.pwrite(fd, data, 0)
+os.fsync(fd)
+EOF
+python3 hold24.py race.wks held24 go24 race2.wks &
+h24=$!
+for _ in $(seq 1 1200); do [ -s held24 ] && break; sleep 0.05; done
+"$WKS_BIN" passwd -k race.wks "${S[@]}" --new-storepass pass:pw24new "${IT[@]}" \
+	</dev/null >"$T/out24" 2>"$T/err24" &
+p24=$!
+for _ in $(seq 1 1200); do
+	grep -q "waiting for the store's lock" "$T/err24" && break
+	sleep 0.05
+done
+touch go24
+wait "$h24" || true
+set +e
+wait "$p24"
+rc=$?
+set -e
+cp "$T/out24" "$T/out"
+cp "$T/err24" "$T/err"
+expect_out 0 '^Store password changed; 1 of 2 key entries had the old store password as key password and now has the new one; 1 kept its own password: "b"$' \
+	"24 passwd after a change made while it waited: the keys as they are now"
+wks export-key -k race.wks -a a --storepass pass:pw24new
+expect 0 "24 a moved to the new store password"
+wks export-key -k race.wks -a b --storepass pass:pw24new --keypass pass:own24
+expect 0 "24 b kept the password it was given meanwhile"
+
 # ---- issue 22 item 8: convert's output format -------------------------------------
 
 wks convert --in e.wks -o out8.wks --inpass "$SP" --outpass pass:out "${IT[@]}"
