@@ -155,7 +155,7 @@ static int p12_to_wks(cli_ctx *c, const uint8_t *data, size_t len)
 		goto done;
 	oc.keystore = c->out;
 	oc.force = 1; /* the store is new: no alias clashes with it */
-	if ((rc = cli_p12_import(st, &oc, c->in, e, count, NULL, &kp)) != 0)
+	if ((rc = cli_p12_import(st, &oc, c->in, e, count, NULL, &kp, 0)) != 0)
 		goto done;
 	rc = cli_store_create(st, c, c->out, &outpw);
 done:

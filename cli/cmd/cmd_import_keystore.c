@@ -679,17 +679,25 @@ static int read_source(ks_src *s, const uint8_t *data, size_t len,
 
 /* Put every readable item into st (destfile names it in messages).  The
  * new keys' derivations run first, in one batch (if that fails, each set
- * derives its own); any not taken are wiped. */
-static int put_all(wks_store *st, cli_ctx *c, const char *destfile,
-		   ks_src *s, const cli_pw *kp)
+ * derives its own), unless `prepared` (cli_store_edit_prekeys); any not
+ * taken are wiped. */
+static size_t key_count(const ks_src *s)
 {
 	size_t keys = 0;
-	int rc = 0;
 
 	for (size_t i = 0; i < s->n; i++)
 		keys += !s->it[i].skip &&
 			s->it[i].type != WKS_ENTRY_CERTIFICATE;
-	if (keys > 1)
+	return keys;
+}
+
+static int put_all(wks_store *st, cli_ctx *c, const char *destfile,
+		   ks_src *s, const cli_pw *kp, int prepared)
+{
+	size_t keys = key_count(s);
+	int rc = 0;
+
+	if (keys > 1 && !prepared)
 		(void)wks_store_prepare_keys(st, kp->p, kp->len,
 					     keys < 1024 ? keys : 1024);
 	for (size_t i = 0; i < s->n && rc == 0; i++)
@@ -729,7 +737,7 @@ static int import_new(cli_ctx *c, ks_src *s, const char *path,
 		goto done;
 	}
 	if ((rc = cli_store_iterations(st, c)) != 0 ||
-	    (rc = put_all(st, c, path, s, &kp)) != 0)
+	    (rc = put_all(st, c, path, s, &kp, 0)) != 0)
 		goto done;
 	print_items(s, c, &imported, &skipped);
 	if (imported == 0) {
@@ -758,10 +766,15 @@ static int import_existing(cli_ctx *c, ks_src *s)
 	cli_edit e;
 	cli_pw kp = CLI_PW_INIT;
 	size_t imported, skipped, clash = 0;
-	int rc;
+	int rc, prepared = 0;
 
-	if ((rc = cli_store_edit_begin(&e, c)) != 0)
+	/* The new keys derived before the store's lock is taken. */
+	if ((rc = cli_store_edit_prepare(&e, c)) != 0)
 		return rc;
+	if ((rc = cli_store_edit_prekeys(&e, c, key_count(s),
+					 &prepared)) != 0 ||
+	    (rc = cli_store_edit_lock(&e, c)) != 0)
+		goto done;
 	for (size_t i = 0; i < s->n; i++) {
 		const char *a = dest_alias(c, &s->it[i]);
 
@@ -784,7 +797,7 @@ static int import_existing(cli_ctx *c, ks_src *s)
 		goto done;
 	}
 	if ((rc = cli_pw_dup(&kp, &e.kp)) != 0 ||
-	    (rc = put_all(e.st, c, c->keystore, s, &kp)) != 0)
+	    (rc = put_all(e.st, c, c->keystore, s, &kp, prepared)) != 0)
 		goto done;
 	print_items(s, c, &imported, &skipped);
 	if (imported && (rc = cli_store_edit_commit(&e, c, NULL)) != 0)

@@ -15,7 +15,7 @@ int cmd_import_p12(cli_ctx *c)
 	uint8_t *data = NULL;
 	char prompt[512];
 	wks_keystore_type t;
-	int rc;
+	int rc, prepared = 0;
 
 	if ((rc = cli_need(c->keystore, "--keystore")) != 0 ||
 	    (rc = cli_need(c->in, "--in")) != 0)
@@ -38,12 +38,16 @@ int cmd_import_p12(cli_ctx *c)
 	if ((rc = cli_p12_read(&e, &count, c->in, data, len, &inpw,
 			       c->no_mac_ok)) != 0)
 		goto done;
-	if ((rc = cli_store_edit_begin_or_create(&ed, c)) != 0)
+	/* The new keys derived before the store's lock is taken. */
+	if ((rc = cli_store_edit_prepare_any(&ed, c)) != 0 ||
+	    (rc = cli_store_edit_prekeys(&ed, c, cli_p12_key_count(e, count,
+					 c->alias), &prepared)) != 0 ||
+	    (rc = cli_store_edit_lock(&ed, c)) != 0)
 		goto done;
 	if ((rc = cli_pw_dup(&kp, &ed.kp)) != 0)
 		goto done;
 	if ((rc = cli_p12_import(ed.st, c, c->in, e, count, c->alias,
-				 &kp)) != 0)
+				 &kp, prepared)) != 0)
 		goto done;
 	rc = cli_store_edit_commit(&ed, c, NULL);
 done:

@@ -369,6 +369,16 @@ int cli_store_edit_lock(cli_edit *e, cli_ctx *c);
  */
 int cli_store_edit_peek(wks_store **out, cli_edit *e, cli_ctx *c);
 /*
+ * Between prepare and lock, for an import of n key entries with e->kp:
+ * their keys derived now as one batch over every lane and core
+ * (wks_store_prepare_keys) into e->st, which lock then loads the store
+ * into (a load keeps them), so that the lock is not held while they are
+ * derived.  *prepared is 1 if they were (the import then asks for no
+ * more).  Nothing is done for a new store (no lock) or n < 2.  0 or an
+ * exit status (message printed).
+ */
+int cli_store_edit_prekeys(cli_edit *e, cli_ctx *c, size_t n, int *prepared);
+/*
  * The same for the import commands, which create a store that does not
  * exist (as keytool -importcert does, and genkeypair, import-certs and
  * import-keystore): its password comes from --storepass or is asked
@@ -500,10 +510,16 @@ int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
 void cli_p12_free(cli_p12_entry *e, size_t count);
 
 /* Put the entries into `st` (only `only` if not NULL; names for entries
- * without a friendlyName are made up).  Returns 0 or an exit status. */
+ * without a friendlyName are made up).  The new keys' derivations run
+ * first as one batch, unless `prepared` (cli_store_edit_prekeys did).
+ * Returns 0 or an exit status. */
 int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 		   cli_p12_entry *e, size_t count, const char *only,
-		   const cli_pw *keypw);
+		   const cli_pw *keypw, int prepared);
+/* How many key entries cli_p12_import() would set (for
+ * cli_store_edit_prekeys). */
+size_t cli_p12_key_count(const cli_p12_entry *e, size_t count,
+			 const char *only);
 
 /*
  * Build a PKCS#12 of the key, secret key and certificate entries of `st`

@@ -156,9 +156,19 @@ done:
 	return rc;
 }
 
+size_t cli_p12_key_count(const cli_p12_entry *e, size_t count,
+			 const char *only)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < count; i++)
+		n += e[i].type != WKS_ENTRY_CERTIFICATE;
+	return only && n ? 1 : n;
+}
+
 int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 		   cli_p12_entry *e, size_t count, const char *only,
-		   const cli_pw *keypw)
+		   const cli_pw *keypw, int prepared)
 {
 	char **names = calloc(count ? count : 1, sizeof(*names));
 	size_t selected = 0, counter = 0, imported = 0, nkeys = 0;
@@ -265,7 +275,7 @@ int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
 	for (size_t i = 0; i < count; i++)
 		nkeys += e[i].type != WKS_ENTRY_CERTIFICATE &&
 			 (!only || !strcmp(names[i], only));
-	if (nkeys > 1)
+	if (nkeys > 1 && !prepared)
 		(void)wks_store_prepare_keys(st, keypw->p, keypw->len,
 					     nkeys < 1024 ? nkeys : 1024);
 	for (size_t i = 0; i < count; i++) {

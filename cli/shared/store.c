@@ -101,8 +101,11 @@ static int load(wks_store **out, const cli_pw *pw, cli_ctx *c,
 	wks_store *st = NULL;
 	int rc, err;
 
+	/* Into *out if it is a store already (cli_store_edit_prekeys: keys
+	 * made ahead, which a load keeps), else into a new one. */
+	st = *out;
 	*out = NULL;
-	if ((err = wks_store_new(&st)) < 0)
+	if (!st && (err = wks_store_new(&st)) < 0)
 		return cli_lib_err(c->keystore, NULL, err, NULL);
 	if ((rc = cli_store_iterations(st, c)) != 0)
 		goto done;
@@ -224,6 +227,24 @@ int cli_store_edit_peek(wks_store **out, cli_edit *e, cli_ctx *c)
 	rc = load(out, &e->pw, c, data, len, NULL);
 	cli_free_secret(data, len);
 	return rc;
+}
+
+int cli_store_edit_prekeys(cli_edit *e, cli_ctx *c, size_t n, int *prepared)
+{
+	int err, rc;
+
+	*prepared = 0;
+	/* A new store takes no lock: the import's own batch will do. */
+	if (e->created || e->st || n < 2)
+		return 0;
+	if ((err = wks_store_new(&e->st)) < 0)
+		return cli_lib_err(c->keystore, NULL, err, NULL);
+	if ((rc = cli_store_iterations(e->st, c)) != 0)
+		return rc;
+	/* If this fails, each set derives its own key, as before. */
+	*prepared = wks_store_prepare_keys(e->st, e->kp.p, e->kp.len,
+					   n < 1024 ? n : 1024) == WKS_OK;
+	return 0;
 }
 
 int cli_store_edit_begin(cli_edit *e, cli_ctx *c)
