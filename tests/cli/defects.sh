@@ -386,7 +386,7 @@ p12iter() { # FILE COUNT: openssl shows COUNT for the MAC and both bags
 		grep -q "PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC, Iteration $2," <<<"$info" &&
 		! grep -q 'Iteration 2048' <<<"$info"
 }
-wks export-p12 -k e.wks -o default.p12 --outpass pass:out "${S[@]}"
+default_props wks export-p12 -k e.wks -o default.p12 --outpass pass:out "${S[@]}"
 expect 0 "16 export-p12, default iterations"
 check "16 export-p12: 210000 iterations by default" p12iter default.p12 210000
 check "16 export-p12: openssl reads the key" cmp -s \
@@ -448,6 +448,8 @@ if [ "$(head -c 4 "$WKS_BIN" | tail -c 3)" = ELF ] && command -v cc >/dev/null &
 	WKS_FREE_MARKER=$marker LD_PRELOAD=$T/freehook.so python3 -c '
 import ctypes, sys
 libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p     # not int: a 64-bit address
+libc.free.argtypes = [ctypes.c_void_p]
 b = libc.malloc(4096)
 ctypes.memmove(b, sys.argv[1].encode(), len(sys.argv[1]))
 libc.free(b)' "$marker" 2>/dev/null && st=0 || st=$?
