@@ -29,6 +29,8 @@ struct wks_store {
 	wks_cache *cache;
 	wks_crypto_ctx *crypto; /* wks_store_new_ex(); NULL: default context */
 	wks_fork_hook fork;     /* `lock` held across fork() (store.c) */
+	wks_clock_fn wallclock; /* dates new entries; NULL: CLOCK_REALTIME */
+	void *wallclock_ctx;
 };
 
 static inline unsigned wks__rdlock(wks_store *st)
@@ -87,5 +89,8 @@ void wks__store_settings(wks_settings *out, wks_store *st);
 
 /* Milliseconds since the epoch (CLOCK_REALTIME), for creation times. */
 int64_t wks__now_ms(void);
+/* The creation time of a new entry of st: its wallclock, else
+ * wks__now_ms(). */
+int64_t wks__store_now_ms(const wks_store *st);
 
 #endif
