@@ -49,7 +49,10 @@ typedef enum {
 	WKS_KEYSTORE_WKS,
 	WKS_KEYSTORE_JKS,    /* magic FEEDFEED */
 	WKS_KEYSTORE_JCEKS,  /* magic CECECECE */
-	WKS_KEYSTORE_PKCS12  /* a DER SEQUENCE: not checked further */
+	WKS_KEYSTORE_PKCS12, /* a DER SEQUENCE: not checked further */
+	WKS_KEYSTORE_BKS,    /* Bouncy Castle: version 0, 1 or 2, salt ... */
+	WKS_KEYSTORE_BCFKS,  /* Bouncy Castle FIPS: SEQUENCE { SEQUENCE ... */
+	WKS_KEYSTORE_UBER    /* Bouncy Castle, Twofish-encrypted: refused */
 } wks_keystore_type;
 
 /* The type of a keystore by its first bytes (a guess for PKCS#12: any DER

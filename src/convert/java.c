@@ -1,9 +1,12 @@
 /*
- * Java keystores (JKS, JCEKS) through the public API of convert.h: the
- * entry-by-entry reader over jks.c, and wks_convert_read(), which puts a
- * whole keystore (Java or PKCS#12) into a wks_store.
+ * Java keystores (JKS, JCEKS; Bouncy Castle's BKS and BCFKS) through the
+ * public API of convert.h: the entry-by-entry reader over jks.c and bc.h,
+ * and wks_convert_read(), which puts a whole keystore (Java or PKCS#12)
+ * into a wks_store.
  */
 #include "convert/convert_int.h"
+#include "convert/bc.h"
+#include "store/store_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@ struct wks_java_store {
 	size_t len;
 	jks_limits lim;
 	jks_file f;
+	bc_store *bc; /* BKS, BCFKS (bc.h): f's entries are its */
 };
 
 int wks_java_parse(wks_java_store **out, const uint8_t *data, size_t len,
@@ -42,9 +46,19 @@ int wks_java_parse(wks_java_store **out, const uint8_t *data, size_t len,
 	js->len = len;
 	wks__convert_limits(&js->lim);
 	ERR_set_mark(); /* the caller's OpenSSL errors stay, ours go */
-	err = jks_parse(&js->f, js->data, len, pw, pw_len, &js->lim);
+	switch (wks__bc_detect(data, len)) {
+	case WKS_KEYSTORE_UNKNOWN:
+		err = jks_parse(&js->f, js->data, len, pw, pw_len, &js->lim);
+		break;
+	default:
+		err = (js->bc = calloc(1, sizeof(*js->bc))) ?
+		      wks__bc_parse(js->bc, &js->f, js->data, len, pw, pw_len,
+				    &js->lim) :
+		      wks__err(WKS_ERR_NOMEM, "out of memory");
+	}
 	ERR_pop_to_mark();
 	if (err < 0) {
+		free(js->bc);
 		free(js->data);
 		free(js);
 		return err;
@@ -58,19 +72,23 @@ void wks_java_free(wks_java_store *js)
 	if (!js)
 		return;
 	jks_file_free(&js->f);
+	if (js->bc) {
+		wks__bc_free(js->bc);
+		free(js->bc);
+	}
 	wks_wipe_free(js->data, js->len ? js->len : 1);
 	free(js);
 }
 
 wks_keystore_type wks_java_type(const wks_java_store *js)
 {
-	return !js ? WKS_KEYSTORE_UNKNOWN :
+	return !js ? WKS_KEYSTORE_UNKNOWN : js->bc ? js->bc->type :
 	       js->f.jceks ? WKS_KEYSTORE_JCEKS : WKS_KEYSTORE_JKS;
 }
 
 int wks_java_version(const wks_java_store *js)
 {
-	return js ? js->f.version : 0;
+	return !js ? 0 : js->bc ? js->bc->version : js->f.version;
 }
 
 size_t wks_java_count(const wks_java_store *js)
@@ -168,7 +186,10 @@ int wks_java_get_key(uint8_t **pkcs8, size_t *pkcs8_len,
 	if (!(e = entry(js, i)))
 		return wks__err(WKS_ERR_INVALID, "no entry %zu", i);
 	ERR_set_mark();
-	err = jks_recover_key(&p, &n, e, pw ? pw : "", pw_len, &js->lim);
+	err = js->bc ? wks__bc_get_key(&p, &n, js->bc, &js->f, i,
+				       pw ? pw : "", pw_len) :
+		       jks_recover_key(&p, &n, e, pw ? pw : "", pw_len,
+				       &js->lim);
 	ERR_pop_to_mark();
 	if (err < 0)
 		return err;
@@ -197,8 +218,10 @@ int wks_java_get_secret(uint8_t **key, size_t *key_len, char **algorithm,
 	if (!(e = entry(js, i)))
 		return wks__err(WKS_ERR_INVALID, "no entry %zu", i);
 	ERR_set_mark();
-	err = jks_recover_secret(&p, &n, &alg, e, pw ? pw : "", pw_len,
-				 &js->lim);
+	err = js->bc ? wks__bc_get_secret(&p, &n, &alg, js->bc, &js->f, i,
+					  pw ? pw : "", pw_len) :
+		       jks_recover_secret(&p, &n, &alg, e, pw ? pw : "",
+					  pw_len, &js->lim);
 	ERR_pop_to_mark();
 	if (err < 0)
 		return err;
@@ -293,19 +316,32 @@ static int take_key(wks_store *dst, const wks_java_store *js, size_t i,
 	return err;
 }
 
+/* Entries keep the source's creation time (*ctx). */
+static uint64_t source_time(void *ctx)
+{
+	return (uint64_t)*(const int64_t *)ctx;
+}
+
 static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		     const char *pw, size_t pw_len, wks_password_cb cb,
 		     void *arg, wks_convert_report *rep)
 {
 	wks_java_store *js = NULL;
+	wks_clock_fn clock = dst->wallclock;
+	void *clock_ctx = dst->wallclock_ctx;
+	int64_t created = 0;
 	int err;
 
 	if ((err = wks_java_parse(&js, data, len, pw, pw_len)) < 0)
 		return err;
+	dst->wallclock = source_time;
+	dst->wallclock_ctx = &created;
 	for (size_t i = 0; i < wks_java_count(js); i++) {
 		const char *alias = wks_java_alias(js, i);
 		wks_entry_type t = wks_java_entry_type(js, i);
 		int skipped = 0;
+
+		created = wks_java_creation_time(js, i);
 
 		if (wks_store_contains(dst, alias)) {
 			wks__err_clear();
@@ -348,6 +384,8 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		}
 		err = 0;
 	}
+	dst->wallclock = clock;
+	dst->wallclock_ctx = clock_ctx;
 	wks_java_free(js);
 	return err;
 }
@@ -376,6 +414,9 @@ int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 	switch (wks_keystore_detect(data, len)) {
 	case WKS_KEYSTORE_JKS:
 	case WKS_KEYSTORE_JCEKS:
+	case WKS_KEYSTORE_BKS:
+	case WKS_KEYSTORE_BCFKS:
+	case WKS_KEYSTORE_UBER: /* refused by the reader, saying why */
 		err = read_java(dst, data, len, pw, pw_len, cb, cb_arg, rep);
 		break;
 	case WKS_KEYSTORE_PKCS12:
@@ -386,8 +427,8 @@ int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 			       "with wks_store_load_buffer()");
 		break;
 	default:
-		err = wks__err(WKS_ERR_FORMAT, "not a JKS, JCEKS or PKCS#12 "
-			       "keystore");
+		err = wks__err(WKS_ERR_FORMAT, "not a JKS, JCEKS, BKS, BCFKS or "
+			       "PKCS#12 keystore");
 	}
 	ERR_pop_to_mark();
 	if (err == WKS_ERR_NOMEM)
