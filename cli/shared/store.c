@@ -345,13 +345,20 @@ lib_fail:
 	return cli_lib_err(file, alias, err, NULL);
 }
 
+int cli_java_type(wks_keystore_type t)
+{
+	return t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS ||
+	       t == WKS_KEYSTORE_BKS || t == WKS_KEYSTORE_BCFKS ||
+	       t == WKS_KEYSTORE_UBER;
+}
+
 /* Why a keystore file is not WKS, and what to run instead (a Java
  * keystore or a PKCS#12 file given where a WKS store was expected). */
 void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 {
 	wks_keystore_type t = wks_keystore_detect(data, len);
 
-	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS)
+	if (cli_java_type(t))
 		cli_err(file, "this is a %s keystore; convert it with: wks "
 			"import-keystore --srckeystore %s -k NEW.wks",
 			wks_keystore_type_name(t), file);
@@ -379,7 +386,7 @@ void cli_keystore_note(const cli_ctx *c, const char *path)
 	    !S_ISREG(sb.st_mode) || cli_read_file(&data, &len, path) != 0)
 		return;
 	t = wks_keystore_detect(data, len);
-	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS || t == WKS_KEYSTORE_WKS) {
+	if (cli_java_type(t) || t == WKS_KEYSTORE_WKS) {
 		cli_note(path, "this is a %s keystore; import its entries with: "
 			 "wks import-keystore --srckeystore %s -k %s "
 			 "[--srcalias ALIAS]", wks_keystore_type_name(t), path,
