@@ -8,6 +8,8 @@
 #                             matrix), man-db (man -w, tests/install),
 #                             libcap2-bin (setcap, tests/test_config.c),
 #                             openjdk-17-jdk-headless (keytool),
+#                             libbcprov-java (Bouncy Castle for keytool:
+#                             BKS, BCFKS and UBER test stores),
 #                             ca-certificates (the system CA bundle),
 #                             strace, and the servers
 #   scripts/deps.sh servers - only the servers tests/provider/servers.sh
@@ -26,6 +28,8 @@ if [ "${1:-build}" = test ]; then
 	# keytool (tests/cli/*: Java keystores as the counterpart) and the
 	# system CA bundle (tests/cli/truststore.sh)
 	want="$want openjdk-17-jdk-headless ca-certificates"
+	# Bouncy Castle (tests/cli/bcstores.sh: keytool makes BKS and BCFKS)
+	want="$want libbcprov-java"
 	want="$want $servers"
 fi
 if [ "${1:-build}" = servers ]; then
