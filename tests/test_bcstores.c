@@ -7,8 +7,9 @@
  *    date (the day keytool -list -v shows), and each key byte for byte
  *    the one keytool exported into PKCS#12 (read by wks_p12_parse, i.e.
  *    OpenSSL's PKCS#12 code);
- *  - BCFKS under scrypt with AES key wrap and HMAC-SHA3-512, and a signed
- *    BCFKS; UBER refused with the command that converts it;
+ *  - BCFKS under scrypt with AES key wrap and HMAC-SHA3-512, under PBKDF2
+ *    with key wrap, and a signed BCFKS; UBER refused with the command
+ *    that converts it;
  *  - wks_convert_read(): the key password callback, the report, the
  *    source's creation times kept;
  *  - wrong passwords, the iteration limit (scrypt counted as Bouncy
@@ -216,6 +217,7 @@ static void test_bc__detect(void **state)
 		{ "bks.bks", WKS_KEYSTORE_BKS }, { "bks1.bks", WKS_KEYSTORE_BKS },
 		{ "store.bcfks", WKS_KEYSTORE_BCFKS },
 		{ "scrypt.bcfks", WKS_KEYSTORE_BCFKS },
+		{ "kwp.bcfks", WKS_KEYSTORE_BCFKS },
 		{ "signed.bcfks", WKS_KEYSTORE_BCFKS },
 		{ "store.uber", WKS_KEYSTORE_UBER },
 		{ "bks.bks.p12", WKS_KEYSTORE_PKCS12 },
@@ -304,6 +306,19 @@ static void test_bc__variants(void **state)
 	wks_java_free(js);
 	js = NULL;
 	TU_EXPECT(WKS_ERR_INTEGRITY, wks_java_parse(&js, d, n, "nope", 4));
+	free(d);
+	/* PBKDF2, AES key wrap for the store and the keys. */
+	d = fixture("kwp.bcfks", &n);
+	TU_OK(wks_java_parse(&js, d, n, SP, strlen(SP)));
+	i = find(js, "aes");
+	TU_EXPECT(WKS_ERR_INTEGRITY, wks_java_get_secret(&k, &kl, &alg, js, i,
+							 "aes-key-pas", 11));
+	TU_OK(wks_java_get_secret(&k, &kl, &alg, js, i, "aes-key-pass", 12));
+	assert_memory_equal(k, aes, 32);
+	wks_free(k);
+	wks_free(alg);
+	wks_java_free(js);
+	js = NULL;
 	free(d);
 	/* Signed (no store password: the empty one), verified with the
 	 * certificate it carries; one byte of the signature changed. */

@@ -6,6 +6,8 @@
  *   scrypt.bcfks  BCFKS with an scrypt store key (N 1024, r 8, p 1), AES
  *                 key wrap (KWP) instead of CCM, HMAC-SHA3-512: "ec-ü",
  *                 "aes", "root ca"
+ *   kwp.bcfks     BCFKS with AES key wrap (KWP) instead of CCM, PBKDF2 as
+ *                 keytool's: "ec-ü", "aes", "root ca"
  *   signed.bcfks  BCFKS signed with SHA512withECDSA by the key of "ec-ü",
  *                 its chain in the store: "aes", "root ca"
  *
@@ -60,6 +62,16 @@ public class Variants {
 					.EncryptionAlgorithm.AES256_KWP)
 				.withStoreMacAlgorithm(BCFKSLoadStoreParameter
 					.MacAlgorithm.HmacSHA3_512)
+				.build());
+		}
+
+		KeyStore w = KeyStore.getInstance("BCFKS", bc);
+		w.load(null, null);
+		fill(w, src, true);
+		try (FileOutputStream out = new FileOutputStream("kwp.bcfks")) {
+			w.store(new BCFKSLoadStoreParameter.Builder(out, SP)
+				.withStoreEncryptionAlgorithm(BCFKSLoadStoreParameter
+					.EncryptionAlgorithm.AES256_KWP)
 				.build());
 		}
 
