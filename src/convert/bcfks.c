@@ -23,6 +23,7 @@
 #include <openssl/objects.h>
 #include <openssl/x509.h>
 
+#include "convert/der.h"
 #include "format/mutf8.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -33,113 +34,7 @@
 /* scrypt's memory (128 x r x (N + p + 2) bytes) at most this. */
 #define BCFKS_SCRYPT_MAXMEM (256u << 20)
 
-/* ---- DER ------------------------------------------------------------------ */
-
-enum {
-	T_INT = 0x02, T_BITS = 0x03, T_OCT = 0x04, T_NULL = 0x05, T_OID = 0x06,
-	T_UTF8 = 0x0C, T_GTIME = 0x18, T_SEQ = 0x30, T_CTX0 = 0xA0
-};
-
-typedef struct {
-	const uint8_t *p;
-	size_t left;
-} der;
-
-typedef struct {
-	int tag;
-	const uint8_t *tlv, *v; /* the whole element, its contents */
-	size_t tlv_len, len;
-} der_item;
-
-static int der_bad(const char *what)
-{
-	return wks__err(WKS_ERR_FORMAT, "BCFKS: %s", what);
-}
-
-/* The next element: a one-byte tag, a definite length in its shortest
- * form, contents within the bytes left. */
-static int der_next(der *c, der_item *it)
-{
-	size_t len = 0, n, i = 2;
-
-	if (c->left < 2 || (c->p[0] & 0x1F) == 0x1F)
-		return der_bad("truncated or malformed DER");
-	if (c->p[1] < 0x80) {
-		len = c->p[1];
-	} else {
-		n = c->p[1] & 0x7Fu;
-		if (n == 0 || n > 4 || c->left - 2 < n || c->p[2] == 0)
-			return der_bad("malformed DER length");
-		for (size_t k = 0; k < n; k++)
-			len = len << 8 | c->p[2 + k];
-		if (len < 0x80)
-			return der_bad("malformed DER length");
-		i += n;
-	}
-	if (len > c->left - i)
-		return der_bad("truncated DER");
-	it->tag = c->p[0];
-	it->tlv = c->p;
-	it->v = c->p + i;
-	it->len = len;
-	it->tlv_len = i + len;
-	c->p += it->tlv_len;
-	c->left -= it->tlv_len;
-	return 0;
-}
-
-static int der_get(der *c, int tag, der_item *it, const char *what)
-{
-	int err = der_next(c, it);
-
-	if (err == 0 && it->tag != tag)
-		err = wks__err(WKS_ERR_FORMAT, "BCFKS: %s: unexpected element",
-			       what);
-	return err;
-}
-
-static int der_peek(const der *c)
-{
-	return c->left ? c->p[0] : -1;
-}
-
-static void der_in(der *c, const der_item *it)
-{
-	c->p = it->v;
-	c->left = it->len;
-}
-
-static int der_done(const der *c, const char *what)
-{
-	return c->left ? wks__err(WKS_ERR_FORMAT, "BCFKS: %s: trailing "
-				  "elements", what) : 0;
-}
-
-/* A non-negative INTEGER of at most 63 bits, minimally encoded. */
-static int der_uint(const der_item *it, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (it->tag != T_INT || it->len == 0 || it->len > 9 ||
-	    (it->v[0] & 0x80) ||
-	    (it->len > 1 && it->v[0] == 0 && !(it->v[1] & 0x80)) ||
-	    (it->len == 9 && it->v[0] != 0))
-		return der_bad("bad INTEGER");
-	for (size_t i = 0; i < it->len; i++)
-		v = v << 8 | it->v[i];
-	if (v > INT64_MAX)
-		return der_bad("INTEGER out of range");
-	*out = v;
-	return 0;
-}
-
-static int der_get_uint(der *c, uint64_t *out, const char *what)
-{
-	der_item it;
-	int err = der_get(c, T_INT, &it, what);
-
-	return err ? err : der_uint(&it, out);
-}
+/* ---- algorithms ---------------------------------------------------------- */
 
 /* OIDs, as DER contents. */
 #define OID(name, ...) static const uint8_t name[] = { __VA_ARGS__ }
@@ -152,26 +47,6 @@ OID(OID_AES256_CCM, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 0x2F);
 OID(OID_AES256_KWP, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 0x30);
 
 #define OID_IS(it, o) ((it)->len == sizeof(o) && !memcmp((it)->v, o, sizeof(o)))
-
-/* AlgorithmIdentifier: its OID and parameters (par.tag -1: absent). */
-static int der_alg(const der_item *alg, der_item *oid, der_item *par,
-		   const char *what)
-{
-	der c;
-	int err;
-
-	if (alg->tag != T_SEQ)
-		return wks__err(WKS_ERR_FORMAT, "BCFKS: %s: not an "
-				"AlgorithmIdentifier", what);
-	der_in(&c, alg);
-	if ((err = der_get(&c, T_OID, oid, what)) < 0)
-		return err;
-	par->tag = -1;
-	par->len = 0;
-	if (c.left && (err = der_next(&c, par)) < 0)
-		return err;
-	return der_done(&c, what);
-}
 
 /* The digest of an HMAC algorithm (NULL or absent parameters). */
 static const EVP_MD *hmac_md(const der_item *oid, const der_item *par)
@@ -773,8 +648,8 @@ int bcfks_parse(bc_store *s, jks_file *f, const uint8_t *data, size_t len,
 	const uint8_t *ialg = NULL, *store;
 	size_t ialg_len = 0, store_len;
 	wks_buf u = WKS_BUF_INIT;
-	const uint8_t *check_alg;
-	size_t check_alg_len;
+	const uint8_t *check_alg = NULL;
+	size_t check_alg_len = 0;
 	int encrypted, err;
 	der c;
 
