@@ -733,7 +733,8 @@ WKS_API int wks_store_set_clock(wks_store *st, wks_clock_fn now_ms, void *ctx);
  * `now_ms(ctx)`; NULL restores the system's real-time clock.  For
  * conversions that keep the creation times of the source keystore
  * (wks_convert_read() and `wks convert` / `import-keystore` of Java
- * keystores do), and for tests.  Not while other threads set entries in
+ * keystores do: they set it for the entries they store, then restore the
+ * system's clock), and for tests.  Not while other threads set entries in
  * `st`.
  */
 WKS_API int wks_store_set_wallclock(wks_store *st, wks_clock_fn now_ms,

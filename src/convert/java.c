@@ -6,7 +6,6 @@
  */
 #include "convert/convert_int.h"
 #include "convert/bc.h"
-#include "store/store_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,15 +326,12 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		     void *arg, wks_convert_report *rep)
 {
 	wks_java_store *js = NULL;
-	wks_clock_fn clock = dst->wallclock;
-	void *clock_ctx = dst->wallclock_ctx;
 	int64_t created = 0;
 	int err;
 
 	if ((err = wks_java_parse(&js, data, len, pw, pw_len)) < 0)
 		return err;
-	dst->wallclock = source_time;
-	dst->wallclock_ctx = &created;
+	wks_store_set_wallclock(dst, source_time, &created);
 	for (size_t i = 0; i < wks_java_count(js); i++) {
 		const char *alias = wks_java_alias(js, i);
 		wks_entry_type t = wks_java_entry_type(js, i);
@@ -384,8 +380,8 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		}
 		err = 0;
 	}
-	dst->wallclock = clock;
-	dst->wallclock_ctx = clock_ctx;
+	wks_store_set_wallclock(dst, NULL, NULL); /* (clears no failure: the
+						    * loop's are skips) */
 	wks_java_free(js);
 	return err;
 }
