@@ -251,9 +251,27 @@ static void test_bc__detect(void **state)
 	assert_int_equal(wks_keystore_detect((const uint8_t *)"\x30\x03\x02"
 					     "\x01\x03", 5),
 			 WKS_KEYSTORE_PKCS12);
-	assert_int_equal(wks_keystore_detect((const uint8_t *)"\x30\x02\x30"
-					     "\x00", 4),
+	assert_int_equal(wks_keystore_detect((const uint8_t *)"\x30\x06\x30"
+					     "\x02\x02\x00\x30\x00", 8),
 			 WKS_KEYSTORE_BCFKS);
+	/* Other DER of the same first bytes is no BCFKS: an X.509
+	 * certificate (three elements), a lone SEQUENCE. */
+	{
+		size_t n, cl = 0;
+		uint8_t *d = fixture("bks.bks", &n);
+		wks_java_store *js = NULL;
+		const uint8_t *cert;
+
+		TU_OK(wks_java_parse(&js, d, n, NULL, 0));
+		cert = wks_java_cert_der(js, find(js, "root ca"), 0, &cl);
+		assert_int_equal(wks_keystore_detect(cert, cl),
+				 WKS_KEYSTORE_PKCS12);
+		wks_java_free(js);
+		free(d);
+	}
+	assert_int_equal(wks_keystore_detect((const uint8_t *)"\x30\x04\x30"
+					     "\x02\x02\x00", 6),
+			 WKS_KEYSTORE_PKCS12);
 }
 
 static void test_bc__bks(void **state)

@@ -34,20 +34,68 @@ static int bks_like(const uint8_t *d, size_t n, unsigned *version,
 	return 1;
 }
 
+/* The DER header at d[*i] (within n): its tag and the offset of its end
+ * (which may lie beyond n); 0 if unreadable. */
+static int der_head(const uint8_t *d, size_t n, size_t *i, int *tag,
+		    size_t *end)
+{
+	size_t len, k, at = *i;
+
+	if (at + 2 > n)
+		return 0;
+	*tag = d[at];
+	len = d[at + 1];
+	at += 2;
+	if (len & 0x80) {
+		k = len & 0x7F;
+		if (k == 0 || k > 4 || at + k > n)
+			return 0;
+		for (len = 0; k; k--)
+			len = len << 8 | d[at++];
+	}
+	*i = at;
+	*end = at + len;
+	return 1;
+}
+
+/* ObjectStore ::= SEQUENCE { storeData, integrityCheck }: its first element
+ * a SEQUENCE starting with a SEQUENCE (EncryptedObjectStoreData) or an
+ * INTEGER (ObjectStoreData), its second a SEQUENCE (HMAC) or [0]
+ * (signature), and no third.  (A PKCS#12 PFX starts with an INTEGER; an
+ * X.509 certificate, a CSR or a CRL has a third element; an
+ * EncryptedPrivateKeyInfo starts with an OID inside.) */
+static int bcfks_like(const uint8_t *d, size_t n)
+{
+	size_t i = 0, end, e1, e2, inner;
+	int tag;
+
+	if (!der_head(d, n, &i, &tag, &end) || tag != 0x30)
+		return 0;
+	if (!der_head(d, n, &i, &tag, &e1) || tag != 0x30)
+		return 0;
+	inner = i;
+	if (!der_head(d, n, &inner, &tag, &e2) || (tag != 0x30 && tag != 0x02))
+		return 0;
+	if (e1 >= end)
+		return 0; /* one element only */
+	if (e1 >= n)
+		return 1; /* (truncated: its reader says so) */
+	i = e1;
+	if (!der_head(d, n, &i, &tag, &e2) || (tag != 0x30 && tag != 0xA0))
+		return 0;
+	return e2 >= end || e2 >= n ? 1 : 0;
+}
+
 wks_keystore_type wks__bc_detect(const uint8_t *d, size_t n)
 {
 	unsigned version;
-	size_t salt_len, hdr, used = 0, i;
+	size_t salt_len, hdr, used = 0;
 
 	if (!d)
 		return WKS_KEYSTORE_UNKNOWN;
-	if (n >= 2 && d[0] == 0x30) {
-		/* ObjectStore: SEQUENCE { SEQUENCE ...; PKCS#12's PFX starts
-		 * with its INTEGER version. */
-		i = d[1] <= 0x80 ? 2 : 2 + (size_t)(d[1] & 0x7F);
-		return i < n && d[i] == 0x30 ? WKS_KEYSTORE_BCFKS
-					     : WKS_KEYSTORE_UNKNOWN;
-	}
+	if (n >= 2 && d[0] == 0x30)
+		return bcfks_like(d, n) ? WKS_KEYSTORE_BCFKS
+					: WKS_KEYSTORE_UNKNOWN;
 	if (!bks_like(d, n, &version, &salt_len, &hdr))
 		return WKS_KEYSTORE_UNKNOWN;
 	if (n >= hdr + 1 + BKS_MAC_LEN &&
