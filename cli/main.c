@@ -404,12 +404,12 @@ static const cli_cmd commands[] = {
 		  B(O_KEYPASS) | B(O_ITERATIONS) | B(O_FORCE) |
 		  B(O_NO_MAC_OK) | B(O_KEYPASS_FOR) | B(O_STRICT_JAVA) |
 		  B(O_SRCKEYPASS) | B(O_DESTSTORETYPE) | NEWPW,
-	  "convert a whole store: PKCS#12/JKS/JCEKS to WKS, WKS to PKCS#12",
+	  "convert a whole store: PKCS#12 or a Java keystore to WKS, WKS to PKCS#12",
 	  "usage: wks convert --in FILE -o FILE [--inpass SRC] [--outpass SRC]\n"
 	  "                   [--deststoretype wks|pkcs12]\n"
 	  "\nConvert in one step.  A WKS input (recognised by its magic number)\n"
-	  "becomes a PKCS#12 file; a JKS or JCEKS input (also by its magic\n"
-	  "number) becomes a WKS store as with wks import-keystore (key\n"
+	  "becomes a PKCS#12 file; a JKS, JCEKS, BKS or BCFKS input (also by\n"
+	  "its first bytes) becomes a WKS store as with wks import-keystore (key\n"
 	  "passwords: --keypass-for ALIAS=SRC for that key, else --srckeypass,\n"
 	  "else --inpass, else asked per key); anything else is read as\n"
 	  "PKCS#12 and becomes a WKS store.  An output name whose extension\n"
@@ -426,7 +426,7 @@ static const cli_cmd commands[] = {
 	  "                          input) or wks (for the others)\n"
 	  "      --inpass SRC        password of the input\n"
 	  "      --outpass SRC       password of the output\n"
-	  "      --srckeypass SRC    key password of a JKS/JCEKS input\n"
+	  "      --srckeypass SRC    key password of a Java keystore input\n"
 	  KEYPASS_HELP KEYPASS_FOR_HELP NOMAC_HELP STRICT_JAVA_HELP ITER_HELP
 	  NEWPW_HELP
 	  "      --force             replace an existing output file\n" },
@@ -436,16 +436,17 @@ static const cli_cmd commands[] = {
 		  B(O_SRCKEYPASS) | B(O_SRCALIAS) | B(O_DESTALIAS) |
 		  B(O_NO_MAC_OK) | B(O_ITERATIONS) | B(O_FORCE) |
 		  B(O_STRICT_JAVA) | B(O_KEYPASS_FOR) | NEWPW,
-	  "import the entries of a JKS, JCEKS, PKCS#12 or WKS keystore",
+	  "import the entries of a Java, PKCS#12 or WKS keystore",
 	  "usage: wks import-keystore --srckeystore FILE -k DEST.wks\n"
-	  "                           [--srcstoretype jks|jceks|pkcs12|wks]\n"
+	  "                           [--srcstoretype jks|jceks|bks|bcfks|pkcs12|wks]\n"
 	  "                           [--srcstorepass SRC] [--srckeypass SRC]\n"
 	  "                           [--keypass-for A=SRC]...\n"
 	  "                           [--srcalias A [--destalias B]] [--force]\n"
 	  "\nAs keytool -importkeystore, without a JVM: copy the private keys\n"
 	  "(with their chains), trusted certificates and secret keys of a JKS,\n"
-	  "JCEKS, PKCS#12 or WKS keystore into the WKS store DEST, which is\n"
-	  "created if missing.  The source type is detected from its first\n"
+	  "JCEKS, BKS, BCFKS, PKCS#12 or WKS keystore into the WKS store DEST,\n"
+	  "which is created if missing (UBER is refused: convert it with\n"
+	  "keytool first).  The source type is detected from its first\n"
 	  "bytes.  Its integrity is checked with --srcstorepass first; each key\n"
 	  "is opened with its --keypass-for password if given (only that), else\n"
 	  "with --srckeypass if given, else with the source store password,\n"
@@ -456,7 +457,8 @@ static const cli_cmd commands[] = {
 	  "are encrypted under --keypass, by default DEST's store password.\n"
 	  "Prints one line per entry and a summary.\n\n"
 	  "      --srckeystore FILE  the keystore to read\n"
-	  "      --srcstoretype T    jks, jceks, pkcs12 or wks (checked)\n"
+	  "      --srcstoretype T    jks, jceks, bks, bcfks, pkcs12 or wks\n"
+	  "                          (checked; uber is refused)\n"
 	  "      --srcstorepass SRC  its store password\n"
 	  "      --srckeypass SRC    the password of its keys\n"
 	  "      --keypass-for A=SRC the password of its key A (repeatable)\n"

@@ -1,6 +1,6 @@
 /*
- * jks2wks.c - migrate a Java keystore (JKS or JCEKS) to WKS with
- * <wks/convert.h>, no JVM needed.
+ * jks2wks.c - migrate a Java keystore (JKS or JCEKS; Bouncy Castle's BKS
+ * and BCFKS read the same way) to WKS with <wks/convert.h>, no JVM needed.
  *
  * Reads the keystore, checking its integrity digest with the store
  * password; every key is tried with the store password and then with the

@@ -1,7 +1,7 @@
 /*
  * fuzz_convert: wks_convert_read() (include/wks/convert.h), the library's
- * reading of foreign keystores into a store: JKS, JCEKS (src/convert/jks.c)
- * and PKCS#12 (src/convert/p12read.c).
+ * reading of foreign keystores into a store: JKS, JCEKS (src/convert/jks.c),
+ * BKS, BCFKS (bks.c, bcfks.c) and PKCS#12 (src/convert/p12read.c).
  *
  * The first input byte picks the mode, the rest is the file:
  *   bit 0  0: no password (JKS/JCEKS: the digest is skipped; PKCS#12: the
@@ -15,7 +15,8 @@
  * success every entry the report counts as done is in the (fresh) store,
  * and every skipped entry has an alias and a negative reason.
  * Seeds: the PKCS#12 seeds of fuzz_import (same mode byte) and some of
- * fuzz_jks's (mode 0), merged after a first run (docs/FUZZING.md).
+ * fuzz_jks's (mode 0), merged after a first run (docs/FUZZING.md); a BKS
+ * and a BCFKS of fuzz_bks's and fuzz_bcfks's (mode 1).
  */
 #include "fuzz_common.h"
 

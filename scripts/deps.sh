@@ -9,6 +9,8 @@
 #                             matrix), man-db (man -w, tests/install),
 #                             libcap2-bin (setcap, tests/test_config.c),
 #                             openjdk-17-jdk-headless (keytool),
+#                             libbcprov-java (Bouncy Castle for keytool:
+#                             BKS, BCFKS and UBER test stores),
 #                             ca-certificates (the system CA bundle),
 #                             p11-kit (tests/install: p11-kit
 #                             list-modules), strace, and the servers
@@ -28,6 +30,8 @@ if [ "${1:-build}" = test ]; then
 	# keytool (tests/cli/*: Java keystores as the counterpart) and the
 	# system CA bundle (tests/cli/truststore.sh)
 	want="$want openjdk-17-jdk-headless ca-certificates p11-kit"
+	# Bouncy Castle (tests/cli/bcstores.sh: keytool makes BKS and BCFKS)
+	want="$want libbcprov-java"
 	want="$want $servers"
 fi
 if [ "${1:-build}" = servers ]; then

@@ -20,14 +20,18 @@ Modes:
              vector file (test_vectors reads every one), cli_keytool's
              truncated Java keystores at every length of the first 64
              bytes and every 97th beyond, test_convert's JCEKS at 10000
-             PBE iterations.  About 3 minutes on a 2-core machine, build
-             included.
+             PBE iterations, test_bcstores' truncations and byte changes
+             of the Bouncy Castle stores at every 61st position,
+             cli_bcstores' BCFKS with three entries.  About 3 minutes on
+             a 2-core machine, build included.
   --full     the exhaustive inputs, as CI's plain stage runs them
              (WKS_TEST_FULL=1): every byte of every vector with both XOR
              values and 4 real-load samples per file, every byte of
              test_tamper's store, 300 kills, 5 s of stress, every vector
              file in cli_vectors, truncations at every length of the first
-             256 bytes and every 41st, keytool's 200000 JCEKS iterations.
+             256 bytes and every 41st, keytool's 200000 JCEKS iterations,
+             every length and byte of the Bouncy Castle stores, keytool's
+             BKS-V1, UBER and full BCFKS made afresh.
              About 6 minutes on an idle 2-core machine.
   --help     this text.
 

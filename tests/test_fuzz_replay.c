@@ -5,7 +5,8 @@
  * into this program with their entry points renamed.  A failed check in a
  * target aborts (FUZZ_CHECK), after the input's name was printed.
  *
- * fuzz_jks and fuzz_convert test the library's conversions (src/convert/,
+ * fuzz_jks, fuzz_bks, fuzz_bcfks and fuzz_convert test the library's
+ * conversions (src/convert/,
  * one of the library sources compiled in).  fuzz_import (the CLI's input paths)
  * needs the CLI's sources and is
  * replayed by the fuzz build instead (fuzz/CMakeLists.txt, .ci/run).
@@ -45,6 +46,18 @@
 #define FUZZ_ENTRY fuzz_jks_one
 #define FUZZ_INIT fuzz_jks_init
 #include "../fuzz/fuzz_jks.c"
+#undef FUZZ_ENTRY
+#undef FUZZ_INIT
+
+#define FUZZ_ENTRY fuzz_bks_one
+#define FUZZ_INIT fuzz_bks_init
+#include "../fuzz/fuzz_bks.c"
+#undef FUZZ_ENTRY
+#undef FUZZ_INIT
+
+#define FUZZ_ENTRY fuzz_bcfks_one
+#define FUZZ_INIT fuzz_bcfks_init
+#include "../fuzz/fuzz_bcfks.c"
 #undef FUZZ_ENTRY
 #undef FUZZ_INIT
 
@@ -142,6 +155,20 @@ static void test_fuzz_replay__jks(void **state)
 	replay("jks", fuzz_jks_one);
 }
 
+static void test_fuzz_replay__bks(void **state)
+{
+	(void)state;
+	fuzz_bks_init(NULL, NULL);
+	replay("bks", fuzz_bks_one);
+}
+
+static void test_fuzz_replay__bcfks(void **state)
+{
+	(void)state;
+	fuzz_bcfks_init(NULL, NULL);
+	replay("bcfks", fuzz_bcfks_one);
+}
+
 static void test_fuzz_replay__convert(void **state)
 {
 	(void)state;
@@ -157,6 +184,8 @@ int main(void)
 		cmocka_unit_test(test_fuzz_replay__getkey),
 		cmocka_unit_test(test_fuzz_replay__props),
 		cmocka_unit_test(test_fuzz_replay__jks),
+		cmocka_unit_test(test_fuzz_replay__bks),
+		cmocka_unit_test(test_fuzz_replay__bcfks),
 		cmocka_unit_test(test_fuzz_replay__convert),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

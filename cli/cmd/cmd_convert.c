@@ -1,5 +1,6 @@
 /*
- * wks convert: a whole store from PKCS#12 to WKS or from WKS to PKCS#12.
+ * wks convert: a whole store from PKCS#12 or a Java keystore (JKS, JCEKS,
+ * BKS, BCFKS) to WKS, or from WKS to PKCS#12.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,9 +197,8 @@ int cmd_convert(cli_ctx *c)
 		;
 	else if (wks_probe(data, len))
 		rc = wks_to_p12(c, data, len);
-	else if (len >= 4 && (!memcmp(data, "\xFE\xED\xFE\xED", 4) ||
-			      !memcmp(data, "\xCE\xCE\xCE\xCE", 4)))
-		rc = cli_convert_java(c, data, len); /* JKS, JCEKS */
+	else if (cli_java_type(wks_keystore_detect(data, len)))
+		rc = cli_convert_java(c, data, len); /* JKS, JCEKS, BC's */
 	else
 		rc = p12_to_wks(c, data, len);
 	cli_free_secret(data, len);

@@ -1,7 +1,8 @@
 /*
  * wks import-keystore: the entries of another keystore (JKS, JCEKS,
- * PKCS#12 or WKS) into a WKS store, as `keytool -importkeystore` does, but
- * without a JVM.  `wks convert` uses the same code for JKS/JCEKS input.
+ * Bouncy Castle's BKS and BCFKS, PKCS#12 or WKS) into a WKS store, as
+ * `keytool -importkeystore` does, but without a JVM.  `wks convert` uses
+ * the same code for Java keystore input.
  *
  * Order of work: the source is read, checked (its integrity digest or MAC
  * with the source store password) and every selected entry decrypted into
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <openssl/err.h>
 #include <openssl/x509.h>
@@ -38,6 +40,8 @@ typedef struct {
 	size_t *der_len;
 	size_t nder;
 	char *skip;            /* why it is not imported (NULL: imported) */
+	int64_t created;       /* Java keystores: the source's creation time */
+	int dated;
 } ks_item;
 
 typedef struct {
@@ -265,6 +269,8 @@ static int read_jks(ks_src *s, const uint8_t *data, size_t len)
 		t = src_add(s, alias, type);
 		if (!t)
 			goto nomem;
+		t->created = wks_java_creation_time(js, i);
+		t->dated = 1;
 		for (size_t k = 0; k < ncerts; k++) {
 			size_t n = 0;
 			const uint8_t *der = wks_java_cert_der(js, i, k, &n);
@@ -467,7 +473,9 @@ static int parse_type(wks_keystore_type *out, const char *s)
 	} types[] = {
 		{ "jks", WKS_KEYSTORE_JKS }, { "jceks", WKS_KEYSTORE_JCEKS },
 		{ "pkcs12", WKS_KEYSTORE_PKCS12 }, { "p12", WKS_KEYSTORE_PKCS12 },
-		{ "wks", WKS_KEYSTORE_WKS }
+		{ "wks", WKS_KEYSTORE_WKS }, { "bks", WKS_KEYSTORE_BKS },
+		{ "bks-v1", WKS_KEYSTORE_BKS }, { "bcfks", WKS_KEYSTORE_BCFKS },
+		{ "uber", WKS_KEYSTORE_UBER }
 	};
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
@@ -475,8 +483,8 @@ static int parse_type(wks_keystore_type *out, const char *s)
 			*out = types[i].t;
 			return 0;
 		}
-	cli_err(NULL, "--srcstoretype: \"%s\" is not jks, jceks, pkcs12 or "
-		"wks", s);
+	cli_err(NULL, "--srcstoretype: \"%s\" is not jks, jceks, bks, bcfks, "
+		"uber, pkcs12 or wks", s);
 	return CLI_EXIT_USAGE;
 }
 
@@ -588,8 +596,8 @@ static int read_source(ks_src *s, const uint8_t *data, size_t len,
 		}
 	}
 	if (s->type == WKS_KEYSTORE_UNKNOWN) {
-		cli_err(s->file, "not a keystore wks can read (JKS, JCEKS, "
-			"PKCS#12 or WKS)");
+		cli_err(s->file, "not a keystore wks can read (JKS, JCEKS, BKS, "
+			"BCFKS, PKCS#12 or WKS)");
 		return CLI_EXIT_MALFORMED;
 	}
 	snprintf(prompt, sizeof(prompt), "Password of the source keystore "
@@ -628,6 +636,9 @@ static int read_source(ks_src *s, const uint8_t *data, size_t len,
 	switch (s->type) {
 	case WKS_KEYSTORE_JKS:
 	case WKS_KEYSTORE_JCEKS:
+	case WKS_KEYSTORE_BKS:
+	case WKS_KEYSTORE_BCFKS:
+	case WKS_KEYSTORE_UBER: /* refused by the library, saying why */
 		rc = read_jks(s, data, len);
 		break;
 	case WKS_KEYSTORE_PKCS12:
@@ -677,10 +688,19 @@ static int read_source(ks_src *s, const uint8_t *data, size_t len,
 	return 0;
 }
 
-/* Put every readable item into st (destfile names it in messages).  The
- * new keys' derivations run first, in one batch (if that fails, each set
- * derives its own), unless `prepared` (cli_store_edit_prekeys); any not
- * taken are wiped. */
+/* The creation time of the item being put (*ctx): the source's, for Java
+ * keystores, else now. */
+static uint64_t item_time(void *ctx)
+{
+	const ks_item *t = *(const ks_item *const *)ctx;
+	struct timespec ts;
+
+	if (t && t->dated)
+		return (uint64_t)t->created;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static size_t key_count(const ks_src *s)
 {
 	size_t keys = 0;
@@ -691,18 +711,27 @@ static size_t key_count(const ks_src *s)
 	return keys;
 }
 
+/* Put every readable item into st (destfile names it in messages), each
+ * dated as in the source.  The new keys' derivations run first, in one
+ * batch (if that fails, each set derives its own), unless `prepared`
+ * (cli_store_edit_prekeys); any not taken are wiped. */
 static int put_all(wks_store *st, cli_ctx *c, const char *destfile,
 		   ks_src *s, const cli_pw *kp, int prepared)
 {
+	const ks_item *cur = NULL;
 	size_t keys = key_count(s);
 	int rc = 0;
 
 	if (keys > 1 && !prepared)
 		(void)wks_store_prepare_keys(st, kp->p, kp->len,
 					     keys < 1024 ? keys : 1024);
-	for (size_t i = 0; i < s->n && rc == 0; i++)
+	wks_store_set_wallclock(st, item_time, &cur);
+	for (size_t i = 0; i < s->n && !rc; i++) {
+		cur = &s->it[i];
 		if (!s->it[i].skip)
 			rc = put_item(st, c, destfile, &s->it[i], kp);
+	}
+	wks_store_set_wallclock(st, NULL, NULL);
 	(void)wks_store_prepare_keys(st, NULL, 0, 0);
 	return rc;
 }

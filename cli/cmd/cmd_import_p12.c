@@ -23,7 +23,7 @@ int cmd_import_p12(cli_ctx *c)
 	if ((rc = cli_read_file(&data, &len, c->in)) != 0)
 		return rc;
 	t = wks_keystore_detect(data, len);
-	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS || t == WKS_KEYSTORE_WKS) {
+	if (cli_java_type(t) || t == WKS_KEYSTORE_WKS) {
 		/* Before any password: name the command that reads it. */
 		cli_err(c->in, "this is a %s keystore, not PKCS#12; import it "
 			"with: wks import-keystore --srckeystore %s -k %s",

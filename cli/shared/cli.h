@@ -20,7 +20,7 @@
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 
-#include "wks/wks.h"
+#include "wks/convert.h" /* (includes wks/wks.h) */
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -179,11 +179,15 @@ int cmd_verify(cli_ctx *c);
 int cmd_convert(cli_ctx *c);
 int cmd_import_certs(cli_ctx *c); /* h8 */
 int cmd_import_keystore(cli_ctx *c); /* h7 */
-/* wks convert of a JKS or JCEKS file (cmd_import_keystore.c): --in with
- * --inpass (and --srckeypass) into a new WKS store --out (--outpass). */
+/* wks convert of a JKS, JCEKS, BKS or BCFKS file (cmd_import_keystore.c):
+ * --in with --inpass (and --srckeypass) into a new WKS store --out
+ * (--outpass). */
 int cli_convert_java(cli_ctx *c, const uint8_t *data, size_t len);
+/* A keystore type the wks_java_*() reader takes (or refuses, saying why:
+ * UBER): JKS, JCEKS, BKS, BCFKS, UBER. */
+int cli_java_type(wks_keystore_type t);
 /* "not a WKS keystore" for --keystore FILE, naming what it is and the
- * command that converts it (JKS, JCEKS, PKCS#12). */
+ * command that converts it (Java keystores, PKCS#12). */
 void cli_not_wks(const char *file, const uint8_t *data, size_t len);
 
 /* ---- messages, files, text (util.c) ----------------------------------- */

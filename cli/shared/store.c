@@ -507,6 +507,13 @@ lib_fail:
 	return cli_lib_err(file, alias, err, NULL);
 }
 
+int cli_java_type(wks_keystore_type t)
+{
+	return t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS ||
+	       t == WKS_KEYSTORE_BKS || t == WKS_KEYSTORE_BCFKS ||
+	       t == WKS_KEYSTORE_UBER;
+}
+
 /* The first PEM block's label ("PRIVATE KEY", "CERTIFICATE") into out,
  * or "" if data holds no "-----BEGIN " line. */
 static void pem_label(char *out, size_t n, const uint8_t *data, size_t len)
@@ -555,7 +562,7 @@ void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 			"create -k STORE.wks)", file, file);
 	} else if (label[0]) {
 		cli_err(file, "not a WKS keystore: a PEM file (%s)", label);
-	} else if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS)
+	} else if (cli_java_type(t))
 		cli_err(file, "this is a %s keystore; convert it with: wks "
 			"import-keystore --srckeystore %s -k NEW.wks",
 			wks_keystore_type_name(t), file);
@@ -583,7 +590,7 @@ void cli_keystore_note(const cli_ctx *c, const char *path)
 	    !S_ISREG(sb.st_mode) || cli_read_file(&data, &len, path) != 0)
 		return;
 	t = wks_keystore_detect(data, len);
-	if (t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS || t == WKS_KEYSTORE_WKS) {
+	if (cli_java_type(t) || t == WKS_KEYSTORE_WKS) {
 		cli_note(path, "this is a %s keystore; import its entries with: "
 			 "wks import-keystore --srckeystore %s -k %s "
 			 "[--srcalias ALIAS]", wks_keystore_type_name(t), path,

@@ -3,8 +3,11 @@
  *
  *   #include <wks/convert.h>      (includes <wks/wks.h>)
  *
- * Reading Java's JKS and JCEKS keystores (without a JVM) and PKCS#12 files
- * into a wks_store, and writing a store, or one entry of it, as PKCS#12.
+ * Reading Java's JKS and JCEKS keystores, Bouncy Castle's BKS and BCFKS
+ * (all without a JVM) and PKCS#12 files into a wks_store, and writing a
+ * store, or one entry of it, as PKCS#12.  Bouncy Castle's UBER (the whole
+ * store encrypted with Twofish, which OpenSSL does not have) is recognised
+ * and refused with the keytool command that converts it.
  * The same conventions as wks.h hold: every call returns WKS_OK (0) or a
  * negative wks_err with the detail in wks_error_detail(); out-parameters
  * are overwritten, never freed; memory returned is released with
@@ -25,7 +28,9 @@
  * libwks.wks.maxIterationCount; the whole of one conversion is capped by
  * libwks.convert.maxKdfIterations (default 100000000, 20 derivations at
  * the default cap): the iteration counts of every key derivation it runs
- * from a password (a JCEKS key's PBE; a PKCS#12 file's MAC key and the key
+ * from a password (a JCEKS key's PBE; a BKS's MAC key and every sealed
+ * key's key and IV; a BCFKS's MAC key, store key and every key's key,
+ * an scrypt counting N x r x p; a PKCS#12 file's MAC key and the key
  * of every encrypted part, and the IV too under PKCS#12's own PBEs) are
  * added up before each runs, and the derivation that would pass the
  * budget is refused with WKS_ERR_LIMIT, its detail naming the property.
@@ -43,9 +48,10 @@
  *   - wks_convert_read() / wks_convert_write_p12(): whole keystores, with
  *     per-alias key passwords from a callback and a report of what was
  *     skipped and why;
- *   - wks_java_*() and wks_p12_*(): a Java keystore or a PKCS#12 file
- *     entry by entry, and wks_convert_write_p12_keys(), for callers that
- *     decide per entry themselves (the `wks` tool).
+ *   - wks_java_*() and wks_p12_*(): a Java keystore (JKS, JCEKS, BKS,
+ *     BCFKS) or a PKCS#12 file entry by entry, and
+ *     wks_convert_write_p12_keys(), for callers that decide per entry
+ *     themselves (the `wks` tool).
  */
 #ifndef WKS_CONVERT_H
 #define WKS_CONVERT_H
@@ -68,13 +74,22 @@ typedef enum {
 	WKS_KEYSTORE_WKS,
 	WKS_KEYSTORE_JKS,    /* magic FEEDFEED */
 	WKS_KEYSTORE_JCEKS,  /* magic CECECECE */
-	WKS_KEYSTORE_PKCS12  /* a DER SEQUENCE: not checked further */
+	WKS_KEYSTORE_PKCS12, /* another DER SEQUENCE: not checked further */
+	WKS_KEYSTORE_BKS,    /* Bouncy Castle's: version 0, 1 or 2, a salt */
+	WKS_KEYSTORE_BCFKS,  /* Bouncy Castle's FIPS store: SEQUENCE {
+				SEQUENCE ... (PKCS#12 has an INTEGER first) */
+	WKS_KEYSTORE_UBER    /* Bouncy Castle's, Twofish-encrypted: refused */
 } wks_keystore_type;
 
-/* The type of a keystore by its first bytes (a guess for PKCS#12: any DER
- * SEQUENCE).  Never fails. */
+/* The type of a keystore by its first bytes (a guess for PKCS#12: a DER
+ * SEQUENCE that is no BCFKS).  BKS and UBER share their header: a file
+ * whose entries parse up to a MAC at its end is BKS, else one of UBER's
+ * shape (version 0 or 1, a 20-byte salt, whole 16-byte blocks after the
+ * header) is UBER, else BKS (which its reader then refuses, saying why).
+ * Reads nothing beyond `len`, allocates nothing, never fails. */
 WKS_API wks_keystore_type wks_keystore_detect(const uint8_t *data, size_t len);
-/* "WKS", "JKS", "JCEKS", "PKCS12" or "unknown" (static). */
+/* "WKS", "JKS", "JCEKS", "PKCS12", "BKS", "BCFKS", "UBER" or "unknown"
+ * (static). */
 WKS_API const char *wks_keystore_type_name(wks_keystore_type t);
 
 /* ------------------------------------------------------------------------
@@ -122,27 +137,31 @@ WKS_API const char *wks_convert_report_detail(const wks_convert_report *r,
 WKS_API void wks_convert_report_free(wks_convert_report *r);
 
 /*
- * Read a JKS, JCEKS or PKCS#12 keystore from `data` into `dst` (a store
- * made with wks_store_new(), empty or not).
+ * Read a JKS, JCEKS, BKS, BCFKS or PKCS#12 keystore from `data` into `dst`
+ * (a store made with wks_store_new(), empty or not).
  *
- * `pw` is the keystore password.  JKS/JCEKS: the integrity digest is
- * checked with it before any entry is read (WKS_ERR_INTEGRITY: wrong
- * password or modified file; pw == NULL skips the check).  PKCS#12: the
+ * `pw` is the keystore password.  JKS/JCEKS/BKS: the integrity digest or
+ * MAC is checked with it before any entry is read (WKS_ERR_INTEGRITY:
+ * wrong password or modified file; pw == NULL skips the check).  BCFKS:
+ * the MAC (or the signature) is checked and the store decrypted with it
+ * (pw == NULL is the empty password, as for Bouncy Castle).  PKCS#12: the
  * MAC is verified with it before anything is decrypted, and it decrypts
  * the contents; a file without a MAC is WKS_ERR_INTEGRITY unless `flags`
  * has WKS_CONVERT_NO_MAC_OK (nothing in it is then authenticated).
  * Other bits of `flags` are WKS_ERR_INVALID.
  *
- * JKS/JCEKS private and secret keys are tried with `pw` first (if not
- * NULL), then with the passwords `cb` gives (may be NULL); a key is stored
- * in `dst` under the password that opened it (Java, like WKS, has one
- * password per key): the source's key passwords are kept, not replaced
- * by the store password `dst` will be saved with.  For a store whose keys
- * should all open with its store password (what a server that is given
- * only the store password needs), change each key that kept another
- * password with wks_store_change_key_password() after this call.  PKCS#12
- * keys (one password for the file) are stored under `pw`; `cb` is not
- * called.  Certificates become trusted certificate
+ * Java keystores' (JKS, JCEKS, BKS, BCFKS) private and secret keys are
+ * tried with `pw` first (if not NULL), then with the passwords `cb` gives
+ * (may be NULL); a key is stored in `dst` under the password that opened
+ * it (Java, like WKS, has one password per key), and every entry with its
+ * creation time in the source (wks_store_set_wallclock()): the source's
+ * key passwords are kept, not replaced by the store password `dst` will
+ * be saved with.  For a store whose keys should all open with its store
+ * password (what a server that is given only the store password needs),
+ * change each key that kept another password with
+ * wks_store_change_key_password() after this call.  PKCS#12 keys (one
+ * password for the file) are stored under `pw`; `cb` is not called.
+ * Certificates become trusted certificate
  * entries: for PKCS#12 those that belong to no key's chain and those Java
  * marked trusted.  A PKCS#12 key takes its certificate by localKeyID, else
  * by public key, and its chain from the file's certificates; Java's secret
@@ -162,7 +181,8 @@ WKS_API void wks_convert_report_free(wks_convert_report *r);
  *
  * Errors (the whole call failed): WKS_ERR_FORMAT (not a keystore of these
  * types, malformed, truncated, trailing bytes), WKS_ERR_UNSUPPORTED (a WKS
- * store: load it with wks_store_load_buffer()), WKS_ERR_INTEGRITY (also:
+ * store: load it with wks_store_load_buffer(); an UBER keystore: the
+ * detail gives the keytool command that converts it), WKS_ERR_INTEGRITY (also:
  * PKCS#12 contents that do not decrypt), WKS_ERR_LIMIT, WKS_ERR_INVALID
  * (NULL arguments, flags, a password that is not UTF-8), WKS_ERR_NOMEM.
  * WKS_ERR_LIMIT also when the call's key derivations reach
@@ -291,28 +311,42 @@ WKS_API const char *wks_p12_secret_algorithm(const wks_p12_file *f,
 WKS_API long wks_pbe_iterations(const X509_ALGOR *alg);
 
 /* ------------------------------------------------------------------------
- * Java keystores entry by entry
+ * Java keystores entry by entry: JKS, JCEKS, and Bouncy Castle's BKS and
+ * BCFKS through the same calls (a BKS or BCFKS is a Java keystore, read
+ * here without a JVM; keytool lists its entries the same way).
  */
 
 typedef struct wks_java_store wks_java_store;
 
 /*
- * Parse a JKS or JCEKS keystore.  `data` is copied (the caller may free it
- * at once).  With `pw` (UTF-8; as Java's char[]) the integrity digest is
- * checked first, before any entry is read (WKS_ERR_INTEGRITY: wrong
- * password or modified file); pw == NULL skips it.  Errors:
- * WKS_ERR_FORMAT (not JKS/JCEKS, malformed, truncated, trailing bytes, an
- * alias twice), WKS_ERR_LIMIT, WKS_ERR_UNSUPPORTED (version),
- * WKS_ERR_INVALID (a password that is not UTF-8), WKS_ERR_NOMEM.  Free
- * *out with wks_java_free().  The keys of the keystore share one budget of
- * key-derivation work, from here to wks_java_free() (see "Key-derivation
- * work" above).
+ * Parse a JKS, JCEKS, BKS or BCFKS keystore (by its first bytes,
+ * wks_keystore_detect()).  `data` is copied (the caller may free it at
+ * once).  With `pw` (UTF-8; as Java's char[]) the integrity digest (JKS,
+ * JCEKS) or HMAC (BKS: PKCS#12 key derivation, HMAC-SHA1) is checked
+ * first, before any entry is read (WKS_ERR_INTEGRITY: wrong password or
+ * modified file); pw == NULL skips it.  A BCFKS is checked and decrypted
+ * with `pw` (NULL: the empty password, as Bouncy Castle takes it): its
+ * HMAC (SHA-512 or SHA3-512, key from PBKDF2 or scrypt) before anything
+ * is decrypted, or, for a store Bouncy Castle signed (it has no password:
+ * the empty one), its signature checked with the certificate the store
+ * carries: that shows the file is as the holder of that key signed it,
+ * not who that is (libwks has no trust anchor for it; a store signed
+ * without its certificates is WKS_ERR_UNSUPPORTED).  Then the store data
+ * is decrypted (AES-256-CCM or key wrap).  Errors: WKS_ERR_FORMAT (not
+ * one of these, malformed, truncated, trailing bytes, an alias twice),
+ * WKS_ERR_LIMIT, WKS_ERR_UNSUPPORTED (a version, an algorithm Bouncy
+ * Castle does not write either; UBER, with the keytool command that
+ * converts it in the detail), WKS_ERR_INVALID (a password that is not
+ * UTF-8), WKS_ERR_NOMEM.  Free *out with wks_java_free().  The keys of the
+ * keystore share one budget of key-derivation work, from here to
+ * wks_java_free() (see "Key-derivation work" above).
  */
 WKS_API int wks_java_parse(wks_java_store **out, const uint8_t *data,
 			   size_t len, const char *pw, size_t pw_len);
 WKS_API void wks_java_free(wks_java_store *js);
 
-/* WKS_KEYSTORE_JKS or WKS_KEYSTORE_JCEKS; its version (1 or 2). */
+/* WKS_KEYSTORE_JKS, _JCEKS, _BKS or _BCFKS; its version (JKS, JCEKS: 1 or
+ * 2; BKS: 0, 1 or 2; BCFKS: its store data's, 1). */
 WKS_API wks_keystore_type wks_java_type(const wks_java_store *js);
 WKS_API int wks_java_version(const wks_java_store *js);
 /* Number of entries, in file order. */
@@ -323,7 +357,11 @@ WKS_API size_t wks_java_count(const wks_java_store *js);
  * time in ms since 1970, number of certificates (a key's chain, leaf
  * first; 1 for a certificate; 0 for a secret key), certificate j's DER
  * (borrowed), and whether every certificate is of type "X.509" (1) or not
- * (0: the DER is then not an X.509 certificate). */
+ * (0: the DER is then not an X.509 certificate).  BKS: a key entry with a
+ * chain is a private key, one without a secret key (as keytool lists
+ * them; Bouncy Castle requires a chain for a private key).  BCFKS: the
+ * creation time is the entry's last modification, which keytool lists as
+ * its creation date. */
 WKS_API const char *wks_java_alias(const wks_java_store *js, size_t i);
 WKS_API wks_entry_type wks_java_entry_type(const wks_java_store *js,
 					   size_t i);
@@ -334,25 +372,34 @@ WKS_API const uint8_t *wks_java_cert_der(const wks_java_store *js, size_t i,
 WKS_API int wks_java_certs_x509(const wks_java_store *js, size_t i);
 
 /*
- * Decrypt the private key of entry i with `pw`: *pkcs8 is the PKCS#8 DER
- * (free with wks_free()).  WKS_ERR_INTEGRITY for a wrong password,
- * WKS_ERR_UNSUPPORTED for a protection algorithm other than JKS's and
- * JCEKS's, WKS_ERR_INVALID (not a private key entry; a JCEKS password that
- * is not printable ASCII), WKS_ERR_FORMAT, WKS_ERR_LIMIT (the entry's
- * iteration count, or the keystore's budget of key-derivation work spent:
- * then at once, without any work, for every later key needing a new
- * derivation).
+ * Decrypt the private key of entry i with `pw`: *pkcs8 is the PKCS#8 DER,
+ * the bytes the keystore holds (free with wks_free()).  JKS, JCEKS: their
+ * key protection; BKS: PBEWithSHAAnd3-KeyTripleDES-CBC (or a key stored in
+ * the clear, which needs no password); BCFKS: PBES2 (PBKDF2 or scrypt,
+ * AES-256-CCM or key wrap).  WKS_ERR_INTEGRITY for a wrong password,
+ * WKS_ERR_UNSUPPORTED for another protection (JKS, JCEKS), a key its
+ * application protected itself (BKS, BCFKS setKeyEntry with encoded
+ * bytes), a public key, WKS_ERR_INVALID (not a private key entry; a
+ * JCEKS password that is not printable ASCII), WKS_ERR_FORMAT,
+ * WKS_ERR_LIMIT (the entry's iteration count, or the keystore's budget of
+ * key-derivation work spent: then at once, without any work, for every
+ * later key needing a new derivation; see "Key-derivation work" above).
+ * Calls on one store may run in several threads at once.
  */
 WKS_API int wks_java_get_key(uint8_t **pkcs8, size_t *pkcs8_len,
 			     const wks_java_store *js, size_t i,
 			     const char *pw, size_t pw_len);
 
 /*
- * Unseal the secret key of JCEKS entry i with `pw`: *key is the raw key,
- * *algorithm its JCA name (both freed with wks_free()).  The sealed object
- * must be a javax.crypto.spec.SecretKeySpec or a java.security.KeyRep of
- * type SECRET and format RAW; anything else is WKS_ERR_UNSUPPORTED.
- * Other errors as wks_java_get_key().
+ * The secret key of entry i, opened with `pw`: *key is the raw key,
+ * *algorithm its JCA name (both freed with wks_free()).  JCEKS: the sealed
+ * object must be a javax.crypto.spec.SecretKeySpec or a java.security.
+ * KeyRep of type SECRET and format RAW; anything else is
+ * WKS_ERR_UNSUPPORTED.  BKS: a key of format RAW and the algorithm name it
+ * was stored with ("AES", "HmacSHA256", "DESede", ...).  BCFKS: the name
+ * of the key's algorithm OID (AES, DESede, HmacSHA1 to HmacSHA512,
+ * HmacSHA3-*, KMAC128/256, SEED, Camellia, ARIA; an OID it does not know
+ * as its dotted form).  Other errors as wks_java_get_key().
  */
 WKS_API int wks_java_get_secret(uint8_t **key, size_t *key_len,
 				char **algorithm, const wks_java_store *js,

@@ -895,6 +895,19 @@ typedef uint64_t (*wks_clock_fn)(void *ctx);
 WKS_API int wks_store_set_clock(wks_store *st, wks_clock_fn now_ms, void *ctx);
 
 /*
+ * Replace the clock that dates the entries set in `st` from now on (their
+ * creation time, milliseconds since 1970, as a uint64_t) by
+ * `now_ms(ctx)`; NULL restores the system's real-time clock.  For
+ * conversions that keep the creation times of the source keystore
+ * (wks_convert_read() and `wks convert` / `import-keystore` of Java
+ * keystores do: they set it for the entries they store, then restore the
+ * system's clock), and for tests.  Not while other threads set entries in
+ * `st`.
+ */
+WKS_API int wks_store_set_wallclock(wks_store *st, wks_clock_fn now_ms,
+                                    void *ctx);
+
+/*
  * Start (interval_ms > 0) or stop (interval_ms == 0) the process-wide
  * background reaper: one thread that sweeps the caches of all live stores
  * every interval_ms.  Off by default.  A fork()ed child has no reaper

@@ -1,9 +1,11 @@
 /*
- * Java keystores (JKS, JCEKS) through the public API of convert.h: the
- * entry-by-entry reader over jks.c, and wks_convert_read(), which puts a
- * whole keystore (Java or PKCS#12) into a wks_store.
+ * Java keystores (JKS, JCEKS; Bouncy Castle's BKS and BCFKS) through the
+ * public API of convert.h: the entry-by-entry reader over jks.c and bc.h,
+ * and wks_convert_read(), which puts a whole keystore (Java or PKCS#12)
+ * into a wks_store.
  */
 #include "convert/convert_int.h"
+#include "convert/bc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@ struct wks_java_store {
 	size_t len;
 	jks_limits lim;
 	jks_file f;
+	bc_store *bc; /* BKS, BCFKS (bc.h): f's entries are its */
 };
 
 int wks_java_parse(wks_java_store **out, const uint8_t *data, size_t len,
@@ -48,10 +51,20 @@ int wks_java_parse(wks_java_store **out, const uint8_t *data, size_t len,
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	}
 	ERR_set_mark(); /* the caller's OpenSSL errors stay, ours go */
-	err = jks_parse(&js->f, js->data, len, pw, pw_len, &js->lim);
+	switch (wks__bc_detect(data, len)) {
+	case WKS_KEYSTORE_UNKNOWN:
+		err = jks_parse(&js->f, js->data, len, pw, pw_len, &js->lim);
+		break;
+	default:
+		err = (js->bc = calloc(1, sizeof(*js->bc))) ?
+		      wks__bc_parse(js->bc, &js->f, js->data, len, pw, pw_len,
+				    &js->lim) :
+		      wks__err(WKS_ERR_NOMEM, "out of memory");
+	}
 	ERR_pop_to_mark();
 	if (err < 0) {
 		wks__kdf_meter_free(js->lim.kdf);
+		free(js->bc);
 		free(js->data);
 		free(js);
 		return err;
@@ -66,19 +79,23 @@ void wks_java_free(wks_java_store *js)
 		return;
 	jks_file_free(&js->f);
 	wks__kdf_meter_free(js->lim.kdf);
+	if (js->bc) {
+		wks__bc_free(js->bc);
+		free(js->bc);
+	}
 	wks_wipe_free(js->data, js->len ? js->len : 1);
 	free(js);
 }
 
 wks_keystore_type wks_java_type(const wks_java_store *js)
 {
-	return !js ? WKS_KEYSTORE_UNKNOWN :
+	return !js ? WKS_KEYSTORE_UNKNOWN : js->bc ? js->bc->type :
 	       js->f.jceks ? WKS_KEYSTORE_JCEKS : WKS_KEYSTORE_JKS;
 }
 
 int wks_java_version(const wks_java_store *js)
 {
-	return js ? js->f.version : 0;
+	return !js ? 0 : js->bc ? js->bc->version : js->f.version;
 }
 
 size_t wks_java_count(const wks_java_store *js)
@@ -176,7 +193,10 @@ int wks_java_get_key(uint8_t **pkcs8, size_t *pkcs8_len,
 	if (!(e = entry(js, i)))
 		return wks__err(WKS_ERR_INVALID, "no entry %zu", i);
 	ERR_set_mark();
-	err = jks_recover_key(&p, &n, e, pw ? pw : "", pw_len, &js->lim);
+	err = js->bc ? wks__bc_get_key(&p, &n, js->bc, &js->f, i,
+				       pw ? pw : "", pw_len) :
+		       jks_recover_key(&p, &n, e, pw ? pw : "", pw_len,
+				       &js->lim);
 	ERR_pop_to_mark();
 	if (err < 0)
 		return err;
@@ -205,8 +225,10 @@ int wks_java_get_secret(uint8_t **key, size_t *key_len, char **algorithm,
 	if (!(e = entry(js, i)))
 		return wks__err(WKS_ERR_INVALID, "no entry %zu", i);
 	ERR_set_mark();
-	err = jks_recover_secret(&p, &n, &alg, e, pw ? pw : "", pw_len,
-				 &js->lim);
+	err = js->bc ? wks__bc_get_secret(&p, &n, &alg, js->bc, &js->f, i,
+					  pw ? pw : "", pw_len) :
+		       jks_recover_secret(&p, &n, &alg, e, pw ? pw : "",
+					  pw_len, &js->lim);
 	ERR_pop_to_mark();
 	if (err < 0)
 		return err;
@@ -301,11 +323,18 @@ static int take_key(wks_store *dst, const wks_java_store *js, size_t i,
 	return err;
 }
 
+/* Entries keep the source's creation time (*ctx). */
+static uint64_t source_time(void *ctx)
+{
+	return (uint64_t)*(const int64_t *)ctx;
+}
+
 static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		     const char *pw, size_t pw_len, wks_password_cb cb,
 		     void *arg, wks_convert_report *rep)
 {
 	wks_java_store *js = NULL;
+	int64_t created = 0;
 	int err;
 
 	if ((err = wks_java_parse(&js, data, len, pw, pw_len)) < 0)
@@ -315,10 +344,13 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 	for (size_t i = 0; i < wks_java_count(js); i++)
 		keys += wks_java_entry_type(js, i) != WKS_ENTRY_CERTIFICATE;
 	wks__store_expect_keys(dst, keys);
+	wks_store_set_wallclock(dst, source_time, &created);
 	for (size_t i = 0; i < wks_java_count(js); i++) {
 		const char *alias = wks_java_alias(js, i);
 		wks_entry_type t = wks_java_entry_type(js, i);
 		int skipped = 0;
+
+		created = wks_java_creation_time(js, i);
 
 		if (wks_store_contains(dst, alias)) {
 			wks__err_clear();
@@ -371,6 +403,8 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		err = 0;
 	}
 	wks__store_expect_keys(dst, 0);
+	wks_store_set_wallclock(dst, NULL, NULL); /* (clears no failure: the
+						    * loop's are skips) */
 	wks_java_free(js);
 	return err;
 }
@@ -399,6 +433,9 @@ int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 	switch (wks_keystore_detect(data, len)) {
 	case WKS_KEYSTORE_JKS:
 	case WKS_KEYSTORE_JCEKS:
+	case WKS_KEYSTORE_BKS:
+	case WKS_KEYSTORE_BCFKS:
+	case WKS_KEYSTORE_UBER: /* refused by the reader, saying why */
 		err = read_java(dst, data, len, pw, pw_len, cb, cb_arg, rep);
 		break;
 	case WKS_KEYSTORE_PKCS12:
@@ -409,8 +446,8 @@ int wks_convert_read(wks_store *dst, const uint8_t *data, size_t len,
 			       "with wks_store_load_buffer()");
 		break;
 	default:
-		err = wks__err(WKS_ERR_FORMAT, "not a JKS, JCEKS or PKCS#12 "
-			       "keystore");
+		err = wks__err(WKS_ERR_FORMAT, "not a JKS, JCEKS, BKS, BCFKS or "
+			       "PKCS#12 keystore");
 	}
 	ERR_pop_to_mark();
 	if (err == WKS_ERR_NOMEM)

@@ -14,6 +14,7 @@
  * pop to it, so nothing here clears the queue (the caller's entries stay).
  */
 #include "jks.h"
+#include "bc.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -41,8 +42,11 @@
 
 wks_keystore_type wks_keystore_detect(const uint8_t *d, size_t n)
 {
+	wks_keystore_type t;
 	uint32_t m;
 
+	if ((t = wks__bc_detect(d, n)) != WKS_KEYSTORE_UNKNOWN)
+		return t; /* BKS, UBER, BCFKS (bc.c) */
 	if (n < 4)
 		return n >= 1 && d[0] == 0x30 ? WKS_KEYSTORE_PKCS12 : WKS_KEYSTORE_UNKNOWN;
 	m = wks_load_u32be(d);
@@ -64,6 +68,9 @@ const char *wks_keystore_type_name(wks_keystore_type t)
 	case WKS_KEYSTORE_JKS: return "JKS";
 	case WKS_KEYSTORE_JCEKS: return "JCEKS";
 	case WKS_KEYSTORE_PKCS12: return "PKCS12";
+	case WKS_KEYSTORE_BKS: return "BKS";
+	case WKS_KEYSTORE_BCFKS: return "BCFKS";
+	case WKS_KEYSTORE_UBER: return "UBER";
 	default: return "unknown";
 	}
 }
@@ -485,7 +492,7 @@ static const js_val *js_field(const js_obj *o, const char *name, int kind)
 /* ---- keystore file ----------------------------------------------------- */
 
 /* A UTF-8 password as Java's char[] in UTF-16BE. */
-static int pw_utf16be(wks_buf *out, const char *pw, size_t n)
+int wks__pw_utf16be(wks_buf *out, const char *pw, size_t n)
 {
 	const uint8_t *s = (const uint8_t *)pw;
 	size_t i = 0;
@@ -744,7 +751,7 @@ int jks_parse(jks_file *out, const uint8_t *data, size_t len, const char *pw,
 		wks_buf u = WKS_BUF_INIT;
 		uint8_t md[20];
 
-		if ((err = pw_utf16be(&u, pw, pw_len)) == 0)
+		if ((err = wks__pw_utf16be(&u, pw, pw_len)) == 0)
 			err = sha1_parts(md, u.ptr ? u.ptr : (uint8_t *)"", u.len,
 					 "Mighty Aphrodite", 16, data, len - 20);
 		wks_buf_dispose(&u);
@@ -837,7 +844,7 @@ static int jks_kp_recover(uint8_t **out, size_t *out_len, const uint8_t *d,
 	if (n < 40)
 		return wks__err(WKS_ERR_FORMAT, "protected key of %zu bytes", n);
 	klen = n - 40;
-	if ((err = pw_utf16be(&u, pw, pw_len)) < 0)
+	if ((err = wks__pw_utf16be(&u, pw, pw_len)) < 0)
 		goto done;
 	if (!(plain = malloc(klen ? klen : 1))) {
 		err = WKS_ERR_NOMEM;

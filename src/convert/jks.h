@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "convert/kdfmeter.h"
+#include "util/buf.h"
 #include "wks/convert.h"
 
 enum { JKS_TAG_KEY = 1, JKS_TAG_CERT = 2, JKS_TAG_SECRET = 3 };
@@ -115,5 +116,10 @@ int jks_recover_key(uint8_t **pkcs8, size_t *pkcs8_len, const jks_entry *e,
 int jks_recover_secret(uint8_t **key, size_t *key_len, char **algorithm,
 		       const jks_entry *e, const char *pw, size_t pw_len,
 		       const jks_limits *lim);
+
+/* Append a UTF-8 password as Java's char[] in UTF-16BE (a code point
+ * outside the BMP as a surrogate pair): WKS_ERR_INVALID if it is not
+ * UTF-8. */
+int wks__pw_utf16be(wks_buf *out, const char *pw, size_t n);
 
 #endif

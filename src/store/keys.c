@@ -467,7 +467,7 @@ int wks_store_set_private_key(wks_store *st, const char *alias,
 	                                       chain_der, chain_len,
 	                                       chain_count)) < 0)
 		goto done;
-	a.created = wks__now_ms();
+	a.created = wks__store_now_ms(st);
 	a.certs = chain_der;
 	a.lens = chain_len;
 	a.n = chain_count;
@@ -551,7 +551,7 @@ int wks_store_set_secret_key(wks_store *st, const char *alias,
 	}
 	wks__store_settings(&cfg, st);
 	memset(&a, 0, sizeof(a));
-	a.created = wks__now_ms();
+	a.created = wks__store_now_ms(st);
 	a.algorithm = algorithm;
 	if ((err = seal(st, &body, key_bytes, key_len, pw, pw_len, &cfg,
 	                secret_body, &a)) < 0)
@@ -580,7 +580,7 @@ int wks_store_set_cert_der(wks_store *st, const char *alias,
 	if ((err = wks__alias_key_new(&key, alias)) < 0 ||
 	    (err = wks__x509_check_cc(cfg.crypto, der, der_len)) < 0)
 		goto done;
-	if ((err = wks__body_cert(&body, wks__now_ms(), der, der_len)) < 0)
+	if ((err = wks__body_cert(&body, wks__store_now_ms(st), der, der_len)) < 0)
 		goto done;
 	err = install(st, WKS_ENTRY_CERTIFICATE, (const char *)key.ptr, key.len,
 	              &body, &cfg, NULL);

@@ -451,6 +451,22 @@ int wks_store_cache_stats(wks_cache_stats *out, wks_store *st)
 	return WKS_OK;
 }
 
+int64_t wks__store_now_ms(const wks_store *st)
+{
+	return st && st->wallclock ? (int64_t)st->wallclock(st->wallclock_ctx)
+				   : wks__now_ms();
+}
+
+int wks_store_set_wallclock(wks_store *st, wks_clock_fn now_ms, void *ctx)
+{
+	wks__err_clear();
+	if (!st)
+		return wks__err(WKS_ERR_INVALID, "store is NULL");
+	st->wallclock = now_ms;
+	st->wallclock_ctx = ctx;
+	return WKS_OK;
+}
+
 int wks_store_set_clock(wks_store *st, wks_clock_fn now_ms, void *ctx)
 {
 	wks__err_clear();

@@ -31,6 +31,8 @@ struct wks_store {
 	wks_fork_hook fork;     /* `lock` held across fork() (store.c) */
 	struct wks_keypool *keypool; /* keys made ahead (keypool.c); under
 	                              * the write lock */
+	wks_clock_fn wallclock; /* dates new entries; NULL: CLOCK_REALTIME */
+	void *wallclock_ctx;
 };
 
 static inline unsigned wks__rdlock(wks_store *st)
@@ -145,5 +147,8 @@ void wks__store_settings(wks_settings *out, wks_store *st);
 
 /* Milliseconds since the epoch (CLOCK_REALTIME), for creation times. */
 int64_t wks__now_ms(void);
+/* The creation time of a new entry of st: its wallclock, else
+ * wks__now_ms(). */
+int64_t wks__store_now_ms(const wks_store *st);
 
 #endif
