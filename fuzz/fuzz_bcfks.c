@@ -318,22 +318,28 @@ static void store_data(const uint8_t *d, size_t n, const jks_limits *lim)
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
-	jks_limits lim = { 10, 65536, FUZZ_MAX_ITER };
+	/* Every derivation on one meter per input (kdfmeter.h), with a
+	 * budget of 64 derivations at FUZZ_MAX_ITER. */
+	jks_limits lim = { 10, 65536, FUZZ_MAX_ITER, 64u * FUZZ_MAX_ITER,
+			   NULL };
 	uint8_t *copy;
 
 	fuzz_settings();
 	if (size < 1)
 		return 0;
+	lim.kdf = wks__kdf_meter_new(lim.max_kdf_iterations);
+	FUZZ_CHECK(lim.kdf != NULL, "meter");
 	if (data[0] & 1) {
 		store_data(data + 1, size - 1, &lim);
-		return 0;
+	} else {
+		one_file(data + 1, size - 1, &lim);
+		copy = malloc(size);
+		FUZZ_CHECK(copy != NULL, "malloc");
+		memcpy(copy, data + 1, size - 1);
+		if (bcfks_fix_mac(copy, size - 1))
+			one_file(copy, size - 1, &lim);
+		free(copy);
 	}
-	one_file(data + 1, size - 1, &lim);
-	copy = malloc(size);
-	FUZZ_CHECK(copy != NULL, "malloc");
-	memcpy(copy, data + 1, size - 1);
-	if (bcfks_fix_mac(copy, size - 1))
-		one_file(copy, size - 1, &lim);
-	free(copy);
+	wks__kdf_meter_free(lim.kdf);
 	return 0;
 }

@@ -153,7 +153,10 @@ static void bks_open_all(bc_store *s, const jks_file *f)
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
-	jks_limits lim = { 10, 65536, FUZZ_MAX_ITER };
+	/* Every derivation on one meter per input (kdfmeter.h), with a
+	 * budget of 64 derivations at FUZZ_MAX_ITER. */
+	jks_limits lim = { 10, 65536, FUZZ_MAX_ITER, 64u * FUZZ_MAX_ITER,
+			   NULL };
 	bc_store s, s2, s3;
 	jks_file f = JKS_FILE_INIT, f2 = JKS_FILE_INIT, f3 = JKS_FILE_INIT;
 	wks_keystore_type t;
@@ -167,6 +170,8 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 		   "detected %d", (int)t);
 	if (t != WKS_KEYSTORE_BKS && t != WKS_KEYSTORE_UBER)
 		return 0; /* (BCFKS: fuzz_bcfks) */
+	lim.kdf = wks__kdf_meter_new(lim.max_kdf_iterations);
+	FUZZ_CHECK(lim.kdf != NULL, "meter");
 	rc = wks__bc_parse(&s, &f, data, size, NULL, 0, &lim);
 	FUZZ_CHECK(rc == 0 || bks_clean(rc), "parse without password: %d", rc);
 	FUZZ_CHECK(t != WKS_KEYSTORE_UBER || rc == WKS_ERR_UNSUPPORTED,
@@ -202,5 +207,6 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 		jks_file_free(&f);
 		wks__bc_free(&s);
 	}
+	wks__kdf_meter_free(lim.kdf);
 	return 0;
 }

@@ -403,8 +403,16 @@ static int read_java(wks_store *dst, const uint8_t *data, size_t len,
 		err = 0;
 	}
 	wks__store_expect_keys(dst, 0);
-	wks_store_set_wallclock(dst, NULL, NULL); /* (clears no failure: the
-						    * loop's are skips) */
+	{
+		/* wks_store_set_wallclock() clears the detail: keep the
+		 * loop's (the budget's). */
+		char d[400];
+
+		snprintf(d, sizeof(d), "%s", err < 0 ? wks_error_detail() : "");
+		wks_store_set_wallclock(dst, NULL, NULL);
+		if (err < 0)
+			wks__err(err, "%s", d);
+	}
 	wks_java_free(js);
 	return err;
 }
