@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages libwks needs to build and test, if missing.
-#   scripts/deps.sh build   - compiler, cmake, OpenSSL 3 headers, p11-kit's
+#   scripts/deps.sh build   - compiler, cmake and ninja, OpenSSL 3 headers, p11-kit's
 #                             PKCS#11 header (libp11-kit-dev)
 #   scripts/deps.sh test    - plus cmocka, cJSON, python3-cryptography,
 #                             valgrind, clang (sanitizers, fuzzing),
@@ -23,7 +23,7 @@
 set -eu
 servers="nginx apache2 haproxy lighttpd lighttpd-mod-openssl stunnel4 curl"
 servers="$servers python3 strace"
-want="gcc make cmake pkg-config libssl-dev openssl libp11-kit-dev"
+want="gcc make cmake ninja-build pkg-config libssl-dev openssl libp11-kit-dev"
 if [ "${1:-build}" = test ]; then
 	want="$want libcmocka-dev libcjson-dev python3 valgrind clang"
 	want="$want libclang-rt-14-dev gdb dpkg-dev man-db libcap2-bin"
