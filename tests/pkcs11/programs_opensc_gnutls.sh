@@ -315,6 +315,9 @@ tls_gnutls() {
 		if [ "$rc" -eq 0 ] && grep -q "Description: (TLS$v-" "$T/out" &&
 			grep -q "Handshake was completed" "$T/out"; then ok; else
 			bad "gnutls-cli TLS $v to gnutls-serv ($a)"; fi
+		if [ "$a" = rsa ] && [ "$v" = 1.2 ]; then
+			out_has "^- Description: \\(TLS1.2-X.509\\)-.*-\\(RSA-SHA256\\)-" "TLS 1.2: the RSA key signs PKCS#1 v1.5 (CKM_RSA_PKCS)"
+		fi
 	done
 	# a client trusting another certificate is refused
 	run other timeout 10 openssl s_client -connect "127.0.0.1:$port" \
