@@ -5,7 +5,8 @@
  *
  *   wks-p11-bench [-secs S] [-rounds R] [-procs P] [-iter N]
  *                 [-module PATH] [-softhsm PATH|none]
- *                 [-client PATH|none] [-p11kit PATH] [-quick]
+ *                 [-client PATH|none] [-p11kit PATH] [-parts 123]
+ *                 [-quick]
  *
  * Makes an RSA-2048 and an EC P-256 key and, in a temporary folder, a WKS
  * store "sign" holding both (aliases rsa and ec, self-signed
@@ -44,7 +45,7 @@
  *              session all along; the child says whether its new session
  *              was logged in already.
  *
- * -quick: 0.05 s windows, 1 round, 1 process, 10000 iterations (a smoke
+ * -parts: which of the three to run (default all).  -quick: 0.05 s windows, 1 round, 1 process, 10000 iterations (a smoke
  * run).  A part whose program is missing (SoftHSM2, p11-kit) is skipped
  * with a note.  The load average is printed with the figures.
  */
@@ -87,6 +88,7 @@ static const char *client =
 	"/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so";
 static const char *p11kit = "p11-kit";
 static char dir[PATH_MAX];
+static const char *parts = "123";
 
 /* ---- PKCS#11 helpers ------------------------------------------------------ */
 
@@ -577,12 +579,12 @@ static void part_login(CK_FUNCTION_LIST_PTR f)
 
 /* ---- 3. a fresh process's first signature ---------------------------------- */
 
-/* In the child (-child MODE MODULE): sign once as a fresh program would,
- * and write the clock readings (ms) to stdout: dlopen, initialised,
+/* In the child (-child MODE MODULE LABEL): sign once as a fresh program would,
+ * (token LABEL), and write the clock readings (ms) to stdout: dlopen, initialised,
  * logged in, key found, signed, and whether the session was logged in
  * before C_Login.  MODE "hold": log in, say so, and wait for stdin to
  * close. */
-static int child_main(const char *mode, const char *path)
+static int child_main(const char *mode, const char *path, const char *label)
 {
 	CK_MECHANISM m = { CKM_ECDSA, NULL, 0 };
 	double t[5];
@@ -597,7 +599,7 @@ static int child_main(const char *mode, const char *path)
 	t[0] = now_ms();
 	f = p11_load(path);
 	t[1] = now_ms();
-	ck(f->C_OpenSession(slot_of(f, "sign"), CKF_SERIAL_SESSION, NULL,
+	ck(f->C_OpenSession(slot_of(f, label), CKF_SERIAL_SESSION, NULL,
 			    NULL, &s),
 	   "C_OpenSession");
 	ck(f->C_GetSessionInfo(s, &si), "C_GetSessionInfo");
@@ -625,11 +627,12 @@ static int child_main(const char *mode, const char *path)
 
 static const char *self_exe;
 
-/* Runs `-child MODE PATH` with extra environment `env` (NULL: none);
+/* Runs `-child MODE PATH LABEL` with extra environment `env` (NULL: none);
  * returns its pid, its stdout in *out and its stdin in *in (may be
  * NULL: closed). */
-static pid_t spawn_child(const char *mode, const char *path, const char *env,
-			 FILE **out, int *in)
+static pid_t spawn_child(const char *mode, const char *path,
+			 const char *label, const char *env, FILE **out,
+			 int *in)
 {
 	int po[2], pi[2];
 	pid_t pid;
@@ -647,7 +650,8 @@ static pid_t spawn_child(const char *mode, const char *path, const char *env,
 		close(pi[1]);
 		if (env)
 			putenv((char *)env);
-		execl(self_exe, self_exe, "-child", mode, path, (char *)NULL);
+		execl(self_exe, self_exe, "-child", mode, path, label,
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(po[1]);
@@ -667,7 +671,7 @@ typedef struct {
 	int was_in;
 } firsts;
 
-static void first_signs(const char *mode, const char *path, const char *env,
+static void first_signs(const char *path, const char *label, const char *env,
 			firsts *r)
 {
 	int i, st;
@@ -677,7 +681,7 @@ static void first_signs(const char *mode, const char *path, const char *env,
 		double t0 = now_ms(), t[5];
 		int was_in = 0;
 		FILE *out;
-		pid_t pid = spawn_child(mode, path, env, &out, NULL);
+		pid_t pid = spawn_child("sign", path, label, env, &out, NULL);
 
 		if (fscanf(out, "%lf %lf %lf %lf %lf %d", &t[0], &t[1], &t[2],
 			   &t[3], &t[4], &was_in) != 6)
@@ -702,23 +706,27 @@ static void print_firsts(const char *what, firsts *r)
 	for (i = 1; i < procs; i++)
 		if (r->spawn[i] < mn)
 			mn = r->spawn[i];
-	printf("%-8s %9.2f ms %9.2f ms %9.2f ms | %8.2f %8.2f %7.2f %7.2f ms"
-	       "   %d/%d\n",
+	printf("%-16s %8.2f ms %8.2f ms %8.2f ms | %7.2f %8.2f %6.2f %8.2f ms"
+	       " %d/%d\n",
 	       what, median(r->spawn, procs), mn, median(r->dl, procs),
 	       median(r->init, procs), median(r->login, procs),
 	       median(r->find, procs), median(r->sign, procs), r->was_in,
 	       procs);
 }
 
-/* `p11-kit server` for token "sign" on DIR/p11kit.sock; its pid. */
-static pid_t start_server(char *addr, size_t addr_len)
+/* `p11-kit server -f` for `provider`'s token `label` on DIR/NAME.sock;
+ * its pid (-1: it did not start), and in addr the environment setting
+ * that names it for p11-kit-client.so. */
+static pid_t start_server(const char *provider, const char *label,
+			  const char *name, char *addr, size_t addr_len)
 {
-	char sock[PATH_MAX + 32];
+	char sock[PATH_MAX + 32], uri[64];
 	struct stat sb;
 	pid_t pid;
 	int i;
 
-	snprintf(sock, sizeof(sock), "%s/p11kit.sock", dir);
+	snprintf(sock, sizeof(sock), "%s/%s.sock", dir, name);
+	snprintf(uri, sizeof(uri), "pkcs11:token=%s", label);
 	snprintf(addr, addr_len, "P11_KIT_SERVER_ADDRESS=unix:path=%s", sock);
 	if ((pid = fork()) < 0)
 		die("fork");
@@ -728,7 +736,7 @@ static pid_t start_server(char *addr, size_t addr_len)
 		dup2(null, 0);
 		dup2(null, 1);
 		execlp(p11kit, p11kit, "server", "-f", "-n", sock,
-		       "--provider", module, "pkcs11:token=sign", (char *)NULL);
+		       "--provider", provider, uri, (char *)NULL);
 		_exit(127);
 	}
 	for (i = 0; i < 500 && stat(sock, &sb) < 0; i++)
@@ -741,47 +749,64 @@ static pid_t start_server(char *addr, size_t addr_len)
 	return pid;
 }
 
-static void part_first(void)
+/* The first signatures through p11-kit of `provider`'s token `label`,
+ * while another client of the same server stays logged in. */
+static void first_via_p11kit(const char *what, const char *provider,
+			     const char *label)
 {
-	static firsts direct, viakit;
-	char addr[PATH_MAX + 128];
+	static firsts r;
+	char addr[PATH_MAX + 128], line[16];
 	pid_t server, holder;
 	FILE *hout;
-	char line[16];
 	int hin, st;
 
-	printf("\n3. First signature of a fresh process (fork + exec of this "
-	       "program; %d processes each; CKM_ECDSA, P-256; %s "
-	       "iterations)\n",
-	       procs, iterations);
-	printf("%-8s %12s %12s %12s | %8s %8s %7s %7s    %s\n", "via",
-	       "spawn, med", "spawn, min", "dlopen, med", "init", "login",
-	       "find", "sign", "logged in before");
-	first_signs("direct", module, NULL, &direct);
-	print_firsts("direct", &direct);
-	if (!strcmp(client, "none") || access(client, R_OK) < 0) {
-		printf("p11-kit  skipped: no %s\n", client);
-		return;
-	}
-	if ((server = start_server(addr, sizeof(addr))) < 0) {
-		printf("p11-kit  skipped: `%s server` did not start\n",
+	if ((server = start_server(provider, label, what, addr,
+				   sizeof(addr))) < 0) {
+		printf("%-16s skipped: `%s server` did not start\n", what,
 		       p11kit);
 		return;
 	}
-	/* a client that logs in and stays, as a "logged-in server" needs */
-	holder = spawn_child("hold", client, addr, &hout, &hin);
+	holder = spawn_child("hold", client, label, addr, &hout, &hin);
 	if (!fgets(line, sizeof(line), hout) || strcmp(line, "ready\n"))
 		die("the holding client");
-	first_signs("client", client, addr, &viakit);
-	print_firsts("p11-kit", &viakit);
+	first_signs(client, label, addr, &r);
+	print_firsts(what, &r);
 	close(hin);
 	fclose(hout);
 	waitpid(holder, &st, 0);
 	kill(server, SIGTERM);
 	waitpid(server, &st, 0);
-	printf("(spawn: from before fork() to the signature; dlopen: from the "
-	       "child's dlopen() on;\n init = dlopen + C_Initialize, login = "
-	       "slot + C_OpenSession + C_Login)\n");
+}
+
+static void part_first(void)
+{
+	static firsts r;
+	int kit = strcmp(client, "none") && access(client, R_OK) == 0;
+
+	printf("\n3. First signature of a fresh process (fork + exec of this "
+	       "program; %d processes each; CKM_ECDSA, P-256; %s "
+	       "iterations)\n",
+	       procs, iterations);
+	printf("%-16s %11s %11s %11s | %7s %8s %6s %8s   %s\n", "via",
+	       "spawn, med", "spawn, min", "dlopen, med", "init", "login",
+	       "find", "sign", "logged in");
+	first_signs(module, "sign", NULL, &r);
+	print_firsts("wks direct", &r);
+	if (kit)
+		first_via_p11kit("wks p11-kit", module, "sign");
+	if (backends[B_SOFTHSM].f) {
+		first_signs(softhsm, "bench", NULL, &r);
+		print_firsts("softhsm direct", &r);
+		if (kit)
+			first_via_p11kit("softhsm p11-kit", softhsm, "bench");
+	}
+	if (!kit)
+		printf("p11-kit: skipped (no %s)\n", client);
+	printf("(medians; spawn: from before fork() to the signature; "
+	       "dlopen: from the child's\n dlopen() on; init = dlopen + "
+	       "C_Initialize, login = slot + C_OpenSession + C_Login;\n "
+	       "logged in: children whose new session was logged in "
+	       "already)\n");
 }
 
 /* ---- main ------------------------------------------------------------------- */
@@ -814,8 +839,8 @@ int main(int argc, char **argv)
 	       "\x05\x00\x04\x20",
 	       19);
 	memset(digestinfo + 19, 0xa5, 32);
-	if (argc == 4 && !strcmp(argv[1], "-child"))
-		return child_main(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "-child"))
+		return child_main(argv[2], argv[3], argv[4]);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -838,6 +863,8 @@ int main(int argc, char **argv)
 			procs = atoi(v);
 		else if (!strcmp(a, "-iter") && strlen(v) < sizeof(iterations))
 			strcpy(iterations, v);
+		else if (!strcmp(a, "-parts"))
+			parts = v;
 		else if (!strcmp(a, "-module"))
 			module = v;
 		else if (!strcmp(a, "-softhsm"))
@@ -885,10 +912,13 @@ int main(int argc, char **argv)
 	       load[1], load[2], sysconf(_SC_NPROCESSORS_ONLN));
 	if (!backends[B_SOFTHSM].f)
 		printf("SoftHSM2: skipped (no %s)\n", softhsm);
-	part_throughput();
+	if (strchr(parts, '1'))
+		part_throughput();
 	ck(backends[B_WKS].f->C_CloseSession(ws), "C_CloseSession");
-	part_login(backends[B_WKS].f);
-	part_first();
+	if (strchr(parts, '2'))
+		part_login(backends[B_WKS].f);
+	if (strchr(parts, '3'))
+		part_first();
 	getloadavg(load, 3);
 	printf("\nload average at the end: %.2f %.2f %.2f\n", load[0], load[1],
 	       load[2]);
@@ -897,7 +927,7 @@ usage:
 	fprintf(stderr,
 		"usage: %s [-secs S] [-rounds R] [-procs P] [-iter N] "
 		"[-module PATH]\n       [-softhsm PATH|none] [-client "
-		"PATH|none] [-p11kit PATH] [-quick]\n",
+		"PATH|none] [-p11kit PATH] [-parts 123] [-quick]\n",
 		BENCH_NAME);
 	return 2;
 }
