@@ -528,21 +528,53 @@ static void part_throughput(void)
 
 /* ---- 2. login ------------------------------------------------------------- */
 
+/* libwks alone, the same run's unit: a load of DIR/TOKEN.wks with its
+ * password (the MAC's PBKDF2) in *load, an uncached get_key of key000
+ * (the key's) in *key, both ms. */
+static void libwks_unit(const char *token, double *load, double *key)
+{
+	char path[PATH_MAX + 32];
+	wks_store *st = NULL;
+	wks_key *k = NULL;
+	double t0, t1;
+
+	snprintf(path, sizeof(path), "%s/%s.wks", dir, token);
+	if (wks_store_new(&st) < 0 ||
+	    wks_store_set_property(st, "wolfjce.keystore.kekCacheEnabled",
+				   "false") < 0)
+		die("a store");
+	t0 = now_ms();
+	if (wks_store_load_file(st, path, PIN, strlen(PIN)) < 0)
+		die("wks_store_load_file");
+	t1 = now_ms();
+	if (wks_store_get_key(&k, st, "key000", PIN, strlen(PIN)) < 0)
+		die("wks_store_get_key");
+	*key = now_ms() - t1;
+	*load = t1 - t0;
+	wks_key_free(k);
+	wks_store_free(st);
+}
+
 static void part_login(CK_FUNCTION_LIST_PTR f)
 {
 	static const char *const tokens[] = { "k1", "k20" };
-	double lg[MAX_ROUNDS], sg[MAX_ROUNDS];
+	double lg[MAX_ROUNDS], sg[MAX_ROUNDS], ll[MAX_ROUNDS], lk[MAX_ROUNDS];
 	CK_MECHANISM m = { CKM_ECDSA, NULL, 0 };
 	int i, r;
 
 	printf("\n2. C_Login and the first C_Sign after it (%s PBKDF2 "
-	       "iterations; %d logins, each after C_Logout)\n",
+	       "iterations; %d logins, each after C_Logout;\n   in the same "
+	       "rounds, libwks alone: wks_store_load_file with the password, "
+	       "then an uncached get_key)\n",
 	       iterations, rounds);
-	printf("%-6s %14s %14s %18s %18s\n", "token", "login, first",
-	       "login, median", "1st sign, first", "1st sign, median");
+	printf("%-5s %10s %10s %10s %10s | %10s %10s | %6s %6s\n", "token",
+	       "login 1st", "login med", "sign 1st", "sign med", "lib load",
+	       "get_key", "login/", "sign/");
+	printf("%-5s %10s %10s %10s %10s | %10s %10s | %6s %6s\n", "", "ms",
+	       "ms", "ms", "ms", "med, ms", "med, ms", "load", "getkey");
 	for (i = 0; i < 2; i++) {
 		CK_SLOT_ID slot = slot_of(f, tokens[i]);
-		double first_lg = 0, first_sg = 0;
+		double first_lg = 0, first_sg = 0, a, b, c, d;
 
 		for (r = 0; r < rounds; r++) {
 			CK_SESSION_HANDLE s;
@@ -570,10 +602,15 @@ static void part_login(CK_FUNCTION_LIST_PTR f)
 			}
 			ck(f->C_Logout(s), "C_Logout");
 			ck(f->C_CloseSession(s), "C_CloseSession");
+			libwks_unit(tokens[i], &ll[r], &lk[r]);
 		}
-		printf("%-6s %11.1f ms %11.1f ms %15.1f ms %15.1f ms\n",
-		       tokens[i], first_lg, median(lg, rounds), first_sg,
-		       median(sg, rounds));
+		a = median(lg, rounds);
+		b = median(sg, rounds);
+		c = median(ll, rounds);
+		d = median(lk, rounds);
+		printf("%-5s %10.1f %10.1f %10.1f %10.1f | %10.1f %10.1f | "
+		       "%6.2f %6.2f\n",
+		       tokens[i], first_lg, a, first_sg, b, c, d, a / c, b / d);
 	}
 }
 
