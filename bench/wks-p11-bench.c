@@ -41,19 +41,22 @@
  *              one PBKDF2 for the store's MAC, one for the key);
  *      p11-kit p11-kit-client.so to a `p11-kit server -f --provider
  *              MODULE pkcs11:token=sign` the bench starts (and stops),
+ *              and the same with SoftHSM2 as the provider (a control:
+ *              its login costs next to nothing, so what remains is
+ *              p11-kit's transport),
  *              while another client of that server holds a logged-in
  *              session all along; the child says whether its new session
  *              was logged in already.
  *
- * -parts: which of the three to run (default all).  -quick: 0.05 s windows, 1 round, 1 process, 10000 iterations (a smoke
- * run).  A part whose program is missing (SoftHSM2, p11-kit) is skipped
- * with a note.  The load average is printed with the figures.
+ * -parts: which of the three to run (default all).  -quick: 0.05 s
+ * windows, 1 round, 1 process, 10000 iterations (a smoke run).  A
+ * part whose program is missing (SoftHSM2, p11-kit) is skipped with a
+ * note.  The load average is printed with the figures.
  */
 #define _GNU_SOURCE 1 /* getloadavg(), setenv(), mkdtemp() */
 #define BENCH_NAME "wks-p11-bench"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -268,7 +271,7 @@ static CK_FUNCTION_LIST_PTR softhsm_token(CK_SLOT_ID *slot,
 	CK_ULONG n = 16;
 	CK_OBJECT_HANDLE h;
 	CK_FUNCTION_LIST_PTR f;
-	FILE *cf;
+	FILE *cf = NULL;
 	int i;
 
 	snprintf(tokdir, sizeof(tokdir), "%s/softhsm", dir);
@@ -811,6 +814,7 @@ static void first_via_p11kit(const char *what, const char *provider,
 	close(hin);
 	fclose(hout);
 	waitpid(holder, &st, 0);
+	usleep(200000); /* its p11-kit-remote ends, reaped by the server */
 	kill(server, SIGTERM);
 	waitpid(server, &st, 0);
 }
