@@ -490,14 +490,31 @@ static double throughput(const backend *b, int mech, int nt)
 	return (double)ops / ((end - t0) / 1e3);
 }
 
+/* One signature per backend and mechanism before the clock runs: the
+ * module decrypts a key at its first use in a login (a PBKDF2), which
+ * belongs to part 2, not to a throughput window. */
+static void warm_up(void)
+{
+	int b, m;
+
+	secs = 0;
+	for (b = B_WKS; b < B_N; b++)
+		for (m = 0; m < M_N; m++)
+			if (backends[b].f)
+				throughput(&backends[b], m, 1);
+}
+
 static void part_throughput(void)
 {
+	double window = secs;
 	double best[M_N][2][B_N] = { { { 0 } } };
 	int m, t, b, r;
 
 	printf("\n1. C_Sign throughput, signatures/s (best of %d x %.2f s; "
 	       "OpenSSL: EVP_PKEY_sign on a kept context)\n",
 	       rounds, secs);
+	warm_up();
+	secs = window;
 	for (m = 0; m < M_N; m++)
 		for (t = 0; t < 2; t++)
 			for (r = 0; r < rounds; r++)
