@@ -151,10 +151,99 @@ skip_without_keytool() {
 # the algorithm is the same), UTF-8 output for non-ASCII aliases, and a
 # JVM that starts quickly (no optimising compiler, serial GC: half the CPU
 # time of a short keytool run, the same output).
+#
+# Where the build compiled tests/cli/KeytoolServer.java (CTest sets
+# WKS_KT_CLASSES), KT runs keytool in one JVM kept for the script (a JVM
+# start is about 0.6 s of CPU; the scripts run keytool a hundred times):
+# the same keytool entry point, arguments, standard input (when KT's is
+# not the script's own), output and exit status.  A call whose setting
+# could differ from the kept JVM's runs a fresh keytool as before: -J
+# options, a provider added from the command line, :env passwords,
+# another working folder than $T, another TZ, locale or umask.
+# WKS_KT_SERVER=0 turns the kept JVM off.
+KT_JOPTS=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+	-Djdk.jceks.iterationCount=10000 -Dfile.encoding=UTF-8
+	-Dsun.stdout.encoding=UTF-8)
+KT_STDIN0=$(stat -L -c %d:%i /dev/stdin 2>/dev/null || true)
 KT() {
-	keytool -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC \
-		-J-Djdk.jceks.iterationCount=10000 -J-Dfile.encoding=UTF-8 \
-		-J-Dsun.stdout.encoding=UTF-8 "$@"
+	if kt_kept "$@"; then
+		kt_request "$@"
+		return
+	fi
+	keytool "${KT_JOPTS[@]/#/-J}" "$@"
+}
+
+# The settings a kept JVM took from the script when it started.
+kt_env() { printf '%s|' "$PWD" "${TZ-}" "${LANG-}" "${LC_ALL-}" \
+	"${LC_MESSAGES-}" "${JAVA_TOOL_OPTIONS-}" "${JDK_JAVA_OPTIONS-}" \
+	"$(umask)"; }
+
+kt_kept() {
+	local a
+	[ "${WKS_KT_SERVER:-1}" != 0 ] && [ -n "${WKS_KT_CLASSES:-}" ] &&
+		[ -f "$WKS_KT_CLASSES/KeytoolServer.class" ] &&
+		[ -n "${T:-}" ] && [ "$PWD" = "$T" ] && [ ! -e "$T/.kt/broken" ] ||
+		return 1
+	for a in "$@"; do
+		case $a in
+		-J* | -providerpath | -providerclass | -addprovider | \
+		-providername | -providerarg | *:env) return 1 ;;
+		esac
+	done
+	if [ -f "$T/.kt/env" ] && [ "$(cat "$T/.kt/env")" != "$(kt_env)" ]; then
+		return 1
+	fi
+	return 0
+}
+
+# Start the kept JVM (once per script; the first request waits in the
+# pipe while it starts).  It ends with the script, or with $T.
+kt_start() {
+	local d=$T/.kt
+	mkdir -p "$d"
+	mkfifo "$d/in" "$d/done"
+	kt_env >"$d/env"
+	java "${KT_JOPTS[@]}" -Djava.security.manager=allow \
+		--add-exports java.base/sun.security.tools.keytool=ALL-UNNAMED \
+		-cp "$WKS_KT_CLASSES" KeytoolServer "$d" "$$" \
+		</dev/null >"$d/log" 2>&1 &
+	echo $! >"$d/pid"
+}
+
+kt_request() {
+	local d=$T/.kt n ans="" rc kin kdone tries=0
+	[ -p "$d/in" ] || kt_start
+	n=$BASHPID.$RANDOM$RANDOM
+	printf '%s\0' "$@" >"$d/$n.args"
+	if [ ! -t 0 ] &&
+	   [ "$(stat -L -c %d:%i /dev/stdin 2>/dev/null)" != "$KT_STDIN0" ]; then
+		cat >"$d/$n.stdin"
+	fi
+	if [ /dev/stdout -ef /dev/stderr ]; then
+		: >"$d/$n.merge"
+	fi
+	exec {kin}<>"$d/in" {kdone}<>"$d/done"
+	printf '%s\n' "$n" >&"$kin"
+	while [ "$ans" != "$n" ]; do
+		if ! read -r -t 5 -u "$kdone" ans; then
+			tries=$((tries + 1))
+			if ! kill -0 "$(cat "$d/pid")" 2>/dev/null || [ $tries -ge 120 ]; then
+				exec {kin}>&- {kdone}>&-
+				echo "lib.sh: the kept keytool JVM failed (log: $d/log); keytool runs afresh from now" >&2
+				cat "$d/log" >&2
+				: >"$d/broken"
+				rm -f "$d/$n".*
+				keytool "${KT_JOPTS[@]/#/-J}" "$@"
+				return
+			fi
+		fi
+	done
+	exec {kin}>&- {kdone}>&-
+	cat "$d/$n.out"
+	[ ! -f "$d/$n.err" ] || cat "$d/$n.err" >&2
+	rc=$(cat "$d/$n.rc")
+	rm -f "$d/$n".*
+	return "$rc"
 }
 
 # ossl ARGS...: the openssl command, quiet.

@@ -238,14 +238,14 @@ if ! command -v keytool >/dev/null 2>&1; then
 	echo "SKIP: keytool not installed (PKCS#12 secret keys with Java)"
 else
 	KP=changeit-1
-	KT=(-storetype PKCS12 -keystore java.p12 -storepass "$KP")
+	P12=(-storetype PKCS12 -keystore java.p12 -storepass "$KP")
 	# Java's secret keys (and one key pair, so that the file is mixed).
-	keytool -genseckey -alias aes256 -keyalg AES -keysize 256 "${KT[@]}" >/dev/null 2>&1
-	keytool -genseckey -alias hmac -keyalg HmacSHA256 -keysize 256 "${KT[@]}" >/dev/null 2>&1
+	KT -genseckey -alias aes256 -keyalg AES -keysize 256 "${P12[@]}" >/dev/null 2>&1
+	KT -genseckey -alias hmac -keyalg HmacSHA256 -keysize 256 "${P12[@]}" >/dev/null 2>&1
 	printf 'secret-pw-1\nsecret-pw-1\n' |
-		keytool -importpass -alias pw "${KT[@]}" >/dev/null 2>&1
-	keytool -genkeypair -alias eckey -keyalg EC -groupname secp256r1 \
-		-dname CN=eckey -validity 30 "${KT[@]}" >/dev/null 2>&1
+		KT -importpass -alias pw "${P12[@]}" >/dev/null 2>&1
+	KT -genkeypair -alias eckey -keyalg EC -groupname secp256r1 \
+		-dname CN=eckey -validity 30 "${P12[@]}" >/dev/null 2>&1
 	check "keytool made java.p12" [ -s java.p12 ]
 
 	# PKCS#12 -> WKS: import-p12 and convert.
@@ -289,7 +289,7 @@ else
 	wks export-p12 -k w.wks -o w.p12 --outpass "pass:$KP" "${S[@]}" "${IT[@]}"
 	expect_err 0 '"chacha" skipped: algorithm "ChaCha20" has no OID' \
 		"export-p12 names the secret key it cannot export"
-	keytool -list -v -storetype PKCS12 -keystore w.p12 -storepass "$KP" >kt.txt 2>&1 || true
+	KT -list -v -storetype PKCS12 -keystore w.p12 -storepass "$KP" >kt.txt 2>&1 || true
 	entry_type() { # entry_type ALIAS: keytool's "Entry type" of an alias
 		awk -v a="$1" '/^Alias name: /{cur=$3} /^Entry type: /{if (cur==a) print $3}' kt.txt
 	}
