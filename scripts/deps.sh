@@ -13,7 +13,12 @@
 #                             BKS, BCFKS and UBER test stores),
 #                             ca-certificates (the system CA bundle),
 #                             p11-kit (tests/install: p11-kit
-#                             list-modules), strace, and the servers
+#                             list-modules), strace, the PKCS#11
+#                             module's programs (openssh-client,
+#                             openssh-server: ssh -I, ssh-agent, sshd;
+#                             libnss3-tools: modutil, certutil; for
+#                             tests/pkcs11/programs_ssh_nss_java.sh),
+#                             and the servers
 #   scripts/deps.sh servers - only the servers tests/provider/servers.sh
 #                             runs with key references: nginx, apache2,
 #                             haproxy, lighttpd (+ mod-openssl), stunnel4,
@@ -32,6 +37,9 @@ if [ "${1:-build}" = test ]; then
 	want="$want openjdk-17-jdk-headless ca-certificates p11-kit"
 	# Bouncy Castle (tests/cli/bcstores.sh: keytool makes BKS and BCFKS)
 	want="$want libbcprov-java"
+	# the PKCS#11 module's programs (tests/pkcs11/programs_ssh_nss_java.sh);
+	# sshd is not started by the install (policy-rc.d below)
+	want="$want openssh-client openssh-server libnss3-tools"
 	want="$want $servers"
 fi
 if [ "${1:-build}" = servers ]; then
