@@ -38,7 +38,9 @@ fi
 HERE=$(dirname "$(readlink -f "$0")")
 MODULE=$(readlink -f "$1")
 shift
+# shellcheck source=tests/cli/lib.sh
 . "$HERE/../cli/lib.sh"
+# shellcheck source=tests/pkcs11/recipe.sh
 . "$HERE/recipe.sh"
 FULL=${WKS_TEST_FULL:-0}
 [ "$FULL" = 0 ] || FULL=1
@@ -100,6 +102,7 @@ print("\n".join(str(s.getsockname()[1]) for s in ss))' "$1"
 }
 # wait_port PORT: until something accepts on 127.0.0.1:PORT (10 s at most).
 wait_port() {
+	# shellcheck disable=SC2016 # ($1 of the inner shell)
 	timeout 10 bash -c 'until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do sleep 0.05; done' _ "$1"
 }
 # recipe NAME: the recipe as written, without a terminal, bounded;
@@ -283,6 +286,7 @@ for a in ec rsa; do
 done
 if [ -n "$agent_pid" ]; then
 	# the agent holds the keys: ssh needs neither module nor PIN now
+	# shellcheck disable=SC1091 # (written by the recipe)
 	. ./wks-agent.sh >/dev/null
 	check "ssh-agent's socket" test -S "$SSH_AUTH_SOCK"
 	if [ "$FULL" = 1 ]; then
@@ -331,7 +335,7 @@ selfserv_start() {
 	ALIAS=$1 PORT=$2 setsid bash -eu -c "$text" recipe-nss-selfserv \
 		>"$T/selfserv-$1.log" 2>&1 </dev/null &
 	SELFSERV=$!
-	PIDS+=($SELFSERV)
+	PIDS+=("$SELFSERV")
 	if ! wait_port "$2"; then
 		bad "selfserv ($1) does not listen on $2"
 		sed 's/^/    selfserv: /' "$T/selfserv-$1.log" >&2
