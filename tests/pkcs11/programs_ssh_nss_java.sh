@@ -75,7 +75,8 @@ cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${PIDS[@]}"; do
-		# not a child of this shell (ssh-agent): wait until it is gone
+		wait "$p" 2>/dev/null || true
+		# not a child of this shell (ssh-agent): until it is gone
 		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	done
 	if [ -z "${WKS_TEST_KEEP:-}" ]; then rm -rf "$T"; fi
@@ -115,10 +116,11 @@ recipe() {
 	rc=$?
 	set -e
 }
-# run CMD...: as wks() does for the tool, any command.
+# run CMD...: as wks() does for the tool, any command (standard input:
+# the file $IN, else /dev/null).
 run() {
 	set +e
-	timeout 120 setsid -w "$@" >"$T/out" 2>"$T/err" </dev/null
+	timeout 120 setsid -w "$@" >"$T/out" 2>"$T/err" <"${IN:-/dev/null}"
 	rc=$?
 	set -e
 }
@@ -352,8 +354,8 @@ tls() {
 		ALIAS=$key PORT=$NSS_PORT recipe nss-s_client
 	else
 		printf 'GET / HTTP/1.0\r\n\r\n' >get.txt
-		run openssl s_client -connect "localhost:$NSS_PORT" -CAfile "$key.pem" \
-			-verify_return_error -ign_eof "$@" -in get.txt
+		IN=get.txt run openssl s_client -connect "localhost:$NSS_PORT" -CAfile "$key.pem" \
+			-verify_return_error -ign_eof "$@"
 	fi
 	if [ "$rc" -eq 0 ] && grep -q '^Verification: OK' out && grep -q '^HTTP/1.0 200 OK' out &&
 		[ "$(openssl x509 -in out -fingerprint -noout 2>/dev/null)" = \
@@ -361,7 +363,7 @@ tls() {
 		ok
 	else
 		bad "selfserv with $key: $what (exit $rc)"
-		grep -E 'error|Verif|Peer sig' out err 2>/dev/null | head -5 | sed 's/^/    /' >&2
+		grep -E 'error|Verif|Peer sig' out err 2>/dev/null | head -5 | sed 's/^/    /' >&2 || true
 	fi
 }
 if selfserv_start ec "$NSS_PORT"; then
