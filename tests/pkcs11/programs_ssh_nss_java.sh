@@ -20,9 +20,16 @@
 # Default mode: each program once (an EC P-256 and an RSA-2048 key).
 # WKS_TEST_FULL=1: every key type with every program (ssh with ECDSA
 # P-256 and P-384 and RSA with SHA-256 and SHA-512 signatures, directly
-# and through the agent; an Ed25519 key, which OpenSSH 9.2 skips;
+# and through the agent; IdentitiesOnly with and without an IdentityFile;
+# an Ed25519 key, which OpenSSH 9.2 skips;
 # selfserv with EC and RSA keys in TLS 1.2 and 1.3, RSA with PKCS#1 and
 # PSS; keytool's two ways of naming the provider; more JCA algorithms).
+#
+# The recipes take the test's values from their variables (MODULE,
+# WKS_PKCS11_CONF, HOST, PIN_FILE, NSSDB, TOKEN, ALIAS, PORT, STORE, ...);
+# "ssh" in their PATH is a wrapper adding -F with this test's client
+# configuration (host wks-test: the port, the known host key, no
+# ~/.ssh files), and "wks" one running WKS_BINARY.
 #
 # usage: programs_ssh_nss_java.sh MODULE WKS_BINARY SHARED_DIR
 # A missing program is installed (scripts/deps.sh test) and, if that
@@ -213,9 +220,10 @@ if ! wait_port "$SSH_PORT"; then
 	exit 1
 fi
 printf '[127.0.0.1]:%s %s\n' "$SSH_PORT" "$(cut -d' ' -f1,2 host_key.pub)" >known_hosts
-# ssh_config [ALGORITHMS]: the client's whole configuration (-F: no
-# ~/.ssh/config, no default identity files), host "wks-test"; ALGORITHMS
-# restricts the signature algorithms, i.e. which key logs in.
+# ssh_config [ALGORITHMS [LINE...]]: the client's whole configuration
+# (-F: no ~/.ssh/config, no default identity files), host "wks-test";
+# ALGORITHMS restricts the signature algorithms, i.e. which key logs in;
+# LINEs are more options.
 ssh_config() {
 	{
 		echo "Host wks-test"
@@ -227,6 +235,7 @@ ssh_config() {
 		echo "  IdentityFile $T/no-such-key"
 		echo "  ConnectTimeout 10"
 		if [ -n "${1:-}" ]; then echo "  PubkeyAcceptedAlgorithms $1"; fi
+		if [ $# -gt 1 ]; then shift; printf '  %s\n' "$@"; fi
 	} >"$T/ssh_config"
 }
 ssh_config
@@ -270,6 +279,17 @@ if [ "$FULL" = 1 ]; then
 		logins=$((logins + 1))
 		accepted $logins "${v%%:*}" "ssh -I MODULE with ${v#*:}"
 	done
+	# docs/PKCS11.md: IdentitiesOnly hides the token's keys from OpenSSH
+	# 9.2 unless an IdentityFile names the public key
+	ssh_config "" "IdentitiesOnly yes"
+	recipe ssh-login
+	expect 255 "ssh -I MODULE with IdentitiesOnly yes"
+	grep ' rsa$' keygen.out >rsa-id.pub
+	ssh_config "" "IdentitiesOnly yes" "IdentityFile $T/rsa-id.pub"
+	recipe ssh-login
+	expect_out 0 "^$NODE\$" "ssh -I MODULE with IdentitiesOnly yes and the IdentityFile of rsa"
+	logins=$((logins + 1))
+	accepted $logins rsa "ssh -I MODULE with IdentitiesOnly yes and the IdentityFile of rsa"
 	ssh_config
 fi
 
