@@ -451,6 +451,27 @@ if [ "$FULL" = 1 ]; then
 	check "SHA512withRSA verifies" v -sha512 rsa rsa.512.sig
 	check "SHA256withRSASSA-PSS verifies" v -sha256 rsa rsa.pss.sig -sigopt rsa_padding_mode:pss
 	check "the PSS signature does not verify as PKCS#1" not v -sha256 rsa rsa.pss.sig
+	# keys made by keytool on the token: SunPKCS11 generates a session
+	# key and copies it to the token (C_CopyObject, CKA_ID = the alias),
+	# then stores keytool's certificate (C_CreateObject)
+	kt_p11() {
+		run keytool "$@" -keystore NONE -storetype PKCS11 -addprovider SunPKCS11 \
+			-providerArg wks-pkcs11.cfg -storepass:file "$PIN_FILE"
+	}
+	kt_p11 -genkeypair -alias jgen -keyalg EC -groupname secp256r1 -dname CN=jgen
+	expect 0 "keytool -genkeypair -storetype PKCS11"
+	kt_p11 -genseckey -alias jaes -keyalg AES -keysize 256
+	expect 0 "keytool -genseckey -storetype PKCS11"
+	wks list -k web.wks --storepass "pass:$PIN"
+	expect_out 0 "^jgen +private-key .*EC P-256" "keytool's key pair is the entry jgen"
+	expect_out 0 "^jaes +secret-key .*AES" "keytool's secret key is the entry jaes"
+	wks export-cert -k web.wks -a jgen --leaf --no-storepass -o jgen.pem
+	check "jgen's certificate is keytool's (no authority key identifier)" \
+		not grep -q 'Authority Key Identifier' <(openssl x509 -in jgen.pem -noout -text)
+	openssl x509 -in jgen.pem -pubkey -noout >jgen.pub.pem
+	run java "$P11SIGN" wks-pkcs11.cfg "$PIN_FILE" data.txt jgen=SHA256withECDSA=jgen.sig
+	expect 0 "P11Sign.java with keytool's key"
+	check "keytool's key signs, its certificate verifies" v -sha256 jgen jgen.sig
 fi
 
 end_tests
