@@ -23,7 +23,8 @@
 # and through the agent; IdentitiesOnly with and without an IdentityFile;
 # an Ed25519 key, which OpenSSH 9.2 skips;
 # selfserv with EC and RSA keys in TLS 1.2 and 1.3, RSA with PKCS#1 and
-# PSS; keytool's two ways of naming the provider; more JCA algorithms).
+# PSS; keytool's two ways of naming the provider, a wrong PIN, keytool
+# -genkeypair and -genseckey on the token; more JCA algorithms).
 #
 # The recipes take the test's values from their variables (MODULE,
 # WKS_PKCS11_CONF, HOST, PIN_FILE, NSSDB, TOKEN, ALIAS, PORT, STORE, ...);
