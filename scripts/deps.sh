@@ -13,12 +13,26 @@
 #                             BKS, BCFKS and UBER test stores),
 #                             ca-certificates (the system CA bundle),
 #                             p11-kit (tests/install: p11-kit
-#                             list-modules), strace, the PKCS#11
-#                             module's programs (openssh-client,
-#                             openssh-server: ssh -I, ssh-agent, sshd;
-#                             libnss3-tools: modutil, certutil; for
-#                             tests/pkcs11/programs_ssh_nss_java.sh),
-#                             and the servers
+#                             list-modules), strace, the servers, and
+#                             the PKCS#11 programs of
+#                             tests/pkcs11/programs_opensc_gnutls.sh:
+#                             opensc (pkcs11-tool), gnutls-bin (p11tool,
+#                             gnutls-serv, gnutls-cli), p11-kit-modules
+#                             (p11-kit-client.so) and pkcs11-provider,
+#                             and of tests/pkcs11/programs_ssh_nss_java.sh:
+#                             openssh-client, openssh-server (ssh -I,
+#                             ssh-agent, sshd; not started by the
+#                             install), libnss3-tools (modutil, certutil,
+#                             selfserv).
+#                             pkcs11-provider 1.0 is in bookworm-backports
+#                             only: when it is missing, the backports
+#                             source is added as
+#                             /etc/apt/sources.list.d/bookworm-backports.list
+#                             (deb http://deb.debian.org/debian
+#                             bookworm-backports main; nothing else is
+#                             taken from it: apt prefers the release's
+#                             packages) and it is installed with -t
+#                             bookworm-backports
 #   scripts/deps.sh servers - only the servers tests/provider/servers.sh
 #                             runs with key references: nginx, apache2,
 #                             haproxy, lighttpd (+ mod-openssl), stunnel4,
@@ -41,6 +55,8 @@ if [ "${1:-build}" = test ]; then
 	# sshd is not started by the install (policy-rc.d below)
 	want="$want openssh-client openssh-server libnss3-tools"
 	want="$want $servers"
+	# PKCS#11 programs (tests/pkcs11/programs_opensc_gnutls.sh)
+	want="$want opensc gnutls-bin p11-kit-modules"
 fi
 if [ "${1:-build}" = servers ]; then
 	want=$servers
@@ -54,8 +70,13 @@ if [ "${1:-build}" = test ] &&
    ! python3 -c 'import cryptography' >/dev/null 2>&1; then
 	missing="$missing python3-cryptography"
 fi
-[ -z "$missing" ] && exit 0
-echo "deps: installing$missing" >&2
+backports=""
+if [ "${1:-build}" = test ] &&
+   ! dpkg-query -W -f='${Status}' pkcs11-provider 2>/dev/null | grep -q "ok installed"; then
+	backports=pkcs11-provider
+fi
+[ -z "$missing" ] && [ -z "$backports" ] && exit 0
+echo "deps: installing$missing${backports:+ $backports (bookworm-backports)}" >&2
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 policy=""
@@ -66,5 +87,16 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	$SUDO chmod 755 $policy
 	trap '$SUDO rm -f $policy' EXIT
 fi
+if [ -n "$backports" ] &&
+   ! grep -rqs '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo 'deb http://deb.debian.org/debian bookworm-backports main' |
+		$SUDO tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
+fi
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+if [ -n "$missing" ]; then
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+if [ -n "$backports" ]; then
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+		-t bookworm-backports $backports >/dev/null
+fi

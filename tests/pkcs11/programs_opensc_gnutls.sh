@@ -1,0 +1,434 @@
+#!/usr/bin/env bash
+# libwks-pkcs11.so against real programs: OpenSC's pkcs11-tool, GnuTLS
+# (p11tool, gnutls-serv, gnutls-cli), p11-kit (list-modules, server and
+# its client module) and OpenSSL through pkcs11-provider.  The recipes of
+# docs/PKCS11.md "Recipes" (OpenSC pkcs11-tool, GnuTLS, p11-kit server,
+# OpenSSL with pkcs11-provider) are run as written (tests/pkcs11/recipe.sh),
+# with their variables pointing at this test's module, configuration,
+# password file, ports and socket folder; the checks here come on top.
+#
+#   pkcs11-tool   -L -M -O --test (recipe); sign and verify (checked by
+#                 openssl, and a changed message must fail) with ECDSA,
+#                 RSA-PSS and EdDSA; --keypairgen and --write-object of a
+#                 CA-issued certificate (the store's entry then has that
+#                 certificate: wks export-cert, wksdump.py); --write-object
+#                 of a key and its certificate, --delete-object (the entry
+#                 comes and goes, as wks list sees it)
+#   GnuTLS        p11tool --list-all, --export (the same certificate as wks
+#                 export-cert); gnutls-serv with pkcs11: URIs for key and
+#                 certificate, checked by gnutls-cli and by openssl
+#                 s_client -verify_return_error (an RSA key signs RSA-PSS
+#                 in TLS 1.3), and refused by a client trusting another
+#                 certificate
+#   p11-kit       list-modules shows the token (as user nobody when run as
+#                 root: p11-kit reads ~/.config/pkcs11/modules for other
+#                 users only); p11-kit server serves the token on a socket
+#                 in a mode-700 folder, a fresh pkcs11-tool process signs
+#                 through p11-kit-client.so (openssl verifies), another
+#                 user cannot connect, and with the server gone there is
+#                 no token
+#   pkcs11-provider  openssl pkey -pubout of a pkcs11: key (equal to the
+#                 certificate's key), openssl s_server with a pkcs11: key
+#                 and certificate checked by s_client -verify_return_error
+#
+# Default mode: each program once (EC keys, one RSA-2048 key made once,
+# Ed25519); WKS_TEST_FULL=1: every sign mechanism, and the TLS servers
+# with EC, RSA and Ed25519 keys each in TLS 1.2 and 1.3.  Every server is
+# started here, in the test's folder, on a free port of 127.0.0.1
+# (gnutls-serv cannot be told an address: it listens on every address of
+# that port), and killed on exit.  A missing program fails the test
+# (scripts/deps.sh test installs them all; tests/run.sh runs it).
+#
+# usage: programs_opensc_gnutls.sh MODULE WKS_BINARY SHARED_DIR
+# Prints "N passed, M failed" last; exits 1 on any failure.
+set -euo pipefail
+
+if [ $# -ne 3 ]; then
+	echo "usage: $0 MODULE WKS_BINARY SHARED_DIR" >&2
+	exit 2
+fi
+HERE=$(cd "$(dirname "$0")" && pwd)
+MODULE=$(readlink -f "$1")
+shift
+# shellcheck source=tests/cli/lib.sh
+. "$HERE/../cli/lib.sh"
+# shellcheck source=tests/pkcs11/recipe.sh
+. "$HERE/recipe.sh"
+FULL=${WKS_TEST_FULL:-0}
+[ "$FULL" = 0 ] || FULL=1
+
+start_tests p11gnutls
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [ -z "${WKS_TEST_KEEP:-}" ]; then rm -rf "$T"; fi
+}
+trap cleanup EXIT
+
+# ---- the programs ------------------------------------------------------------
+
+CLIENT=/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so
+OSSL_PKCS11=/usr/lib/x86_64-linux-gnu/ossl-modules/pkcs11.so
+missing=""
+for b in pkcs11-tool p11tool gnutls-serv gnutls-cli p11-kit openssl python3; do
+	command -v "$b" >/dev/null 2>&1 || missing="$missing $b"
+done
+[ -e "$CLIENT" ] || missing="$missing $CLIENT(p11-kit-modules)"
+[ -e "$OSSL_PKCS11" ] || missing="$missing $OSSL_PKCS11(pkcs11-provider)"
+if [ -n "$missing" ]; then
+	echo "FAIL: missing:$missing (sh scripts/deps.sh test installs them)" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+for p in opensc gnutls-bin p11-kit p11-kit-modules pkcs11-provider openssl; do
+	dpkg-query -W -f='${Package} ${Version}\n' "$p" 2>/dev/null || true
+done
+
+# ---- helpers -----------------------------------------------------------------
+
+# run WHAT CMD...: CMD with stdout in $T/out, stderr in $T/err, status in $rc.
+run() {
+	shift
+	set +e
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+}
+# recipe NAME [VAR=VALUE...]: the recipe as written, with those variables.
+recipe() {
+	local name=$1
+	shift
+	set +e
+	env "$@" bash -eu -c "$(recipe_text "$name")" "recipe-$name" >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+}
+# out_has REGEX WHAT: the last command's stdout matches.
+out_has() {
+	if grep -Eq -- "$1" "$T/out"; then ok; else
+		bad "$2: stdout must match /$1/"
+		sed 's/^/    stdout: /' "$T/out" | tail -12 >&2
+	fi
+}
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# start NAME LOG VAR=VALUE...: recipe NAME (a server: its last command is
+# an exec) in the background in its own process group; its PID in $SPID.
+start() {
+	local name=$1 log=$2
+	shift 2
+	recipe_text "$name" >"$T/recipe-$name.sh"
+	env "$@" setsid bash -eu "$T/recipe-$name.sh" >"$log" 2>&1 </dev/null &
+	SPID=$!
+	PIDS+=("$SPID")
+}
+stop() {
+	kill -- "-$1" 2>/dev/null || kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+# wait_port PORT: until 127.0.0.1:PORT accepts (10 s at most).
+wait_port() {
+	for _ in $(seq 100); do
+		if (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+# p11 ARGS...: pkcs11-tool on the test's token.
+p11() { pkcs11-tool --module "$MODULE" --token-label web "$@"; }
+# id_of ALIAS: the CKA_ID (hex) of the alias's certificate.
+id_of() {
+	p11 --list-objects --type cert 2>/dev/null | awk -v a="$1" '
+		/^  label:/ { l = $0; sub(/^  label: +/, "", l) }
+		/^  ID:/ && l == a { print $2; exit }'
+}
+
+# ---- the store and the token -------------------------------------------------
+
+SAN=san=dns:localhost,ip:127.0.0.1
+wks genkeypair -k web.wks --storepass pass:web-store-pw -a ec --keyalg EC \
+	--dname CN=localhost --ext "$SAN"
+expect 0 "wks genkeypair EC"
+wks genkeypair -k web.wks --storepass pass:web-store-pw -a rsa --keyalg RSA \
+	--keysize 2048 --dname CN=localhost --ext "$SAN"
+expect 0 "wks genkeypair RSA-2048"
+openssl req -x509 -newkey ed25519 -nodes -keyout ed.key -subj /CN=localhost \
+	-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -days 30 -out ed.crt 2>/dev/null
+wks import-key -k web.wks --storepass pass:web-store-pw -a ed --key ed.key --chain ed.crt
+expect 0 "wks import-key Ed25519"
+rm -f ed.key
+for a in ec rsa ed; do
+	wks export-cert -k web.wks -a "$a"
+	cp "$T/out" "$a.wks.pem"
+done
+(umask 077 && printf 'web-store-pw\n' >web.pin)
+printf '[token]\nlabel = web\nstore = web.wks\n' >p11.conf
+export MODULE WKS_PKCS11_CONF=$T/p11.conf PIN_FILE=$T/web.pin
+export OPENSSL_CONF=/dev/null WKS_PIN=web-store-pw
+# fingerprint FILE: a PEM certificate's SHA-256 fingerprint.
+fingerprint() { openssl x509 -in "$1" -noout -fingerprint -sha256 2>/dev/null; }
+
+# ---- OpenSC pkcs11-tool ------------------------------------------------------
+
+recipe pkcs11-tool-list
+expect 0 "recipe pkcs11-tool-list"
+out_has 'token label +: web' "pkcs11-tool -L lists the token"
+out_has 'ECDSA-SHA256, .*sign, verify' "pkcs11-tool -M lists ECDSA-SHA256"
+out_has 'EDDSA, .*sign, verify' "pkcs11-tool -M lists EDDSA"
+out_has 'RSA-PKCS-PSS, .*sign, verify' "pkcs11-tool -M lists RSA-PKCS-PSS"
+out_has 'Private Key Object; EC_EDWARDS' "pkcs11-tool -O shows the Ed25519 key after login"
+out_has 'Private Key Object; RSA' "pkcs11-tool -O shows the RSA key after login"
+out_has '^No errors' "pkcs11-tool --test: no errors"
+run "-O without login" p11 --list-objects
+if grep -q 'Private Key Object' "$T/out"; then
+	bad "pkcs11-tool -O without login shows private keys"
+else ok; fi
+
+# sign_check ALIAS MECH: the recipe signs and verifies; a changed message
+# fails the same verification.
+sign_check() {
+	mkdir -p "sign-$1-$2"
+	(
+		cd "sign-$1-$2"
+		recipe pkcs11-tool-sign ALIAS="$1" MECH="$2"
+		expect 0 "recipe pkcs11-tool-sign $1 $2"
+		out_has 'Verified (OK|Successfully)' "pkcs11-tool $2 signature verified by openssl"
+		echo "another message" >data.txt
+		local md=sha256
+		case $2 in *SHA384*) md=sha384 ;; *SHA512*) md=sha512 ;; esac
+		case $2 in
+		EDDSA) run x openssl pkeyutl -verify -pubin -inkey pub.pem -rawin -in data.txt -sigfile data.sig ;;
+		*-PSS) run x openssl dgst "-$md" -sigopt rsa_padding_mode:pss -verify pub.pem -signature data.sig data.txt ;;
+		*) run x openssl dgst "-$md" -verify pub.pem -signature data.sig data.txt ;;
+		esac
+		if [ "$rc" -ne 0 ]; then ok; else bad "$2: a changed message verified"; fi
+		if cmp -s cert.der <(openssl x509 -in "../$1.wks.pem" -outform DER); then ok; else
+			bad "$2: the certificate read is not the store's $1"; fi
+		echo "$passed $failed" >counts
+	)
+	read -r passed failed <"sign-$1-$2/counts"
+}
+sign_check ec ECDSA-SHA256
+sign_check rsa SHA256-RSA-PKCS-PSS
+sign_check ed EDDSA
+if [ "$FULL" = 1 ]; then
+	sign_check rsa SHA256-RSA-PKCS
+	sign_check rsa SHA512-RSA-PKCS-PSS
+	for m in ECDSA-SHA384 ECDSA-SHA512; do sign_check ec "$m"; done
+	# pkcs11-tool's own verification through the module (C_Verify)
+	echo "a message to sign" >m.txt
+	for am in ec:ECDSA-SHA256 rsa:SHA256-RSA-PKCS rsa:SHA512-RSA-PKCS-PSS ed:EDDSA; do
+		a=${am%%:*} m=${am#*:}
+		id=$(id_of "$a")
+		run "$am" p11 --login --pin env:WKS_PIN --sign --id "$id" -m "$m" -i m.txt -o m.sig
+		expect 0 "pkcs11-tool --sign $m ($a)"
+		run "$am" p11 --verify --id "$id" -m "$m" -i m.txt --signature-file m.sig
+		expect_out 0 'Signature is valid' "pkcs11-tool --verify $m ($a)"
+		run "$am" p11 --verify --id "$id" -m "$m" -i p11.conf --signature-file m.sig
+		if [ "$rc" -ne 0 ] || ! grep -q 'Signature is valid' "$T/out"; then ok; else
+			bad "pkcs11-tool --verify $m ($a) accepted a bad signature"; fi
+	done
+	# raw RSA PKCS#1 over a DigestInfo-less hash, and raw ECDSA over a hash
+	openssl dgst -sha256 -binary m.txt >m.sha256
+	id=$(id_of ec)
+	run raw p11 --login --pin env:WKS_PIN --sign --id "$id" -m ECDSA --signature-format openssl -i m.sha256 -o m.sig
+	expect 0 "pkcs11-tool --sign -m ECDSA"
+	run raw openssl pkeyutl -verify -pubin -inkey <(openssl x509 -in ec.wks.pem -pubkey -noout) -in m.sha256 -sigfile m.sig
+	expect_out 0 'Verified Successfully' "raw ECDSA signature verified by openssl"
+	id=$(id_of rsa)
+	run raw p11 --login --pin env:WKS_PIN --sign --id "$id" -m RSA-PKCS -i m.sha256 -o m.sig
+	expect 0 "pkcs11-tool --sign -m RSA-PKCS"
+	run raw openssl pkeyutl -verifyrecover -pubin -inkey <(openssl x509 -in rsa.wks.pem -pubkey -noout) -in m.sig
+	if [ "$rc" -eq 0 ] && cmp -s "$T/out" m.sha256; then ok; else bad "raw RSA-PKCS: recovered data is not the input"; fi
+fi
+
+recipe pkcs11-tool-keypairgen NEW=mail NEW_ID=0a01
+expect 0 "recipe pkcs11-tool-keypairgen"
+wks export-cert -k web.wks -a mail
+if [ "$rc" -eq 0 ] && openssl x509 -noout -issuer <"$T/out" | grep -q 'CN *= *Example CA' &&
+	cmp -s <(openssl x509 -outform DER <"$T/out") new.der; then ok; else
+	bad "after --keypairgen and --write-object, the entry mail has the CA-issued certificate"
+fi
+run wksdump python3 "$WKSDUMP" dump --password-env WKS_PIN web.wks
+if [ "$rc" -eq 0 ] && grep -q mail "$T/out"; then ok; else
+	bad "wksdump.py reads the store the module wrote (entry mail)"; fi
+# the key's CKA_ID now follows the CA-issued certificate (docs/PKCS11.md)
+id=$(id_of mail)
+if [ -n "$id" ]; then ok; else bad "no certificate labelled mail"; fi
+run keygen-sign p11 --login --pin env:WKS_PIN --sign --id "$id" -m ECDSA-SHA256 --signature-format openssl -i p11.conf -o mail.sig
+expect 0 "the generated key signs"
+run keygen-verify openssl dgst -sha256 -verify new.pub.pem -signature mail.sig p11.conf
+expect_out 0 'Verified OK' "the generated key's signature verifies with its public key"
+
+recipe pkcs11-tool-import NEW=imported NEW_ID=0a02
+expect 0 "recipe pkcs11-tool-import"
+out_has 'label: +imported' "--write-object privkey: the key is on the token"
+wks list -k web.wks
+if [ "$rc" -eq 0 ] && ! grep -q imported "$T/out" && grep -q mail "$T/out"; then ok; else
+	bad "--delete-object: the entry imported is gone, mail stays"; fi
+# a key entry's certificate alone is not deletable
+run del-cert p11 --login --pin env:WKS_PIN --delete-object --type cert --id 0a01
+if [ "$rc" -ne 0 ]; then ok; else bad "--delete-object --type cert of a key's certificate succeeded"; fi
+
+# ---- GnuTLS ------------------------------------------------------------------
+
+recipe p11tool ALIAS=rsa
+expect 0 "recipe p11tool"
+out_has 'URL: pkcs11:.*token=web;.*object=rsa;type=private|URL: pkcs11:.*token=web;.*object=rsa;type=cert' "p11tool --list-all lists the token's objects with URLs"
+out_has 'object=ed;type=cert' "p11tool --list-all lists the Ed25519 certificate"
+if [ -s rsa.pem ] && [ "$(fingerprint rsa.pem)" = "$(fingerprint rsa.wks.pem)" ]; then ok; else
+	bad "p11tool --export: the certificate is the store's"; fi
+
+# tls_gnutls ALIAS VERSIONS: gnutls-serv with ALIAS's key, checked with
+# gnutls-cli and openssl s_client in each TLS version (1.2, 1.3).
+tls_gnutls() {
+	local a=$1 v port log
+	port=$(free_port)
+	log=$T/gnutls-serv-$a.log
+	[ -s "$a.pem" ] || cp "$a.wks.pem" "$a.pem"
+	start gnutls-serv "$log" ALIAS="$a" PORT="$port"
+	if ! wait_port "$port"; then
+		bad "gnutls-serv ($a) did not start: $(tail -5 "$log")"
+		stop "$SPID"
+		return
+	fi
+	ok
+	# the recipe's two clients (TLS 1.3)
+	recipe gnutls-cli ALIAS="$a" PORT="$port"
+	expect 0 "recipe gnutls-cli ($a)"
+	out_has 'Handshake was completed' "gnutls-cli: handshake with gnutls-serv ($a)"
+	out_has 'Verify return code: 0 \(ok\)' "openssl s_client -verify_return_error: gnutls-serv ($a)"
+	if [ "$a" = rsa ]; then
+		out_has 'Peer signature type: RSA-PSS' "TLS 1.3: the RSA key signs RSA-PSS"
+	fi
+	for v in $2; do
+		run "s_client $v" timeout 10 openssl s_client -connect "127.0.0.1:$port" \
+			-CAfile "$a.pem" -verify_return_error "-tls${v/./_}" </dev/null
+		if [ "$rc" -eq 0 ] && grep -q "Verify return code: 0 (ok)" "$T/out" &&
+			grep -q "New, TLSv$v" "$T/out"; then ok; else
+			bad "openssl s_client -tls$v to gnutls-serv ($a)"; fi
+		run "gnutls-cli $v" timeout 10 gnutls-cli --x509cafile "$a.pem" --port "$port" \
+			--priority "NORMAL:-VERS-ALL:+VERS-TLS$v" localhost </dev/null
+		if [ "$rc" -eq 0 ] && grep -q "Description: (TLS$v-" "$T/out" &&
+			grep -q "Handshake was completed" "$T/out"; then ok; else
+			bad "gnutls-cli TLS $v to gnutls-serv ($a)"; fi
+		if [ "$a" = rsa ] && [ "$v" = 1.2 ]; then
+			out_has "^- Description: \\(TLS1.2-X.509\\)-.*-\\(RSA-SHA256\\)-" "TLS 1.2: the RSA key signs PKCS#1 v1.5 (CKM_RSA_PKCS)"
+		fi
+	done
+	# a client trusting another certificate is refused
+	run other timeout 10 openssl s_client -connect "127.0.0.1:$port" \
+		-CAfile ca.pem -verify_return_error </dev/null
+	if [ "$rc" -ne 0 ]; then ok; else bad "s_client trusting another CA accepted gnutls-serv ($a)"; fi
+	stop "$SPID"
+}
+if [ "$FULL" = 1 ]; then
+	for a in rsa ec ed; do tls_gnutls "$a" "1.2 1.3"; done
+else
+	tls_gnutls rsa "1.2"
+fi
+
+# ---- p11-kit -----------------------------------------------------------------
+
+H=$T/home
+mkdir -p "$H/.config/pkcs11/modules"
+printf 'module: %s\n' "$MODULE" >"$H/.config/pkcs11/modules/wks.module"
+as=()
+if [ "$(id -u)" -eq 0 ]; then
+	as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	chmod 711 "$T"
+	chmod -R a+rX "$H" p11.conf
+fi
+set +e
+(cd / && "${as[@]}" env HOME="$H" WKS_PKCS11_CONF="$WKS_PKCS11_CONF" \
+	bash -eu -c "$(recipe_text p11-kit-list-modules)" recipe-p11-kit-list-modules) >"$T/out" 2>"$T/err"
+rc=$?
+set -e
+chmod 700 "$T"
+expect 0 "recipe p11-kit-list-modules"
+out_has '^wks: ' "p11-kit list-modules lists the module"
+out_has 'token: web' "p11-kit list-modules lists the token"
+
+SOCK=$T/sock
+start p11-kit-server "$T/p11-kit-server.log" SOCKET_DIR="$SOCK"
+SRV=$SPID
+for _ in $(seq 100); do [ -S "$SOCK/pkcs11" ] && break; sleep 0.1; done
+if [ -S "$SOCK/pkcs11" ]; then ok; else bad "p11-kit server: no socket: $(tail -5 "$T/p11-kit-server.log")"; fi
+if [ "$(stat -c %a "$SOCK")" = 700 ]; then ok; else bad "the socket's folder is not mode 700"; fi
+mkdir client && (
+	cd client
+	recipe p11-kit-client CLIENT="$CLIENT" SOCKET_DIR="$SOCK"
+	expect 0 "recipe p11-kit-client"
+	out_has 'token label +: web' "p11-kit-client.so lists the served token"
+	out_has 'Signature Verified Successfully' "a signature through p11-kit server verifies"
+	if cmp -s cert.der <(openssl x509 -in ../ec.wks.pem -outform DER); then ok; else
+		bad "the certificate read through p11-kit server is the store's"; fi
+	echo "$passed $failed" >counts
+)
+read -r passed failed <client/counts
+export P11_KIT_SERVER_ADDRESS=unix:path=$SOCK/pkcs11
+# p11-kit 0.24 does not carry CKM_ECDSA_SHA256 (docs/PKCS11.md)
+run ecdsa-sha256 pkcs11-tool --module "$CLIENT" --login --pin env:WKS_PIN --sign \
+	--id "$(id_of ec)" -m ECDSA-SHA256 -i p11.conf -o x.sig
+if [ "$rc" -ne 0 ] && grep -q CKR_MECHANISM_INVALID "$T/err"; then ok; else
+	bad "p11-kit-client: ECDSA-SHA256 (rc $rc): the doc says p11-kit 0.24 refuses it"; fi
+run wrong-pin pkcs11-tool --module "$CLIENT" --login --pin wrong-pin --list-objects
+if [ "$rc" -ne 0 ] && grep -q CKR_PIN_INCORRECT "$T/err"; then ok; else
+	bad "p11-kit-client: a wrong PIN is refused"; fi
+if [ "${#as[@]}" -gt 0 ]; then
+	chmod 711 "$T"
+	run other-user "${as[@]}" pkcs11-tool --module "$CLIENT" --list-token-slots
+	chmod 700 "$T"
+	if ! grep -q 'token label' "$T/out"; then ok; else
+		bad "another user reached the token through the socket"; fi
+fi
+stop "$SRV"
+run no-server pkcs11-tool --module "$CLIENT" --list-token-slots
+if ! grep -q 'token label' "$T/out"; then ok; else bad "a token without the server"; fi
+unset P11_KIT_SERVER_ADDRESS
+
+# ---- OpenSSL with pkcs11-provider --------------------------------------------
+
+OCNF=$T/openssl-pkcs11.cnf
+recipe openssl-pkcs11-conf OPENSSL_CONF="$OCNF"
+expect 0 "recipe openssl-pkcs11-conf"
+if grep -q "^pkcs11-module-path = $MODULE\$" "$OCNF"; then ok; else bad "the OpenSSL configuration names the module"; fi
+recipe openssl-pkey OPENSSL_CONF="$OCNF"
+expect 0 "recipe openssl-pkey"
+if [ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "$(openssl x509 -in ec.wks.pem -pubkey -noout)" ]; then ok; else
+	bad "openssl pkey -pubout of the pkcs11: key is the certificate's key"; fi
+
+# tls_ossl ALIAS VERSIONS: openssl s_server through pkcs11-provider.
+tls_ossl() {
+	local a=$1 v port log
+	port=$(free_port)
+	log=$T/s_server-$a.log
+	start openssl-s_server "$log" OPENSSL_CONF="$OCNF" ALIAS="$a" HOST=127.0.0.1 PORT="$port"
+	if ! wait_port "$port"; then
+		bad "openssl s_server ($a) did not start: $(tail -5 "$log")"
+		stop "$SPID"
+		return
+	fi
+	ok
+	for v in $2; do
+		run "s_client $v" timeout 10 openssl s_client -connect "127.0.0.1:$port" \
+			-CAfile "$a.wks.pem" -verify_return_error "-tls${v/./_}" </dev/null
+		if [ "$rc" -eq 0 ] && grep -q "Verify return code: 0 (ok)" "$T/out" &&
+			grep -q "New, TLSv$v" "$T/out"; then ok; else
+			bad "openssl s_client -tls$v to s_server with a pkcs11: key ($a)"; fi
+		if [ "$a" = rsa ] && [ "$v" = 1.3 ]; then
+			out_has 'Peer signature type: RSA-PSS' "s_server TLS 1.3: the RSA key signs RSA-PSS"
+		fi
+	done
+	stop "$SPID"
+}
+if [ "$FULL" = 1 ]; then
+	for a in ec rsa ed; do tls_ossl "$a" "1.2 1.3"; done
+else
+	tls_ossl ec "1.3"
+fi
+
+end_tests
