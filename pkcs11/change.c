@@ -15,6 +15,104 @@
 
 /* ---- C_CopyObject ------------------------------------------------------------ */
 
+/* A printable CKA_ID (SunPKCS11's KeyStore puts the Java alias there) as
+ * an alias, when no label names the entry. */
+static int printable_id(const unsigned char *id, size_t len)
+{
+	if (!len || len > 64)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (id[i] < 0x20 || id[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* A session key copied with CKA_TOKEN true: a new store entry, as
+ * C_CreateObject makes one from the same key (docs/PKCS11.md, "Writing
+ * to a token").  SunPKCS11's KeyStore stores a key it generated (keytool
+ * -genkeypair -storetype PKCS11) that way, with a template of CKA_TOKEN
+ * true and CKA_ID = the alias.  The entry's alias: the template's
+ * CKA_LABEL, else the source's, else a printable CKA_ID (template's, else
+ * source's) as text, else as for a new key.  Called with tok->lock held;
+ * releases it for the change (a locked load and save) and returns with it
+ * held again; `o` is not used once it is released. */
+static CK_RV copy_to_token(w11_session *s, w11_obj *o, CK_ATTRIBUTE_PTR t,
+			   CK_ULONG n, CK_OBJECT_HANDLE_PTR h)
+{
+	w11_token *tok = s->tok;
+	const CK_ATTRIBUTE *tl = w11_tmpl(t, n, CKA_LABEL);
+	const CK_ATTRIBUTE *ti = w11_tmpl(t, n, CKA_ID);
+	const w11_attr *a;
+	CK_ATTRIBUTE nt[2];
+	CK_ULONG nn = 0;
+	CK_OBJECT_CLASS cls = o->cls;
+	CK_KEY_TYPE kt = CK_UNAVAILABLE_INFORMATION;
+	unsigned char *label = NULL, *id = NULL, *sec = NULL;
+	size_t label_len = 0, id_len = 0, sec_len = 0;
+	EVP_PKEY *pk = NULL;
+	CK_RV rv = CKR_OK;
+
+	/* under tok->lock: what the copy needs from the source */
+	if ((cls != CKO_PRIVATE_KEY && cls != CKO_SECRET_KEY) || !o->km ||
+	    (cls == CKO_PRIVATE_KEY && !o->km->priv) ||
+	    (cls == CKO_SECRET_KEY && !o->km->sec)) {
+		/* a store holds certificates and public keys with their
+		 * entries, made by C_CreateObject */
+		W11_LOG("C_CopyObject to the token: private and secret "
+			"session keys only");
+		return CKR_TEMPLATE_INCONSISTENT;
+	}
+	if (tl && tl->ulValueLen) {
+		label_len = tl->ulValueLen;
+		label = OPENSSL_memdup(tl->pValue, label_len);
+	} else if ((a = w11_attrs_get(&o->attrs, CKA_LABEL)) && a->len) {
+		label_len = a->len;
+		label = OPENSSL_memdup(a->val, label_len);
+	}
+	if (ti) {
+		id_len = ti->ulValueLen;
+		id = id_len ? OPENSSL_memdup(ti->pValue, id_len) : NULL;
+	} else if ((a = w11_attrs_get(&o->attrs, CKA_ID)) && a->len) {
+		id_len = a->len;
+		id = OPENSSL_memdup(a->val, id_len);
+	}
+	if ((label_len && !label) || (id_len && !id))
+		rv = CKR_HOST_MEMORY;
+	if (rv == CKR_OK && cls == CKO_PRIVATE_KEY) {
+		pk = o->km->priv;
+		EVP_PKEY_up_ref(pk);
+	} else if (rv == CKR_OK) {
+		kt = o->km->ktype;
+		sec_len = o->km->sec_len;
+		if (!(sec = OPENSSL_memdup(o->km->sec, sec_len)))
+			rv = CKR_HOST_MEMORY;
+	}
+	pthread_mutex_unlock(&tok->lock);
+	if (rv == CKR_OK)
+		rv = w11_may_create(s, 1, 1);
+	if (rv == CKR_OK) {
+		if (!label_len && printable_id(id, id_len)) {
+			label = OPENSSL_memdup(id, id_len);
+			label_len = label ? id_len : 0;
+		}
+		if (label_len)
+			nt[nn++] = (CK_ATTRIBUTE){ CKA_LABEL, label, label_len };
+		if (id_len)
+			nt[nn++] = (CK_ATTRIBUTE){ CKA_ID, id, id_len };
+		if (cls == CKO_PRIVATE_KEY)
+			rv = w11_token_keypair(s, pk, NULL, 0, nt, nn, NULL,
+					       h);
+		else
+			rv = w11_token_secret(s, kt, sec, sec_len, nt, nn, h);
+	}
+	EVP_PKEY_free(pk);
+	OPENSSL_clear_free(sec, sec_len);
+	OPENSSL_free(label);
+	OPENSSL_free(id);
+	pthread_mutex_lock(&tok->lock);
+	return rv;
+}
+
 static CK_RV copy_object(w11_session *s, CK_OBJECT_HANDLE src,
 			 CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_OBJECT_HANDLE_PTR h)
 {
@@ -35,9 +133,12 @@ static CK_RV copy_object(w11_session *s, CK_OBJECT_HANDLE src,
 		rv = CKR_OBJECT_HANDLE_INVALID;
 	} else if (!w11_attrs_is_true(&o->attrs, CKA_COPYABLE)) {
 		rv = CKR_ACTION_PROHIBITED;
+	} else if (token == 1 && !(o->flags & W11_OF_TOKEN)) {
+		rv = copy_to_token(s, o, t, n, h);
 	} else if (token == 1 || (token == -1 && (o->flags & W11_OF_TOKEN))) {
-		/* copies are session objects: a store entry is named by its
-		 * alias, which a copy would have to change */
+		/* copies of token objects are session objects: a store
+		 * entry is named by its alias, which a copy would have to
+		 * change */
 		rv = CKR_TEMPLATE_INCONSISTENT;
 	} else if (!(c = calloc(1, sizeof(*c)))) {
 		rv = CKR_HOST_MEMORY;

@@ -18,7 +18,12 @@
 #                             tests/pkcs11/programs_opensc_gnutls.sh:
 #                             opensc (pkcs11-tool), gnutls-bin (p11tool,
 #                             gnutls-serv, gnutls-cli), p11-kit-modules
-#                             (p11-kit-client.so) and pkcs11-provider.
+#                             (p11-kit-client.so) and pkcs11-provider,
+#                             and of tests/pkcs11/programs_ssh_nss_java.sh:
+#                             openssh-client, openssh-server (ssh -I,
+#                             ssh-agent, sshd; not started by the
+#                             install), libnss3-tools (modutil, certutil,
+#                             selfserv).
 #                             pkcs11-provider 1.0 is in bookworm-backports
 #                             only: when it is missing, the backports
 #                             source is added as
@@ -46,6 +51,9 @@ if [ "${1:-build}" = test ]; then
 	want="$want openjdk-17-jdk-headless ca-certificates p11-kit"
 	# Bouncy Castle (tests/cli/bcstores.sh: keytool makes BKS and BCFKS)
 	want="$want libbcprov-java"
+	# the PKCS#11 module's programs (tests/pkcs11/programs_ssh_nss_java.sh);
+	# sshd is not started by the install (policy-rc.d below)
+	want="$want openssh-client openssh-server libnss3-tools"
 	want="$want $servers"
 	# PKCS#11 programs (tests/pkcs11/programs_opensc_gnutls.sh)
 	want="$want opensc gnutls-bin p11-kit-modules"

@@ -2572,6 +2572,116 @@ static void test_pkcs11__fork(void **state)
 	}
 	X509_free(x);
 }
+/* C_CopyObject of a session key with CKA_TOKEN true: a new store entry.
+ * SunPKCS11's KeyStore stores a key it generated so (keytool -genkeypair
+ * and -genseckey -storetype PKCS11), with CKA_ID = the Java alias and no
+ * label: the printable ID names the entry. */
+static void test_pkcs11__copy_to_token(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1), ro;
+	CK_BBOOL yes = CK_TRUE;
+	uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03,
+			   0x01, 0x07 };
+	uint8_t bin_id[] = { 0x01, 0xfe };
+	CK_ULONG len = 32, n;
+	CK_MECHANISM ecm = { CKM_EC_KEY_PAIR_GEN, NULL, 0 };
+	CK_MECHANISM aesm = { CKM_AES_KEY_GEN, NULL, 0 };
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, p256, sizeof(p256) } };
+	CK_ATTRIBUTE java[] = { { CKA_TOKEN, &yes, 1 }, { CKA_ID, "jgen", 4 } };
+	CK_ATTRIBUTE binary[] = { { CKA_TOKEN, &yes, 1 },
+				  { CKA_ID, bin_id, sizeof(bin_id) } };
+	CK_ATTRIBUTE labelled[] = { { CKA_TOKEN, &yes, 1 },
+				    { CKA_LABEL, "named", 5 },
+				    { CKA_ID, "jgen2", 5 } };
+	CK_ATTRIBUTE token[] = { { CKA_TOKEN, &yes, 1 } };
+	CK_ATTRIBUTE sk[] = { { CKA_LABEL, "sk", 2 },
+			      { CKA_VALUE_LEN, &len, sizeof(len) } };
+	CK_OBJECT_HANDLE pub, priv, c, k, h[4];
+	uint8_t *v, *sig;
+	wks_store *st;
+	X509 *x;
+
+	(void)state;
+	/* a session key pair (CKA_TOKEN defaults to false), as SunPKCS11
+	 * generates one */
+	CK(F->C_GenerateKeyPair(s, &ecm, pt, 1, NULL, 0, &pub, &priv));
+	assert_false(attr_bool(s, priv, CKA_TOKEN));
+	CK(F->C_CopyObject(s, priv, java, 2, &c));
+	assert_true(attr_bool(s, c, CKA_TOKEN));
+	assert_true(attr_bool(s, c, CKA_PRIVATE));
+	v = attr(s, c, CKA_LABEL, &n);
+	assert_int_equal(n, 4);
+	assert_memory_equal(v, "jgen", 4);
+	free(v);
+	assert_int_equal(c, one(s, CKO_PRIVATE_KEY, "jgen"));
+	/* the same key: its certificate's public key is the session key's */
+	x = cert_of(s, "jgen");
+	v = attr(s, pub, CKA_EC_POINT, &n);
+	{
+		ASN1_OCTET_STRING *os = NULL;
+		const unsigned char *q = v;
+		unsigned char point[133];
+		size_t pl = 0;
+
+		assert_non_null(d2i_ASN1_OCTET_STRING(&os, &q, (long)n));
+		assert_int_equal(EVP_PKEY_get_octet_string_param(
+					 X509_get0_pubkey(x),
+					 OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY,
+					 point, sizeof(point), &pl),
+				 1);
+		assert_int_equal(pl, ASN1_STRING_length(os));
+		assert_memory_equal(point, ASN1_STRING_get0_data(os), pl);
+		ASN1_OCTET_STRING_free(os);
+	}
+	free(v);
+	X509_free(x);
+	sig = sign1(s, &m, c, msg, MSG_LEN, &n);
+	assert_int_equal(n, 64);
+	free(sig);
+	/* the source stays a session object */
+	assert_false(attr_bool(s, priv, CKA_TOKEN));
+	/* a binary CKA_ID: the alias is its hex, as for a new key */
+	CK(F->C_CopyObject(s, priv, binary, 2, &c));
+	assert_int_equal(c, one(s, CKO_PRIVATE_KEY, "01fe"));
+	/* a label names the entry; an alias in use is refused */
+	CK(F->C_CopyObject(s, priv, labelled, 3, &c));
+	assert_int_equal(c, one(s, CKO_PRIVATE_KEY, "named"));
+	CKE(CKR_ATTRIBUTE_VALUE_INVALID,
+	    F->C_CopyObject(s, priv, labelled, 3, &c));
+	/* a session secret key: the source's label names the entry */
+	CK(F->C_GenerateKey(s, &aesm, sk, 2, &k));
+	CK(F->C_CopyObject(s, k, token, 1, &c));
+	assert_true(attr_bool(s, c, CKA_TOKEN));
+	v = attr(s, c, CKA_LABEL, &n);
+	assert_int_equal(n, 2);
+	assert_memory_equal(v, "sk", 2);
+	free(v);
+	assert_int_not_equal(c, k);
+	st = load_w(PIN);
+	assert_int_equal(wks_store_entry_type(st, "jgen"),
+			 WKS_ENTRY_PRIVATE_KEY);
+	assert_int_equal(wks_store_entry_type(st, "01fe"),
+			 WKS_ENTRY_PRIVATE_KEY);
+	assert_int_equal(wks_store_entry_type(st, "named"),
+			 WKS_ENTRY_PRIVATE_KEY);
+	assert_int_equal(wks_store_entry_type(st, "sk"), WKS_ENTRY_SECRET_KEY);
+	wks_store_free(st);
+	/* public keys and certificates live in a store with their entries
+	 * (C_CreateObject makes those) */
+	CKE(CKR_TEMPLATE_INCONSISTENT, F->C_CopyObject(s, pub, token, 1, &c));
+	/* a token change needs a read-write session */
+	ro = open_session(SLOT_W, 0);
+	CKE(CKR_SESSION_READ_ONLY, F->C_CopyObject(ro, k, token, 1, &c));
+	CK(F->C_CloseSession(ro));
+	/* after a logout, the new entries' certificates are public
+	 * objects of the token */
+	CK(F->C_Logout(s));
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "jgen", h, 4), 1);
+	if (tu_full_mode())
+		wksdump_ok(w_store, PIN);
+}
+
 
 int main(void)
 {
@@ -2596,6 +2706,7 @@ int main(void)
 		T(create_objects),
 		T(generate),
 		T(destroy_rename_copy),
+		T(copy_to_token),
 		T(set_pin_and_init_token),
 		T(other_programs),
 		T(wolfjce_stores),
