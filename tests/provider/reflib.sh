@@ -87,13 +87,18 @@ free_port() {
 # wait_port PORT: until something accepts on 127.0.0.1:PORT (at most 30 s).
 wait_port() {
 	local i
-	for i in $(seq 60); do
-		if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),1).close()' "$1" 2>/dev/null; then
+	for i in $(seq 300); do
+		if port_open "$1"; then
 			return 0
 		fi
-		sleep 0.5
+		sleep 0.1
 	done
 	return 1
+}
+# port_open PORT: something listens on 127.0.0.1:PORT (bash's /dev/tcp:
+# a connection opened and closed, no process started).
+port_open() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
 # served PORT [s_client options...]: the chain the server on PORT sends,

@@ -166,16 +166,16 @@ start() {
 stop() {
 	local i
 	kill -TERM "$SERVER" 2>/dev/null || true
-	for i in $(seq 20); do
+	for i in $(seq 100); do
 		kill -0 "$SERVER" 2>/dev/null || break
-		sleep 0.5
+		sleep 0.1
 	done
 	kill -KILL "$SERVER" 2>/dev/null || true
 	wait "$SERVER" 2>/dev/null || true
 	# the port is free again before the next server
-	for i in $(seq 20); do
-		python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),1).close()' $PORT 2>/dev/null || break
-		sleep 0.5
+	for i in $(seq 100); do
+		port_open $PORT || break
+		sleep 0.1
 	done
 }
 check_served() { # NAME [LEAF]
