@@ -22,8 +22,10 @@ Modes:
              bytes and every 97th beyond, test_convert's JCEKS at 10000
              PBE iterations, test_bcstores' truncations and byte changes
              of the Bouncy Castle stores at every 61st position,
-             cli_bcstores' BCFKS with three entries.  About 3 minutes on
-             a 2-core machine, build included.
+             cli_bcstores' BCFKS with three entries, examples_valgrind
+             every 2nd example under memcheck (the others plainly), the
+             CLI scripts' stores at 10000 PBKDF2 iterations.  About 3.5
+             minutes on a 2-core machine, build included.
   --full     the exhaustive inputs, as CI's plain stage runs them
              (WKS_TEST_FULL=1): every byte of every vector with both XOR
              values and 4 real-load samples per file, every byte of
@@ -31,7 +33,10 @@ Modes:
              file in cli_vectors, truncations at every length of the first
              256 bytes and every 41st, keytool's 200000 JCEKS iterations,
              every length and byte of the Bouncy Castle stores, keytool's
-             BKS-V1, UBER and full BCFKS made afresh.
+             BKS-V1, UBER and full BCFKS made afresh, every example under
+             memcheck, the CLI scripts' stores at the default 210000
+             iterations, every variant of the PKCS#11 programs (TLS 1.2
+             and 1.3, RSA, EC and EdDSA keys, every signature mechanism).
              About 6 minutes on an idle 2-core machine.
   --help     this text.
 
@@ -60,7 +65,7 @@ cd "$(dirname "$0")/.."
 if [ -n "${WKS_TEST_FULL:-}" ] && [ "$WKS_TEST_FULL" != 0 ]; then
 	echo "tests/run.sh: full mode: about 6 minutes on an idle 2-core machine (--help: the modes)"
 else
-	echo "tests/run.sh: quick mode: about 3 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
+	echo "tests/run.sh: quick mode: about 3.5 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
 fi
 sh scripts/deps.sh test
 b=${BUILD_DIR:-build}

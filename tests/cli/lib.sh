@@ -51,7 +51,7 @@ start_tests() {
 
 # default_props CMD...: CMD with the library's own defaults (no
 # properties file), for checks of a default itself.
-default_props() { WKS_PROPERTIES= "$@"; }
+default_props() { WKS_PROPERTIES='' "$@"; }
 
 # end_tests: the summary line, last; fails when a check failed.
 end_tests() {
