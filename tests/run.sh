@@ -37,7 +37,7 @@ Modes:
              memcheck, the CLI scripts' stores at the default 210000
              iterations, every variant of the PKCS#11 programs (TLS 1.2
              and 1.3, RSA, EC and EdDSA keys, every signature mechanism).
-             About 6 minutes on an idle 2-core machine.
+             About 7 minutes on a 2-core machine (419 s in CI, 2026-12-02).
   --help     this text.
 
 Other arguments go to ctest: -R REGEX (by name), -L LABEL / -LE LABEL
@@ -63,7 +63,7 @@ case ${1:-} in
 esac
 cd "$(dirname "$0")/.."
 if [ -n "${WKS_TEST_FULL:-}" ] && [ "$WKS_TEST_FULL" != 0 ]; then
-	echo "tests/run.sh: full mode: about 6 minutes on an idle 2-core machine (--help: the modes)"
+	echo "tests/run.sh: full mode: about 7 minutes on a 2-core machine (--help: the modes)"
 else
 	echo "tests/run.sh: quick mode: about 3.5 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
 fi
