@@ -2,7 +2,10 @@
  * (issue 12, items 7 and 8): the read is bounded by the file's own size
  * and libwks.wks.maxFileSize, and a save refuses (WKS_ERR_LIMIT, nothing
  * written) whatever a load under the same settings would refuse.  Also
- * the layering of src/ (item 18), checked on the sources. */
+ * the layering of src/ (item 18), checked on the sources.
+ *
+ * Environment: WKS_LIMITS_ROUNDS (default 40): the random settings that
+ * save_implies_load tries (CI's valgrind stage takes 10). */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -352,6 +355,8 @@ static void test_limits__save_implies_load(void **state)
 	wks_store *st = tu_store_fast(), *ld;
 	uint8_t *buf, key[16] = { 3 };
 	size_t len, round, saved = 0, refused = 0;
+	/* WKS_LIMITS_ROUNDS: fewer random settings (CI's valgrind stage). */
+	size_t rounds = tu_env_count("WKS_LIMITS_ROUNDS", 40, 40);
 	char alias[16];
 	int rc;
 
@@ -359,7 +364,7 @@ static void test_limits__save_implies_load(void **state)
 	srand(12);
 	TU_OK(tu_set_key_files(st, "key", "server-key.pem",
 	                       "server-cert-chain2.pem", PW));
-	for (round = 0; round < 40; round++) {
+	for (round = 0; round < rounds; round++) {
 		set_prop(st, "wolfjce.wks.iterationCount", iters[rand() % 3]);
 		snprintf(alias, sizeof(alias), "s%zu", round % 4);
 		TU_OK(wks_store_set_secret_key(st, alias, "AES", key, sizeof(key),
