@@ -232,9 +232,14 @@ kt_request() {
 				echo "lib.sh: the kept keytool JVM failed (log: $d/log); keytool runs afresh from now" >&2
 				cat "$d/log" >&2
 				: >"$d/broken"
+				rc=0
+				if [ -f "$d/$n.stdin" ]; then
+					keytool "${KT_JOPTS[@]/#/-J}" "$@" <"$d/$n.stdin" || rc=$?
+				else
+					keytool "${KT_JOPTS[@]/#/-J}" "$@" || rc=$?
+				fi
 				rm -f "$d/$n".*
-				keytool "${KT_JOPTS[@]/#/-J}" "$@"
-				return
+				return "$rc"
 			fi
 		fi
 	done
