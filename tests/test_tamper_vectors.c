@@ -23,7 +23,8 @@
  *    trailer (read after every record) as the trailer of a store with no
  *    entries, and a change in the header by decoding the whole file;
  *  - when the parse succeeds, the store MAC is computed with the store key
- *    derived once per file (PBKDF2 by OpenSSL) and HMAC-SHA512 states
+ *    derived once per file (with the entry keys, in one batch of the
+ *    library's PBKDF2, each checked by the MACs wolfJCE wrote) and HMAC-SHA512 states
  *    precomputed at every 128-byte block, so only the blocks from the
  *    change onwards are hashed; a change in the store salt or iteration
  *    count changes the key: those are checked by real loads (all of them
@@ -603,8 +604,8 @@ static void tamper_file(const char *dir, const char *file, const char *spw,
 		r->real_budget = g_samples;
 	}
 	/* Every derived key of the file, once, in one batch of the library's
-	 * KDF (its lanes and cores: a fifth of the time OpenSSL's PBKDF2 one
-	 * after the other took here).  Each is checked by what wolfJCE wrote:
+	 * KDF (its lanes and cores: a third of the time or less of OpenSSL's
+	 * PBKDF2 one key after the other).  Each is checked by what wolfJCE wrote:
 	 * the entry keys by their entry MACs (open_original), the store key
 	 * by the store MAC (below); test_kdf checks the KDF itself against
 	 * OpenSSL's PKCS5_PBKDF2_HMAC. */
