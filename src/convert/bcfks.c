@@ -464,9 +464,7 @@ static int take_private(jks_entry *e, const der_item *data, bc_store *s)
 	}
 	e->blob = epki.tlv;
 	e->blob_len = epki.tlv_len;
-	e->ncerts = n;
-	if (n && (!(e->cert = calloc(n, sizeof(*e->cert))) ||
-		  !(e->cert_len = calloc(n, sizeof(*e->cert_len)))))
+	if (jks_entry_alloc_certs(e, n) < 0)
 		return WKS_ERR_NOMEM;
 	der_in(&cc, &chain);
 	for (size_t j = 0; j < n; j++) {
@@ -522,9 +520,7 @@ static int take_object(bc_store *s, jks_file *f, const der_item *obj)
 		    (err = der_done(&c, "certificate")) < 0)
 			return err;
 		e->tag = JKS_TAG_CERT;
-		e->ncerts = 1;
-		if (!(e->cert = calloc(1, sizeof(*e->cert))) ||
-		    !(e->cert_len = calloc(1, sizeof(*e->cert_len))))
+		if (jks_entry_alloc_certs(e, 1) < 0)
 			return WKS_ERR_NOMEM;
 		e->cert[0] = data.v;
 		e->cert_len[0] = data.len;

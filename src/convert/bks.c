@@ -147,16 +147,6 @@ static int take_cert(jks_entry *e, size_t j, wks_reader *r,
 	return 0;
 }
 
-static int alloc_certs(jks_entry *e, size_t n)
-{
-	e->ncerts = n;
-	if (n == 0)
-		return 0;
-	e->cert = calloc(n, sizeof(*e->cert));
-	e->cert_len = calloc(n, sizeof(*e->cert_len));
-	return e->cert && e->cert_len ? 0 : WKS_ERR_NOMEM;
-}
-
 /* One entry after its type byte; f == NULL only walks it. */
 static int take_entry(jks_file *f, bc_store *s, int type, wks_reader *r,
 		      const jks_limits *lim)
@@ -189,7 +179,7 @@ static int take_entry(jks_file *f, bc_store *s, int type, wks_reader *r,
 		/* The sub and tag are known only after the body; the entry
 		 * is made now so the chain can point into it. */
 		if (!(e = bc_add_entry(s, f, BC_SUB_SEALED)) ||
-		    alloc_certs(e, type == BKS_CERT ? 1 : nchain) < 0)
+		    jks_entry_alloc_certs(e, type == BKS_CERT ? 1 : nchain) < 0)
 			return WKS_ERR_NOMEM;
 		e->date_ms = date;
 		if ((err = take_alias(&e->alias, alias, alias_len)) < 0)

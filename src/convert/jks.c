@@ -603,7 +603,7 @@ static int take_cert(jks_entry *e, size_t i, wks_reader *r, int version,
 	return 0;
 }
 
-static int alloc_certs(jks_entry *e, size_t n)
+int jks_entry_alloc_certs(jks_entry *e, size_t n)
 {
 	e->ncerts = n;
 	if (n == 0)
@@ -682,14 +682,14 @@ static int take_entry(jks_entry *e, wks_reader *r, const jks_file *f,
 					WKS_ERR_FORMAT : WKS_ERR_LIMIT,
 					"chain length %d (limit %zu, %zu bytes "
 					"left)", (int)n, lim->max_chain, r->left);
-		if (alloc_certs(e, (size_t)n) < 0)
+		if (jks_entry_alloc_certs(e, (size_t)n) < 0)
 			return WKS_ERR_NOMEM;
 		for (size_t i = 0; i < e->ncerts; i++)
 			if ((err = take_cert(e, i, r, f->version, lim)) < 0)
 				return err;
 		return 0;
 	case JKS_TAG_CERT:
-		if (alloc_certs(e, 1) < 0)
+		if (jks_entry_alloc_certs(e, 1) < 0)
 			return WKS_ERR_NOMEM;
 		return take_cert(e, 0, r, f->version, lim);
 	default:

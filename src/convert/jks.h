@@ -96,6 +96,11 @@ int jks_parse(jks_file *out, const uint8_t *data, size_t len, const char *pw,
 	      size_t pw_len, const jks_limits *lim);
 void jks_file_free(jks_file *f);
 
+/* The chain arrays of an entry for n certificates (ncerts = n; none for
+ * 0): WKS_ERR_NOMEM, the entry then freed by jks_file_free() as usual.
+ * Shared by the JKS, BKS and BCFKS readers. */
+int jks_entry_alloc_certs(jks_entry *e, size_t n);
+
 /*
  * Decrypt a tag-1 entry's key with `pw` (UTF-8): *pkcs8 (heap; the caller
  * wipes and frees it) is the PKCS#8 DER.  WKS_ERR_INTEGRITY for a wrong
