@@ -423,7 +423,7 @@ cp out keytool.out
 for a in $KEYS; do
 	fp=$(openssl x509 -in "$a.pem" -fingerprint -sha256 -noout | cut -d= -f2)
 	check "keytool -list: $a, PrivateKeyEntry, the store's certificate" \
-		grep -A1 "^$a, PrivateKeyEntry," keytool.out | grep -qF "$fp"
+		grep -qF "$fp" <(grep -A1 "^$a, PrivateKeyEntry," keytool.out)
 done
 if [ "$FULL" = 1 ]; then
 	run keytool -list -keystore NONE -storetype PKCS11 -providerClass sun.security.pkcs11.SunPKCS11 \
