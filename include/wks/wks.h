@@ -869,6 +869,45 @@ WKS_API int wks_store_cache_sweep(wks_store *st);
 WKS_API int wks_store_cache_warm(wks_store *st, const char *pw, size_t pw_len,
                                  size_t *n_warmed);
 
+/*
+ * Hand cached keys to another process of the same user, so that it skips
+ * PBKDF2 too (the PKCS#11 module's shared login: docs/PKCS11.md; the
+ * blob's layout: docs/CACHE.md).
+ *
+ * wks_store_cache_export() writes into buf (cap bytes) a blob of the
+ * derived keys that the cache of `st` holds now for the key entries that
+ * open with `pw`: per key the entry's KDF salt and iteration count and
+ * the 96-byte derived key; no alias, no password.  Keys not cached are
+ * left out (wks_store_cache_warm() first to have them all); the lookups
+ * count as cache hits.  With buf NULL (and cap 0), *out_len gets the size
+ * to provide (room for every key entry); a smaller cap is WKS_ERR_LIMIT
+ * with that size in *out_len.  On success *out_len is the blob's length
+ * and the rest of buf is wiped.  THE BLOB IS AS SECRET AS THE KEYS IT
+ * OPENS: keep it where only the keys' owner reaches it, and wipe it.
+ *
+ * wks_store_cache_import() caches, under `pw`, each key of such a blob
+ * that verifies against a key entry of `st` (another wks_store, possibly
+ * in another process, loaded from the same file) with the same salt and
+ * iteration count: the entry's own MAC is checked with the key, so a
+ * blob can add nothing that the store does not confirm, and no PBKDF2
+ * runs.  Keys that match no entry or do not verify are skipped; entries
+ * whose key password is another are never matched with `pw`.
+ * *n_imported (may be NULL) gets the number of keys that verified.
+ *
+ * Both need the cache enabled.  Errors: WKS_ERR_INVALID (NULL store or
+ * out_len, empty password, cache disabled), WKS_ERR_FORMAT (import: not
+ * a blob of this version, lengths that do not add up), WKS_ERR_LIMIT
+ * (export: buffer too small; import: more than WKS_CACHE_BLOB_MAX_KEYS
+ * keys), WKS_ERR_NOMEM.
+ */
+#define WKS_CACHE_BLOB_MAX_KEYS 65536u
+WKS_API int wks_store_cache_export(wks_store *st, const char *pw,
+                                   size_t pw_len, uint8_t *buf, size_t cap,
+                                   size_t *out_len);
+WKS_API int wks_store_cache_import(wks_store *st, const char *pw,
+                                   size_t pw_len, const uint8_t *blob,
+                                   size_t len, size_t *n_imported);
+
 typedef struct {
 	uint64_t hits;          /* get_key served from the cache */
 	uint64_t misses;        /* get_key that ran PBKDF2 with the cache on
