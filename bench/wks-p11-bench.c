@@ -10,7 +10,8 @@
  *
  * Makes an RSA-2048 and an EC P-256 key and, in a temporary folder, a WKS
  * store "sign" holding both (aliases rsa and ec, self-signed
- * certificates), stores "k1" and "k20" of 1 and 20 P-256 keys, all at N
+ * certificates), a copy "shared" of it, stores "k1" and "k20" of 1 and
+ * 20 P-256 keys, all at N
  * PBKDF2 iterations (default 210000, a user's default), a module
  * configuration naming the three as tokens, and a SoftHSM2 token (its own
  * SOFTHSM2_CONF in the folder) holding the same two keys, imported with
@@ -46,7 +47,12 @@
  *              p11-kit's transport),
  *              while another client of that server holds a logged-in
  *              session all along; the child says whether its new session
- *              was logged in already.
+ *              was logged in already;
+ *    and both again ("wks shared", "wks shared kit") for a token
+ *    "shared" (a copy of "sign" with `shared-login = yes`, docs/PKCS11.md
+ *    "Shared login"), while a process holds a login of it: directly, and
+ *    through the p11-kit server, whose per-connection p11-kit-remote
+ *    takes the login over from the user's keyring.
  *
  * -parts: which of the three to run (default all).  -quick: 0.05 s
  * windows, 1 round, 1 process, 10000 iterations (a smoke run).  A
@@ -222,6 +228,9 @@ static void make_stores(void)
 		if (!(k20[i] = EVP_EC_gen("P-256")))
 			die("EVP_EC_gen");
 	}
+	/* the token with shared-login = yes: a store of its own (the
+	 * keyring record is named by the store) */
+	save_store("shared", sign_keys, sign_aliases, 2);
 	save_store("k1", k20, a20, 1);
 	save_store("k20", k20, a20, 20);
 	for (i = 0; i < 20; i++)
@@ -231,7 +240,9 @@ static void make_stores(void)
 		die("writing the module's configuration");
 	fprintf(f, "[token]\nlabel = sign\nstore = sign.wks\n\n"
 		   "[token]\nlabel = k1\nstore = k1.wks\n\n"
-		   "[token]\nlabel = k20\nstore = k20.wks\n");
+		   "[token]\nlabel = k20\nstore = k20.wks\n\n"
+		   "[token]\nlabel = shared\nstore = shared.wks\n"
+		   "shared-login = yes\n");
 	fclose(f);
 	setenv("WKS_PKCS11_CONF", path, 1);
 }
@@ -675,6 +686,8 @@ static int child_main(const char *mode, const char *path, const char *label)
 		fflush(stdout);
 		while (read(0, &c, 1) > 0)
 			;
+		/* ends a shared login for the others too */
+		(void)f->C_Logout(s);
 		return 0;
 	}
 	printf("%.4f %.4f %.4f %.4f %.4f %d\n", t[0], t[1], t[2], t[3], t[4],
@@ -836,6 +849,27 @@ static void first_via_p11kit(const char *what, const char *provider,
 	waitpid(server, &st, 0);
 }
 
+/* The first signatures of `module`'s token `label`, directly, while
+ * another process stays logged in (with shared-login, its login is
+ * theirs). */
+static void first_direct_held(const char *what, const char *label)
+{
+	static firsts r;
+	char line[16];
+	pid_t holder;
+	FILE *hout;
+	int hin, st;
+
+	holder = spawn_child("hold", module, label, NULL, &hout, &hin);
+	if (!fgets(line, sizeof(line), hout) || strcmp(line, "ready\n"))
+		die("the holding process");
+	first_signs(module, label, NULL, &r);
+	print_firsts(what, &r);
+	close(hin);
+	fclose(hout);
+	waitpid(holder, &st, 0);
+}
+
 static void part_first(void)
 {
 	static firsts r;
@@ -852,6 +886,9 @@ static void part_first(void)
 	print_firsts("wks direct", &r);
 	if (kit)
 		first_via_p11kit("wks p11-kit", module, "sign");
+	first_direct_held("wks shared", "shared");
+	if (kit)
+		first_via_p11kit("wks shared kit", module, "shared");
 	if (backends[B_SOFTHSM].f) {
 		first_signs(softhsm, "bench", NULL, &r);
 		print_firsts("softhsm direct", &r);

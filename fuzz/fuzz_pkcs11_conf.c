@@ -7,7 +7,8 @@
  *    message is a non-empty, NUL-terminated string of printable text;
  *  - on 0: at most W11_CONF_MAX_TOKENS tokens, each with a label of 1 to
  *    32 bytes and an absolute store path (relative ones are made absolute
- *    under the base folder), read-only 0 or 1, a TTL of -1 or 1 ..
+ *    under the base folder), read-only and shared-login 0 or 1, a TTL
+ *    of -1 or 1 ..
  *    2^31-1, at most W11_CONF_MAX_PROPS properties named wolfjce.* or
  *    libwks.*; no two tokens share a label or a store; nothing longer
  *    than the input (plus the base folder);
@@ -59,6 +60,8 @@ static void check_conf(const w11_conf *c, size_t size)
 		CHECK(t->store[0] == '/', "store path absolute");
 		CHECK(strlen(t->store) <= size + sizeof(BASE), "store length");
 		CHECK(t->read_only == 0 || t->read_only == 1, "read-only");
+		CHECK(t->shared_login == 0 || t->shared_login == 1,
+		      "shared-login");
 		CHECK(t->kek_ttl == -1 ||
 		      (t->kek_ttl >= 1 && t->kek_ttl <= 2147483647L), "ttl");
 		CHECK(t->nprops <= W11_CONF_MAX_PROPS, "property count");
@@ -98,9 +101,10 @@ static char *write_back(const w11_conf *c, size_t *len)
 
 		n += (size_t)snprintf(out + n, cap - n,
 				      "[token]\nlabel = %s\nstore = %s\n"
-				      "read-only = %s\n",
+				      "read-only = %s\nshared-login = %s\n",
 				      t->label, t->store,
-				      t->read_only ? "yes" : "no");
+				      t->read_only ? "yes" : "no",
+				      t->shared_login ? "yes" : "no");
 		if (t->kek_ttl != -1)
 			n += (size_t)snprintf(out + n, cap - n,
 					      "kek-cache-ttl = %ld\n",
@@ -123,6 +127,8 @@ static void check_same(const w11_conf *a, const w11_conf *b)
 		CHECK(strcmp(x->label, y->label) == 0, "round trip: label");
 		CHECK(strcmp(x->store, y->store) == 0, "round trip: store");
 		CHECK(x->read_only == y->read_only, "round trip: read-only");
+		CHECK(x->shared_login == y->shared_login,
+		      "round trip: shared-login");
 		CHECK(x->kek_ttl == y->kek_ttl, "round trip: ttl");
 		CHECK(x->nprops == y->nprops, "round trip: properties");
 		for (size_t j = 0; j < x->nprops; j++) {

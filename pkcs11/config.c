@@ -298,6 +298,14 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 			return fail(pc, "read-only: expected yes or no");
 		return 0;
 	}
+	if (strcmp(k, "shared-login") == 0) {
+		if (t->shared_login != 2)
+			return fail(pc, "\"shared-login\" given twice in this "
+				    "[token] section");
+		if (parse_bool(v, &t->shared_login) != 0)
+			return fail(pc, "shared-login: expected yes or no");
+		return 0;
+	}
 	if (strcmp(k, "kek-cache-ttl") == 0) {
 		if (t->kek_ttl != -1)
 			return fail(pc, "\"kek-cache-ttl\" given twice in this "
@@ -314,7 +322,8 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 		return add_prop(pc, t, k, v);
 	}
 	return fail(pc, "unknown key \"%s\" (label, store, read-only, "
-		    "kek-cache-ttl, or a wolfjce.* / libwks.* property)",
+		    "kek-cache-ttl, shared-login, or a wolfjce.* / libwks.* "
+		    "property)",
 		    shown(q, sizeof(q), k, 64));
 }
 
@@ -327,6 +336,8 @@ static int end_section(parse_ctx *pc, w11_conf *c)
 	t = &c->tokens[c->ntokens - 1];
 	if (t->read_only == 2)
 		t->read_only = 0;
+	if (t->shared_login == 2)
+		t->shared_login = 0;
 	if (!t->label || !t->store) {
 		/* the message names the section's line */
 		pc->line = t->line;
@@ -381,6 +392,7 @@ static int parse_line(parse_ctx *pc, w11_conf *c, char *s, char *e,
 		memset(&nt[c->ntokens], 0, sizeof(*nt));
 		nt[c->ntokens].kek_ttl = -1;
 		nt[c->ntokens].read_only = 2; /* not given yet */
+		nt[c->ntokens].shared_login = 2;
 		nt[c->ntokens].line = pc->line;
 		c->ntokens++;
 		return 0;

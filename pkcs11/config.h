@@ -8,6 +8,7 @@
  *     store = /etc/ssl/web.wks
  *     read-only = no
  *     kek-cache-ttl = 300
+ *     shared-login = no
  *     wolfjce.wks.iterationCount = 10000
  *
  * Pure C, no OpenSSL and no libwks: the fuzz target (fuzz/fuzz_pkcs11_conf.c)
@@ -31,6 +32,8 @@ typedef struct {
 	char *store;       /* absolute path */
 	int read_only;     /* 0 or 1 */
 	long kek_ttl;      /* seconds, > 0; -1 when not given */
+	int shared_login;  /* 0 or 1: the login kept in the user's kernel
+	                    * keyring for the user's other processes */
 	size_t nprops;
 	char **prop_name;  /* wolfjce.* / libwks.* */
 	char **prop_value;

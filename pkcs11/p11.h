@@ -20,6 +20,8 @@
  *               objects and their templates
  *   change.c    C_CopyObject, C_DestroyObject, C_SetAttributeValue
  *   pin.c       C_SetPIN, C_InitPIN, C_InitToken
+ *   share.c     the shared login (the user's kernel keyring)
+ *   sharefmt.c  its record (no OpenSSL, fuzzed alone)
  *   import.c    keys from templates
  *   log.c       the debug log
  *   config.c    the configuration file (no OpenSSL, fuzzed alone)
@@ -254,6 +256,9 @@ struct w11_token {
 	CK_USER_TYPE login;      /* CKU_USER, CKU_SO, or (CK_ULONG)-1 */
 	w11_secret pin;          /* the store password while logged in */
 	uint64_t login_gen;      /* bumped at every login and logout */
+	int adopted;             /* the login was taken from the keyring
+	                          * (share.c) and this process has not called
+	                          * C_Login yet */
 	w11_obj **objs;
 	size_t nobjs, cap;
 	size_t nsessions, nrw;   /* open sessions, read-write ones */
@@ -289,6 +294,24 @@ int w11_fileid_eq(const w11_fileid *a, const w11_fileid *b);
 /* Logout: wipe the PIN, forget decrypted keys, clear the KEK cache.
  * With the lock held. */
 void w11_token_logout_locked(w11_token *t);
+/* ---- the shared login (share.c; docs/PKCS11.md "Shared login") ----------
+ * All do nothing unless the token has `shared-login = yes`, and never
+ * fail a call (the debug log says why a login was not shared).
+ *   publish  leave the token's user login in the user's kernel keyring:
+ *            warms the KEK cache with the PIN (one batch), exports it;
+ *            edit lock held, not the lock;
+ *   adopt    a token not logged in takes over a login left there, if the
+ *            store file is still the one it names (no PBKDF2); takes the
+ *            edit lock; 1 if it did;
+ *   revoke   remove it (C_Logout);
+ *   carry    the logged-in store's cached keys into `to`, a new load of
+ *            the same file after an edit (no PBKDF2 for the keys that
+ *            did not change); edit lock held. */
+void w11_share_publish(w11_token *t);
+int w11_share_adopt(w11_token *t);
+void w11_share_revoke(w11_token *t);
+void w11_share_carry(w11_token *t, wks_store *to);
+
 /* The object with that handle (token or session object), NULL if none.
  * Lock held. */
 w11_obj *w11_token_find(w11_token *t, CK_OBJECT_HANDLE h);

@@ -65,6 +65,8 @@ static CK_RV change_pin(w11_token *t, const char *old, size_t old_len,
 		if (t->login != W11_NOT_LOGGED_IN)
 			rv = w11_secret_set(&t->pin, pin, len);
 		pthread_mutex_unlock(&t->lock);
+		if (rv == CKR_OK)
+			w11_share_publish(t);
 	}
 	pthread_mutex_unlock(&t->edit);
 	return rv;

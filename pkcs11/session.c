@@ -194,6 +194,7 @@ CK_RV C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR app,
 		rv = CKR_TOKEN_WRITE_PROTECTED;
 		goto done;
 	}
+	(void)w11_share_adopt(t);
 	if (!(s = calloc(1, sizeof(*s)))) {
 		rv = CKR_HOST_MEMORY;
 		goto done;
@@ -392,11 +393,28 @@ static CK_RV login(w11_session *s, CK_USER_TYPE u, const char *pin,
 	wks_store *st = NULL;
 	w11_fileid fid;
 	CK_RV rv;
-	int err;
+	int err, replace = 0;
 
 	pthread_mutex_lock(&t->edit);
 	pthread_mutex_lock(&t->lock);
-	if (t->login != W11_NOT_LOGGED_IN) {
+	if (t->login != W11_NOT_LOGGED_IN && t->adopted && u == CKU_USER) {
+		/* The first C_Login of this process on a login it took over
+		 * (share.c): the shared password matches, no PBKDF2
+		 * (programs that log in whenever they have a PIN, such as
+		 * pkcs11-tool, take CKR_USER_ALREADY_LOGGED_IN as a
+		 * failure).  Any other PIN is checked against the store as
+		 * without a shared login, so that a wrong guess costs a store
+		 * MAC check all the same (p11-kit server's clients can try
+		 * PINs), and only replaces the shared login if the store does
+		 * open with it. */
+		if (len == t->pin.len && CRYPTO_memcmp(pin, t->pin.p, len) == 0) {
+			t->adopted = 0;
+			pthread_mutex_unlock(&t->lock);
+			rv = CKR_OK;
+			goto done;
+		}
+		replace = 1;
+	} else if (t->login != W11_NOT_LOGGED_IN) {
 		rv = t->login == u ? CKR_USER_ALREADY_LOGGED_IN
 				   : CKR_USER_ANOTHER_ALREADY_LOGGED_IN;
 		pthread_mutex_unlock(&t->lock);
@@ -430,6 +448,8 @@ static CK_RV login(w11_session *s, CK_USER_TYPE u, const char *pin,
 		wks_store_set_property(st, "wolfjce.keystore.kekCacheEnabled",
 				       "true");
 	pthread_mutex_lock(&t->lock);
+	if (replace && t->login != W11_NOT_LOGGED_IN)
+		w11_token_logout_locked(t);
 	rv = w11_secret_set(&t->pin, pin, len);
 	if (rv == CKR_OK) {
 		t->login = u;
@@ -443,6 +463,8 @@ static CK_RV login(w11_session *s, CK_USER_TYPE u, const char *pin,
 	rv = w11_token_install(t, st, &fid);
 	W11_LOG("token \"%s\": logged in (%s)", t->conf->label,
 		u == CKU_SO ? "SO" : "user");
+	if (rv == CKR_OK && u == CKU_USER)
+		w11_share_publish(t);
 done:
 	pthread_mutex_unlock(&t->edit);
 	return rv;
@@ -466,6 +488,10 @@ CK_RV C_Login(CK_SESSION_HANDLE h, CK_USER_TYPE u, CK_UTF8CHAR_PTR pin,
 	} else if (u == CKU_CONTEXT_SPECIFIC) {
 		rv = w11_context_login(s, (const char *)pin, len);
 	} else if (u == CKU_USER || u == CKU_SO) {
+		/* A login shared by another process of the user is this
+		 * process's too (CKR_USER_ALREADY_LOGGED_IN). */
+		if (u == CKU_USER)
+			(void)w11_share_adopt(s->tok);
 		rv = login(s, u, (const char *)pin, len);
 	} else {
 		rv = CKR_USER_TYPE_INVALID;
@@ -496,6 +522,9 @@ CK_RV C_Logout(CK_SESSION_HANDLE h)
 	else
 		w11_token_logout_locked(t);
 	pthread_mutex_unlock(&t->lock);
+	/* An explicit logout ends the login for all the user's processes. */
+	if (rv == CKR_OK)
+		w11_share_revoke(t);
 	pthread_mutex_unlock(&t->edit);
 	if (rv == CKR_OK) {
 		w11_sessions_after_logout(t);

@@ -552,6 +552,7 @@ CK_RV w11_token_refresh(w11_token *t)
 	CK_RV rv = CKR_OK;
 	int err, same;
 
+	(void)w11_share_adopt(t);
 	w11_fileid_of(&now, t->conf->store);
 	pthread_mutex_lock(&t->lock);
 	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid);
@@ -621,6 +622,7 @@ void w11_token_logout_locked(w11_token *t)
 {
 	w11_secret_free(&t->pin);
 	t->login = W11_NOT_LOGGED_IN;
+	t->adopted = 0;
 	t->login_gen++;
 	for (size_t i = 0; i < t->nobjs; i++) {
 		w11_keymat *km = t->objs[i]->km;

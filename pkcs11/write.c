@@ -90,7 +90,7 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	wks_store *st = NULL;
 	w11_fileid fid;
 	CK_RV rv;
-	int err;
+	int err, same_pw;
 
 	if ((rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
 	    (rv = w11_token_new_store(t, &st)) != CKR_OK)
@@ -114,8 +114,17 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	w11_fileid_of(&fid, t->conf->store);
 	wks_lock_release(lk);
 	lk = NULL;
+	/* An edit under the same password keeps a shared login going (the
+	 * unchanged keys carried over, no PBKDF2 for them); a new password
+	 * is published by C_SetPIN once the token holds it. */
+	same_pw = load_pw && save_pw && load_len == save_len &&
+		  CRYPTO_memcmp(load_pw, save_pw, save_len) == 0;
+	if (same_pw)
+		w11_share_carry(t, st);
 	rv = w11_token_install(t, st, &fid);
 	st = NULL;
+	if (rv == CKR_OK && same_pw)
+		w11_share_publish(t);
 done:
 	wks_lock_release(lk);
 	wks_store_free(st);

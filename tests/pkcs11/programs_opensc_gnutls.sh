@@ -26,7 +26,8 @@
 #                 in a mode-700 folder, a fresh pkcs11-tool process signs
 #                 through p11-kit-client.so (openssl verifies), another
 #                 user cannot connect, and with the server gone there is
-#                 no token
+#                 no token; with shared-login, one login serves the later
+#                 clients (no PIN, no PBKDF2: the module's debug log)
 #   pkcs11-provider  openssl pkey -pubout of a pkcs11: key (equal to the
 #                 certificate's key), openssl s_server with a pkcs11: key
 #                 and certificate checked by s_client -verify_return_error
@@ -385,6 +386,51 @@ if [ "${#as[@]}" -gt 0 ]; then
 	if ! grep -q 'token label' "$T/out"; then ok; else
 		bad "another user reached the token through the socket"; fi
 fi
+
+# The shared login (docs/PKCS11.md "Shared login"): a second server, for
+# the token with shared-login = yes; the module's debug log (its
+# p11-kit-remote processes write to it) says who logged in and who took
+# the login over.
+printf '[token]\nlabel = web\nstore = web.wks\nshared-login = yes\nkek-cache-ttl = 60\n' \
+	>p11-shared.conf
+SOCK2=$T/sock2
+start p11-kit-server "$T/p11-kit-server2.log" SOCKET_DIR="$SOCK2" \
+	WKS_PKCS11_CONF="$T/p11-shared.conf" WKS_PKCS11_DEBUG="$T/p11-shared.log"
+SRV2=$SPID
+for _ in $(seq 100); do [ -S "$SOCK2/pkcs11" ] && break; sleep 0.1; done
+mkdir shared && (
+	cd shared
+	recipe p11-kit-shared-login CLIENT="$CLIENT" SOCKET_DIR="$SOCK2"
+	echo "$rc" >rc
+	cp "$T/out" out
+)
+if grep -q 'shared login: the keyring:' "$T/p11-shared.log"; then
+	echo "SKIP: shared login: no kernel keyring here ($(grep -m1 'the keyring:' "$T/p11-shared.log"))"
+else
+	rc=$(cat shared/rc)
+	cp shared/out "$T/out"
+	expect 0 "recipe p11-kit-shared-login"
+	# the store's key entries (all with the store password), as wks sees them
+	wks list -k web.wks --storepass pass:web-store-pw
+	k=$(grep -c ' private-key ' "$T/out" || true)
+	cp shared/out "$T/out"
+	out_has "^$k\$" "a client that gave no PIN sees the $k private keys"
+	out_has 'Signature Verified Successfully' "a signature through the shared login verifies"
+	check "the first client's login was left in the keyring" \
+		grep -q "shared login: $k key(s) in the user.s keyring" "$T/p11-shared.log"
+	# every later connection (listing, certificate search, signing, reading)
+	# took it over, with every key and no PBKDF2
+	n=$(grep -c "shared login taken over ($k key(s))" "$T/p11-shared.log" || true)
+	check "later clients took the login over ($n)" [ "$n" -ge 3 ]
+	check "no later client logged in with PBKDF2" \
+		[ "$(grep -c 'logged in (user)' "$T/p11-shared.log")" -eq 1 ]
+	run shared-wrong-pin env P11_KIT_SERVER_ADDRESS="unix:path=$SOCK2/pkcs11" \
+		pkcs11-tool --module "$CLIENT" --login --pin wrong-pin --list-objects
+	if [ "$rc" -ne 0 ] && grep -q CKR_PIN_INCORRECT "$T/err"; then ok; else
+		bad "shared login: a wrong PIN is refused (rc $rc)"; fi
+fi
+stop "$SRV2"
+
 stop "$SRV"
 run no-server pkcs11-tool --module "$CLIENT" --list-token-slots
 if ! grep -q 'token label' "$T/out"; then ok; else bad "a token without the server"; fi

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/keyctl.h>
 #include <unistd.h>
 
 #include <openssl/bn.h>
@@ -48,6 +50,7 @@ static void *lib;
 static CK_FUNCTION_LIST *F;
 static char *dir;
 static char conf[700], main_store[600], w_store[600], new_store[600];
+static char debug_log[700];
 static EVP_PKEY *ed_key, *ed448_key;
 static uint8_t aes_key[32], hmac_key[32];
 
@@ -151,6 +154,10 @@ static int group_setup(void **state)
 	assert_int_equal(symlink(main_store, link), 0);
 	write_conf();
 	setenv("WKS_PKCS11_CONF", conf, 1);
+	/* The module's debug log (read by test_pkcs11__shared_login); the
+	 * module opens it once per process. */
+	snprintf(debug_log, sizeof(debug_log), "%s/module.log", dir);
+	setenv("WKS_PKCS11_DEBUG", debug_log, 1);
 	lib = dlopen(WKS_PKCS11_MODULE, RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		fail_msg("dlopen: %s", dlerror());
@@ -2682,6 +2689,213 @@ static void test_pkcs11__copy_to_token(void **state)
 		wksdump_ok(w_store, PIN);
 }
 
+/* ---- the shared login (docs/PKCS11.md "Shared login") --------------------- */
+
+/* The keyring key of a token with serial `serial`: its id, or -1. */
+static long share_key(const char *serial)
+{
+	char d[64];
+
+	snprintf(d, sizeof(d), "libwks-pkcs11:%s", serial);
+	return syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user",
+		       d, 0);
+}
+
+/* Re-initialise the module with one token "sh" on `store`, shared-login
+ * as given; its slot in *slot and serial in serial. */
+static void share_init(const char *store, int shared, CK_SLOT_ID *slot,
+		       char serial[17])
+{
+	FILE *f = fopen(conf, "w");
+	CK_SLOT_ID sl[4];
+	CK_ULONG n = 4;
+	CK_TOKEN_INFO ti;
+
+	assert_non_null(f);
+	fprintf(f, "[token]\nlabel = sh\nstore = %s\nkek-cache-ttl = 60\n"
+		"shared-login = %s\nwolfjce.wks.iterationCount = 10000\n",
+		store, shared ? "yes" : "no");
+	fclose(f);
+	F->C_Finalize(NULL);
+	CK(F->C_Initialize(NULL));
+	CK(F->C_GetSlotList(CK_TRUE, sl, &n));
+	assert_int_equal(n, 1);
+	*slot = sl[0];
+	CK(F->C_GetTokenInfo(sl[0], &ti));
+	memcpy(serial, ti.serialNumber, 16);
+	serial[16] = '\0';
+}
+
+static CK_STATE state_of(CK_SESSION_HANDLE s)
+{
+	CK_SESSION_INFO si;
+
+	CK(F->C_GetSessionInfo(s, &si));
+	return si.state;
+}
+
+/* An ECDSA signature by "ec" through session s, verified by OpenSSL. */
+static void ec_signs(CK_SESSION_HANDLE s)
+{
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_ULONG sn;
+	uint8_t *sig = sign1(s, &m, one(s, CKO_PRIVATE_KEY, "ec"), msg,
+			     MSG_LEN, &sn);
+	X509 *x = cert_of(s, "ec");
+	EVP_PKEY *pub = X509_get0_pubkey(x);
+	ECDSA_SIG *es = ECDSA_SIG_new();
+	BIGNUM *r = BN_bin2bn(sig, (int)sn / 2, NULL);
+	BIGNUM *ss = BN_bin2bn(sig + sn / 2, (int)sn / 2, NULL);
+	unsigned char *der = NULL;
+	int dl;
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+	assert_int_equal(sn, 64);
+	assert_int_equal(ECDSA_SIG_set0(es, r, ss), 1);
+	assert_true((dl = i2d_ECDSA_SIG(es, &der)) > 0);
+	assert_int_equal(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL,
+					      pub), 1);
+	assert_int_equal(EVP_DigestVerify(md, der, (size_t)dl, msg, MSG_LEN),
+			 1);
+	EVP_MD_CTX_free(md);
+	OPENSSL_free(der);
+	ECDSA_SIG_free(es);
+	X509_free(x);
+	free(sig);
+}
+
+/* The module's debug log since the last log_clear() has `text`. */
+static void log_clear(void)
+{
+	assert_int_equal(truncate(debug_log, 0), 0);
+}
+
+static int log_has(const char *text)
+{
+	size_t n;
+	char *p = (char *)tu_read_file(debug_log, &n);
+	int has;
+
+	p = realloc(p, n + 1);
+	assert_non_null(p);
+	p[n] = '\0';
+	has = strstr(p, text) != NULL;
+	if (!has)
+		print_message("module log, without \"%s\":\n%s", text, p);
+	free(p);
+	return has;
+}
+
+static void test_pkcs11__shared_login(void **state)
+{
+	char store[700], serial[17];
+	CK_SLOT_ID slot;
+	CK_SESSION_HANDLE s;
+	CK_ULONG len;
+	uint8_t *v;
+	long id;
+	wks_store *st;
+
+	(void)state;
+	/* A kernel without keyrings, or a sandbox that filters keyctl(2)
+	 * (Docker's default seccomp profile does): the module then shares
+	 * nothing, which the rest of this test would report as failures. */
+	id = syscall(SYS_add_key, "user", "libwks-test-probe", "x", (size_t)1,
+		     KEY_SPEC_USER_KEYRING);
+	if (id < 0) {
+		print_message("SKIP: no kernel keyring here (%s)\n",
+			      strerror(errno));
+		skip();
+	}
+	syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+	snprintf(store, sizeof(store), "%s/shared.wks", dir);
+	copy_file(main_store, store);
+	log_clear();
+
+	/* Off (the default): a login stays in its process. */
+	share_init(store, 0, &slot, serial);
+	s = user_session(slot, 0);
+	assert_true(share_key(serial) < 0);
+	share_init(store, 0, &slot, serial);
+	s = open_session(slot, 0);
+	assert_int_equal(state_of(s), CKS_RO_PUBLIC_SESSION);
+
+	/* On: a login leaves a keyring key, which a fresh module instance
+	 * (what a new process, a p11-kit-remote, has) takes over: logged in
+	 * at C_OpenSession, C_Login says so, the keys were imported (none
+	 * derived) and sign. */
+	share_init(store, 1, &slot, serial);
+	s = user_session(slot, 0);
+	assert_true(share_key(serial) >= 0);
+	assert_true(log_has("shared login: 6 key(s) in the user's keyring"));
+	share_init(store, 1, &slot, serial);
+	s = open_session(slot, 0);
+	assert_int_equal(state_of(s), CKS_RO_USER_FUNCTIONS);
+	assert_true(log_has("shared login taken over (6 key(s))"));
+	/* its first C_Login is checked against the shared password (a
+	 * wrong PIN refused), then it is this process's login */
+	CKE(CKR_PIN_INCORRECT, F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)KEYPW,
+					  KEYPW_LEN));
+	assert_int_equal(state_of(s), CKS_RO_USER_FUNCTIONS);
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CKE(CKR_USER_ALREADY_LOGGED_IN,
+	    F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	ec_signs(s);
+	/* the secret keys too */
+	v = attr(s, one(s, CKO_SECRET_KEY, "aes"), CKA_VALUE_LEN, &len);
+	free(v);
+
+	/* An edit through the module keeps it (the record names the new
+	 * file): a rename, then a fresh instance is still logged in. */
+	CK(F->C_CloseSession(s));
+	s = open_session(slot, 1);
+	{
+		char nl[] = "hmac2";
+		CK_ATTRIBUTE a = { CKA_LABEL, nl, 5 };
+
+		CK(F->C_SetAttributeValue(s, one(s, CKO_SECRET_KEY, "hmac"), &a,
+					  1));
+	}
+	log_clear();
+	share_init(store, 1, &slot, serial);
+	s = open_session(slot, 0);
+	assert_int_equal(state_of(s), CKS_RO_USER_FUNCTIONS);
+	assert_true(log_has("shared login taken over (6 key(s))"));
+	ec_signs(s);
+
+	/* C_Logout ends it for every instance. */
+	CK(F->C_Logout(s));
+	assert_true(share_key(serial) < 0);
+	share_init(store, 1, &slot, serial);
+	s = open_session(slot, 0);
+	assert_int_equal(state_of(s), CKS_RO_PUBLIC_SESSION);
+	{
+		CK_OBJECT_HANDLE h[8];
+
+		assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, NULL, h, 8), 0);
+	}
+
+	/* A change of the file by another program makes it stale: the
+	 * next instance is not logged in (and C_Login works as ever). */
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	assert_true((id = share_key(serial)) >= 0);
+	st = tu_store_fast();
+	TU_OK(wks_store_load_file(st, store, PIN, PIN_LEN));
+	TU_OK(wks_store_delete(st, "ca"));
+	TU_OK(wks_store_save_file(st, store, PIN, PIN_LEN));
+	wks_store_free(st);
+	log_clear();
+	share_init(store, 1, &slot, serial);
+	s = open_session(slot, 0);
+	assert_int_equal(state_of(s), CKS_RO_PUBLIC_SESSION);
+	assert_true(log_has("shared login: the store changed since"));
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	ec_signs(s);
+	CK(F->C_Logout(s));
+	assert_true(share_key(serial) < 0);
+	unsetenv("WKS_PKCS11_DEBUG");
+}
+
 
 int main(void)
 {
@@ -2712,6 +2926,7 @@ int main(void)
 		T(wolfjce_stores),
 		T(threads),
 		T(fork),
+		T(shared_login),
 #undef T
 	};
 

@@ -1,0 +1,280 @@
+/*
+ * The shared login (docs/PKCS11.md, "Shared login"; a token's
+ * `shared-login = yes`): after a C_Login as the user, the module leaves
+ * the login in the user's kernel keyring, for the kek-cache TTL, as one
+ * "user" key named "libwks-pkcs11:SERIAL" holding the store password, the
+ * identity of the store file whose MAC that login verified, and the
+ * derived keys of the keys that open with it (sharefmt.h).  Another
+ * process of the same user whose token is not logged in takes it over
+ * (w11_share_adopt): if the store file is still that very file, it loads
+ * it, imports the keys (each verified against its entry's MAC; no
+ * PBKDF2), and is logged in.  That is how one login reaches every
+ * `p11-kit-remote` that `p11-kit server` starts per connection.
+ *
+ * C_Logout in any process of the user removes the key; its timeout
+ * removes it after the TTL; a change of the store file by anyone but the
+ * module makes it stale (the next C_Login leaves a new one).  Failures
+ * here never fail a call: the token simply is not shared (debug log).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/keyctl.h>
+
+#include <openssl/crypto.h>
+
+#include "p11.h"
+#include "sharefmt.h"
+
+/* The key's permissions: everything for its possessor, and for processes
+ * of the same user that do not possess it (another session keyring: a
+ * daemon, a systemd service) view, read, write, search and setattr, so
+ * that they can find, read, renew and invalidate it.  Nobody else. */
+#define SHARE_PERM 0x3f2f0000u /* 0x3f000000 possessor: all six rights;
+				* 0x002f0000 user: view 0x01, read 0x02,
+				* write 0x04, search 0x08, setattr 0x20
+				* (keyctl(2), <keyutils.h>'s KEY_*_*) */
+
+static void describe(char *out, size_t cap, const w11_token *t)
+{
+	snprintf(out, cap, "libwks-pkcs11:%s", t->serial);
+}
+
+static long find_key(const w11_token *t)
+{
+	char d[64];
+
+	describe(d, sizeof(d), t);
+	return syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user",
+		       d, 0);
+}
+
+static long ttl_of(const w11_token *t)
+{
+	long ttl = t->conf->kek_ttl > 0 ? t->conf->kek_ttl : 300;
+
+	for (size_t i = 0; i < t->conf->nprops; i++)
+		if (strcmp(t->conf->prop_name[i],
+			   "wolfjce.keystore.kekCacheTtlSec") == 0 &&
+		    t->conf->kek_ttl <= 0) {
+			char *end;
+			long v = strtol(t->conf->prop_value[i], &end, 10);
+
+			if (*end == '\0' && v > 0)
+				ttl = v;
+		}
+	return ttl;
+}
+
+static void rec_fid(w11_share_rec *r, const w11_fileid *f)
+{
+	r->dev = (uint64_t)f->dev;
+	r->ino = (uint64_t)f->ino;
+	r->size = (uint64_t)f->size;
+	r->mtime_s = (int64_t)f->mtime.tv_sec;
+	r->mtime_ns = (uint32_t)f->mtime.tv_nsec;
+	r->ctime_s = (int64_t)f->ctime.tv_sec;
+	r->ctime_ns = (uint32_t)f->ctime.tv_nsec;
+}
+
+static int rec_fid_eq(const w11_share_rec *r, const w11_fileid *f)
+{
+	w11_share_rec now;
+
+	if (!f->exists)
+		return 0;
+	rec_fid(&now, f);
+	return r->dev == now.dev && r->ino == now.ino && r->size == now.size &&
+	       r->mtime_s == now.mtime_s && r->mtime_ns == now.mtime_ns &&
+	       r->ctime_s == now.ctime_s && r->ctime_ns == now.ctime_ns;
+}
+
+void w11_share_carry(w11_token *t, wks_store *to)
+{
+	w11_storeref *r;
+	w11_secret pin = { 0 };
+	unsigned char *blob = NULL;
+	size_t cap = 0, len = 0;
+
+	if (!t->conf->shared_login)
+		return;
+	pthread_mutex_lock(&t->lock);
+	r = t->login == CKU_USER ? w11_storeref_get(t) : NULL;
+	if (r && w11_secret_set(&pin, t->pin.p, t->pin.len) != CKR_OK) {
+		w11_storeref_put(r);
+		r = NULL;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!r)
+		return;
+	wks_store_set_property(to, "wolfjce.keystore.kekCacheEnabled", "true");
+	if (wks_store_cache_export(r->st, (const char *)pin.p, pin.len, NULL, 0,
+				   &cap) == WKS_OK &&
+	    (blob = malloc(cap)) != NULL &&
+	    wks_store_cache_export(r->st, (const char *)pin.p, pin.len, blob,
+				   cap, &len) == WKS_OK)
+		(void)wks_store_cache_import(to, (const char *)pin.p, pin.len,
+					     blob, len, NULL);
+	if (blob)
+		OPENSSL_clear_free(blob, cap);
+	w11_secret_free(&pin);
+	w11_storeref_put(r);
+}
+
+void w11_share_publish(w11_token *t)
+{
+	w11_storeref *r;
+	w11_secret pin = { 0 };
+	w11_fileid fid;
+	w11_share_rec rec = { 0 };
+	unsigned char *blob = NULL, *out = NULL;
+	size_t cap = 0, blen = 0, olen = 0, warmed = 0;
+	char d[64];
+	long id;
+	int err;
+
+	if (!t->conf->shared_login)
+		return;
+	pthread_mutex_lock(&t->lock);
+	r = t->login == CKU_USER ? w11_storeref_get(t) : NULL;
+	fid = t->fid;
+	if (r && w11_secret_set(&pin, t->pin.p, t->pin.len) != CKR_OK) {
+		w11_storeref_put(r);
+		r = NULL;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!r || !fid.exists)
+		goto done;
+	/* Every key that opens with the store password, in one batch (the
+	 * ones cached already are not derived again). */
+	if ((err = wks_store_cache_warm(r->st, (const char *)pin.p, pin.len,
+					&warmed)) != WKS_OK ||
+	    (err = wks_store_cache_export(r->st, (const char *)pin.p, pin.len,
+					  NULL, 0, &cap)) != WKS_OK) {
+		w11_log_wks("shared login: the keys", err);
+		goto done;
+	}
+	if (!(blob = malloc(cap)) ||
+	    wks_store_cache_export(r->st, (const char *)pin.p, pin.len, blob,
+				   cap, &blen) != WKS_OK)
+		goto done;
+	rec_fid(&rec, &fid);
+	rec.pw = pin.p;
+	rec.pw_len = pin.len;
+	rec.blob = blob;
+	rec.blob_len = blen;
+	if (!(olen = w11_share_len(&rec))) {
+		W11_LOG("token \"%s\": shared login: %zu keys do not fit in "
+			"a keyring key (%u bytes): not shared", t->conf->label,
+			warmed, W11_SHARE_MAX);
+		goto done;
+	}
+	if (!(out = malloc(olen)))
+		goto done;
+	w11_share_encode(out, &rec);
+	describe(d, sizeof(d), t);
+	id = syscall(SYS_add_key, "user", d, out, olen, KEY_SPEC_USER_KEYRING);
+	if (id < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_SETPERM, id, SHARE_PERM) < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, ttl_of(t)) < 0) {
+		int e = errno;
+
+		if (id >= 0)
+			syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+		W11_LOG("token \"%s\": shared login: the keyring: %s",
+			t->conf->label, strerror(e));
+		goto done;
+	}
+	W11_LOG("token \"%s\": shared login: %zu key(s) in the user's "
+		"keyring for %ld s", t->conf->label, warmed, ttl_of(t));
+done:
+	if (out)
+		OPENSSL_clear_free(out, olen);
+	if (blob)
+		OPENSSL_clear_free(blob, cap);
+	w11_secret_free(&pin);
+	w11_storeref_put(r);
+}
+
+void w11_share_revoke(w11_token *t)
+{
+	long id;
+
+	if (!t->conf->shared_login)
+		return;
+	if ((id = find_key(t)) >= 0)
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+}
+
+int w11_share_adopt(w11_token *t)
+{
+	unsigned char *buf = NULL;
+	w11_share_rec rec;
+	w11_fileid now, after;
+	wks_store *st = NULL;
+	size_t imported = 0;
+	long id, n = 0;
+	int adopted = 0, logged;
+
+	if (!t->conf->shared_login)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	logged = t->login != W11_NOT_LOGGED_IN;
+	pthread_mutex_unlock(&t->lock);
+	if (logged || (id = find_key(t)) < 0)
+		return 0;
+	pthread_mutex_lock(&t->edit);
+	pthread_mutex_lock(&t->lock);
+	logged = t->login != W11_NOT_LOGGED_IN;
+	pthread_mutex_unlock(&t->lock);
+	if (logged || !(buf = malloc(W11_SHARE_MAX)))
+		goto done;
+	n = syscall(SYS_keyctl, KEYCTL_READ, id, buf, (size_t)W11_SHARE_MAX);
+	if (n < 0 || n > (long)W11_SHARE_MAX ||
+	    w11_share_decode(&rec, buf, (size_t)n) != 0) {
+		W11_LOG("token \"%s\": shared login: no valid record",
+			t->conf->label);
+		goto done;
+	}
+	w11_fileid_of(&now, t->conf->store);
+	if (!rec_fid_eq(&rec, &now)) {
+		W11_LOG("token \"%s\": shared login: the store changed since; "
+			"C_Login", t->conf->label);
+		goto done;
+	}
+	if (w11_token_new_store(t, &st) != CKR_OK)
+		goto done;
+	wks_store_set_property(st, "wolfjce.keystore.kekCacheEnabled", "true");
+	/* The MAC of these very bytes was verified with this password by
+	 * the login that left the record: the file is still that file. */
+	if (wks_store_load_file(st, t->conf->store, NULL, 0) != WKS_OK)
+		goto done;
+	w11_fileid_of(&after, t->conf->store);
+	if (!rec_fid_eq(&rec, &after))
+		goto done;
+	(void)wks_store_cache_import(st, (const char *)rec.pw, rec.pw_len,
+				     rec.blob, rec.blob_len, &imported);
+	pthread_mutex_lock(&t->lock);
+	if (w11_secret_set(&t->pin, rec.pw, rec.pw_len) == CKR_OK) {
+		t->login = CKU_USER;
+		t->login_gen++;
+		t->adopted = 1;
+		adopted = 1;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!adopted)
+		goto done;
+	(void)w11_token_install(t, st, &after);
+	st = NULL;
+	W11_LOG("token \"%s\": shared login taken over (%zu key(s))",
+		t->conf->label, imported);
+done:
+	wks_store_free(st);
+	if (buf)
+		OPENSSL_clear_free(buf, W11_SHARE_MAX);
+	pthread_mutex_unlock(&t->edit);
+	return adopted;
+}
