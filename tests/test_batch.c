@@ -318,8 +318,6 @@ static void test_batch__get_keys_cached(void **state)
 	wks_store_free(st);
 }
 
-/* ---- new passwords for many ---------------------------------------------- */
-
 static void opens(wks_store *st, const char *alias, const char *pw, int want)
 {
 	wks_key *k = NULL;
@@ -327,6 +325,292 @@ static void opens(wks_store *st, const char *alias, const char *pw, int want)
 	TU_EXPECT(want, wks_store_get_key(&k, st, alias, pw, strlen(pw)));
 	wks_key_free(k);
 }
+
+/* ---- cached keys handed to another store (cacheblob.c) ------------------ */
+
+/* The blob's layout (docs/CACHE.md): a 12-byte header, then per key its
+ * salt, iterations, derived key and check value. */
+#define BLOB_HDR 12
+#define BLOB_REC (16 + 4 + 96 + 64)
+#define BLOB_DK 20    /* offset of the derived key in a record */
+#define BLOB_CHECK 116 /* and of the check value */
+
+/* make_store()'s entries warmed with pw and exported: the blob in *out
+ * (free()), its store saved in *file (wks_free()). */
+static wks_store *exported(uint8_t **out, size_t *out_len, uint8_t **file,
+                           size_t *file_len, const char *pw)
+{
+	wks_store *st = make_store();
+	size_t n = 0, need = 0;
+
+	enable_cache(st);
+	TU_OK(wks_store_cache_warm(st, pw, strlen(pw), &n));
+	TU_OK(wks_store_cache_export(st, pw, strlen(pw), NULL, 0, &need));
+	*out = malloc(need);
+	assert_non_null(*out);
+	TU_OK(wks_store_cache_export(st, pw, strlen(pw), *out, need, out_len));
+	TU_OK(wks_store_save_buffer(st, file, file_len, PW, strlen(PW)));
+	return st;
+}
+
+/* A second store from the same bytes, cache on, nothing cached. */
+static wks_store *reloaded(const uint8_t *file, size_t file_len)
+{
+	wks_store *st = tu_store_fast();
+
+	enable_cache(st);
+	TU_OK(wks_store_load_buffer(st, file, file_len, PW, strlen(PW)));
+	return st;
+}
+
+static size_t import(wks_store *st, const char *pw, const uint8_t *blob,
+                     size_t len)
+{
+	size_t n = 99;
+
+	TU_OK(wks_store_cache_import(st, pw, strlen(pw), blob, len, &n));
+	return n;
+}
+
+/* Exported from one store, imported into another loaded from the same
+ * file: the keys come back as the first store's, with no derivation, as
+ * cache hits; the entry on another password is not handed over. */
+static void test_batch__cache_export_import(void **state)
+{
+	static const char *const pw_keys[] = { "k1", "k2", "s1" };
+	uint8_t *blob = NULL, *file = NULL;
+	size_t len = 0, file_len = 0, i;
+	wks_store *st = exported(&blob, &len, &file, &file_len, PW), *st2;
+	wks_cache_stats cs;
+	wks_key *a = NULL, *b = NULL;
+
+	(void)state;
+	assert_int_equal(len, BLOB_HDR + 3 * BLOB_REC);
+	assert_memory_equal(blob, "WKSKEKC2\0\0\0\3", BLOB_HDR);
+	st2 = reloaded(file, file_len);
+	count_start();
+	assert_int_equal(import(st2, PW, blob, len), 3);
+	for (i = 0; i < 3; i++) {
+		TU_OK(wks_store_get_key(&a, st, pw_keys[i], PW, strlen(PW)));
+		TU_OK(wks_store_get_key(&b, st2, pw_keys[i], PW, strlen(PW)));
+		same_key(a, b);
+		wks_key_free(a);
+		wks_key_free(b);
+	}
+	assert_int_equal(runs(), 0);
+	TU_OK(wks_store_cache_stats(&cs, st2));
+	assert_int_equal(cs.derivations, 0);
+	assert_int_equal(cs.misses, 0);
+	assert_int_equal(cs.hits, 3);
+	assert_int_equal(cs.size, 3);
+	/* "own" was not in it: its get_key derives. */
+	opens(st2, "own", OTHER, WKS_OK);
+	TU_OK(wks_store_cache_stats(&cs, st2));
+	assert_int_equal(cs.derivations, 1);
+	/* Importing again adds nothing new, and still derives nothing. */
+	assert_int_equal(import(st2, PW, blob, len), 3);
+	TU_OK(wks_store_cache_stats(&cs, st2));
+	assert_int_equal(cs.size, 4);
+	assert_int_equal(cs.derivations, 1);
+	wks_store_free(st2);
+	wks_store_free(st);
+	free(blob);
+	wks_free(file);
+}
+
+/* The size query, a buffer too small, the rest of the buffer wiped. */
+static void test_batch__cache_export_sizes(void **state)
+{
+	uint8_t *blob = NULL, *file = NULL, buf[BLOB_HDR + 5 * BLOB_REC];
+	size_t len = 0, file_len = 0, need = 0, i, out = 7;
+	wks_store *st = exported(&blob, &len, &file, &file_len, PW);
+
+	(void)state;
+	/* room for every key entry (4), whatever is cached */
+	TU_OK(wks_store_cache_export(st, PW, strlen(PW), NULL, 0, &need));
+	assert_int_equal(need, BLOB_HDR + 4 * BLOB_REC);
+	memset(buf, 0xa5, sizeof(buf));
+	TU_EXPECT(WKS_ERR_LIMIT, wks_store_cache_export(st, PW, strlen(PW), buf,
+	                                                need - 1, &out));
+	assert_int_equal(out, need);
+	assert_int_equal(buf[0], 0xa5); /* nothing written */
+	TU_OK(wks_store_cache_export(st, PW, strlen(PW), buf, sizeof(buf),
+	                             &out));
+	assert_int_equal(out, len);
+	assert_memory_equal(buf, blob, len); /* same keys, same order */
+	for (i = len; i < sizeof(buf); i++)
+		if (buf[i] != 0)
+			fail_msg("byte %zu after the blob: %#x", i, buf[i]);
+	/* exactly `need` is enough */
+	TU_OK(wks_store_cache_export(st, PW, strlen(PW), buf, need, &out));
+	assert_int_equal(out, len);
+	/* nothing cached for this password: an empty blob */
+	TU_OK(wks_store_cache_export(st, "nothing", 7, buf, need, &out));
+	assert_int_equal(out, BLOB_HDR);
+	assert_memory_equal(buf, "WKSKEKC2\0\0\0\0", BLOB_HDR);
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_cache_export(st, PW, strlen(PW),
+	                                                  NULL, 5, &out));
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_cache_export(st, PW, strlen(PW),
+	                                                  buf, need, NULL));
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_cache_export(st, "", 0, buf,
+	                                                  need, &out));
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_cache_export(NULL, PW, 2, buf,
+	                                                  need, &out));
+	TU_OK(wks_store_set_property(st, "wolfjce.keystore.kekCacheEnabled",
+	                             "false"));
+	TU_EXPECT(WKS_ERR_INVALID, wks_store_cache_export(st, PW, strlen(PW),
+	                                                  buf, need, &out));
+	assert_int_equal(out, 0);
+	wks_store_free(st);
+	free(blob);
+	wks_free(file);
+}
+
+static void expect_import(int want, wks_store *st, const char *pw,
+                          const uint8_t *blob, size_t len)
+{
+	size_t n = 99;
+
+	TU_EXPECT(want, wks_store_cache_import(st, pw, pw ? strlen(pw) : 0, blob,
+	                                       len, &n));
+	assert_int_equal(n, 0);
+}
+
+/* Malformed blobs and bad arguments: refused, nothing cached. */
+static void test_batch__cache_import_rejects(void **state)
+{
+	uint8_t *blob = NULL, *file = NULL, *big, hdr[BLOB_HDR];
+	size_t len = 0, file_len = 0;
+	wks_store *st = exported(&blob, &len, &file, &file_len, PW), *st2;
+	wks_store *off;
+	wks_cache_stats cs;
+
+	(void)state;
+	st2 = reloaded(file, file_len);
+	blob[7] = '1'; /* the first version's magic */
+	expect_import(WKS_ERR_FORMAT, st2, PW, blob, len);
+	blob[7] = '2';
+	blob[0] ^= 0x20;
+	expect_import(WKS_ERR_FORMAT, st2, PW, blob, len);
+	blob[0] ^= 0x20;
+	expect_import(WKS_ERR_FORMAT, st2, PW, blob, len - 1);
+	expect_import(WKS_ERR_FORMAT, st2, PW, blob, BLOB_HDR - 1);
+	expect_import(WKS_ERR_FORMAT, st2, PW, NULL, 0);
+	big = calloc(1, len + 1);
+	assert_non_null(big);
+	memcpy(big, blob, len);
+	expect_import(WKS_ERR_FORMAT, st2, PW, big, len + 1);
+	/* one record short of what the count says, one more */
+	big[11] = 4;
+	expect_import(WKS_ERR_FORMAT, st2, PW, big, len);
+	big[11] = 2;
+	expect_import(WKS_ERR_FORMAT, st2, PW, big, len);
+	free(big);
+	/* a count above the limit: LIMIT before the lengths are looked at */
+	memcpy(hdr, "WKSKEKC2\0\1\0\1", BLOB_HDR); /* 65537 */
+	expect_import(WKS_ERR_LIMIT, st2, PW, hdr, BLOB_HDR);
+	memcpy(hdr, "WKSKEKC2\xff\xff\xff\xff", BLOB_HDR);
+	expect_import(WKS_ERR_LIMIT, st2, PW, hdr, BLOB_HDR);
+	/* arguments */
+	expect_import(WKS_ERR_INVALID, st2, "", blob, len);
+	expect_import(WKS_ERR_INVALID, st2, NULL, blob, len);
+	expect_import(WKS_ERR_INVALID, NULL, PW, blob, len);
+	expect_import(WKS_ERR_INVALID, st2, PW, NULL, len);
+	off = tu_store_fast();
+	TU_OK(wks_store_load_buffer(off, file, file_len, PW, strlen(PW)));
+	expect_import(WKS_ERR_INVALID, off, PW, blob, len);
+	TU_OK(wks_store_cache_stats(&cs, st2));
+	assert_int_equal(cs.inserts, 0);
+	/* an empty blob is a blob */
+	memcpy(hdr, "WKSKEKC2\0\0\0\0", BLOB_HDR);
+	expect_import(WKS_OK, st2, PW, hdr, BLOB_HDR);
+	/* and the real one still imports (NULL n_imported allowed) */
+	TU_OK(wks_store_cache_import(st2, PW, strlen(PW), blob, len, NULL));
+	TU_OK(wks_store_cache_stats(&cs, st2));
+	assert_int_equal(cs.size, 3);
+	wks_store_free(off);
+	wks_store_free(st2);
+	wks_store_free(st);
+	free(blob);
+	wks_free(file);
+}
+
+/* A damaged record imports nothing for its entry, whose get_key then
+ * derives; a record whose salt matches no entry is skipped. */
+static void test_batch__cache_import_damaged(void **state)
+{
+	static const size_t offs[] = { BLOB_DK + 5, BLOB_DK + 40, BLOB_CHECK + 9,
+	                               3 /* salt */, 17 /* iterations */ };
+	uint8_t *blob = NULL, *file = NULL;
+	size_t len = 0, file_len = 0, i;
+	wks_store *st = exported(&blob, &len, &file, &file_len, PW), *st2;
+	wks_cache_stats cs;
+
+	(void)state;
+	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		/* the second record, one bit */
+		size_t at = BLOB_HDR + BLOB_REC + offs[i];
+
+		blob[at] ^= 0x10;
+		st2 = reloaded(file, file_len);
+		if (import(st2, PW, blob, len) != 2)
+			fail_msg("bit flipped at %zu of a record: not 2 keys", offs[i]);
+		opens(st2, "k1", PW, WKS_OK);
+		opens(st2, "k2", PW, WKS_OK);
+		opens(st2, "s1", PW, WKS_OK);
+		TU_OK(wks_store_cache_stats(&cs, st2));
+		assert_int_equal(cs.derivations, 1);
+		assert_int_equal(cs.hits, 2);
+		wks_store_free(st2);
+		blob[at] ^= 0x10;
+	}
+	wks_store_free(st);
+	free(blob);
+	wks_free(file);
+}
+
+/* A blob opens nothing under another password: imported under a wrong
+ * one, it caches nothing and get_key with that password still fails; the
+ * keys exported under "own"'s password are not cached under PW either. */
+static void test_batch__cache_import_wrong_password(void **state)
+{
+	uint8_t *blob = NULL, *file = NULL, *own = NULL;
+	size_t len = 0, file_len = 0, own_len = 0, n = 0;
+	wks_store *st = exported(&blob, &len, &file, &file_len, PW), *st2;
+	wks_cache_stats cs;
+
+	(void)state;
+	st2 = reloaded(file, file_len);
+	assert_int_equal(import(st2, "wrong-password", blob, len), 0);
+	TU_OK(wks_store_cache_stats(&cs, st2));
+	assert_int_equal(cs.size, 0);
+	opens(st2, "k1", "wrong-password", WKS_ERR_INTEGRITY);
+	opens(st2, "s1", "wrong-password", WKS_ERR_INTEGRITY);
+	/* "own" warmed and exported with its own password ... */
+	TU_OK(wks_store_cache_warm(st, OTHER, strlen(OTHER), &n));
+	assert_int_equal(n, 1);
+	TU_OK(wks_store_cache_export(st, OTHER, strlen(OTHER), NULL, 0,
+	                             &own_len));
+	own = malloc(own_len);
+	assert_non_null(own);
+	TU_OK(wks_store_cache_export(st, OTHER, strlen(OTHER), own, own_len,
+	                             &own_len));
+	assert_int_equal(own_len, BLOB_HDR + BLOB_REC);
+	/* ... is not taken under PW, nor under a record count of PW's */
+	assert_int_equal(import(st2, PW, own, own_len), 0);
+	opens(st2, "own", PW, WKS_ERR_INTEGRITY);
+	/* under its own password it is */
+	assert_int_equal(import(st2, OTHER, own, own_len), 1);
+	TU_OK(wks_store_cache_stats(&cs, st2));
+	assert_int_equal(cs.size, 1);
+	wks_store_free(st2);
+	wks_store_free(st);
+	free(own);
+	free(blob);
+	wks_free(file);
+}
+
+/* ---- new passwords for many ---------------------------------------------- */
 
 /* The entries on the old password move to the new one (one derivation
  * per entry per password: 4 old, 3 new), the others stay, each result
@@ -714,6 +998,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_batch__arguments),
 		cmocka_unit_test(test_batch__cache_warm),
 		cmocka_unit_test(test_batch__get_keys_cached),
+		cmocka_unit_test(test_batch__cache_export_import),
+		cmocka_unit_test(test_batch__cache_export_sizes),
+		cmocka_unit_test(test_batch__cache_import_rejects),
+		cmocka_unit_test(test_batch__cache_import_damaged),
+		cmocka_unit_test(test_batch__cache_import_wrong_password),
 		cmocka_unit_test(test_batch__change_key_passwords),
 		cmocka_unit_test(test_batch__rekey_two_steps),
 		cmocka_unit_test(test_batch__prepare_keys),

@@ -7,16 +7,32 @@
  *
  * The blob (docs/CACHE.md, "Handing cached keys to another process"):
  *
- *     "WKSKEKC1"            8 bytes
+ *     "WKSKEKC2"            8 bytes
  *     n                     u32, big-endian, 0..WKS_CACHE_BLOB_MAX_KEYS
  *     n times:  salt        16 bytes   the entry's KDF salt
  *               iterations  u32        its KDF iteration count
  *               dk          96 bytes   its derived key (AES + HMAC)
+ *               check       64 bytes   HMAC-SHA512(dk[32..96),
+ *                                      "wks-cache-export" || dk[0..32)
+ *                                      || password)
  *
  * and nothing after.  No alias and no password: a key is matched to an
  * entry by (salt, iterations) and only cached once the entry's own MAC
  * verifies with it, so an import can add nothing the file does not
- * confirm, and runs no PBKDF2. */
+ * confirm, and runs no PBKDF2.
+ *
+ * The MAC check proves the key is the entry's, not that the caller's
+ * password is the entry's: a cached key stands for "this password opens
+ * this entry" (a hit is trusted, with no PBKDF2), so without more a blob
+ * imported under any password would make get_key accept that password.
+ * The check value binds each key to the password it was exported under:
+ * import recomputes it with the caller's password and caches nothing
+ * that does not match.  It also covers the AES half of the key, which
+ * the entry MAC (keyed with the HMAC half) does not: a damaged AES half
+ * would be cached and decrypt the entry into other bytes.  Whoever holds
+ * a key can compute its check value for any password, but holding the
+ * key is already holding the entry. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +42,47 @@
 #include "util/reader.h"
 #include "util/wipe.h"
 
-static const uint8_t MAGIC[8] = { 'W', 'K', 'S', 'K', 'E', 'K', 'C', '1' };
-#define REC_LEN (WKS_SALT_LEN + 4 + WKS_DK_LEN)
+static const uint8_t MAGIC[8] = { 'W', 'K', 'S', 'K', 'E', 'K', 'C', '2' };
+static const char CHECK_LABEL[16] = "wks-cache-export"; /* no NUL */
+#define DK_OFF (WKS_SALT_LEN + 4)
+#define CHECK_OFF (DK_OFF + WKS_DK_LEN)
+#define REC_LEN (CHECK_OFF + WKS_MAC_LEN)
 #define HDR_LEN 12
+
+/* "wks-cache-export" || (32 bytes for an AES key) || pw, the message of
+ * the check values of a call (wiped and freed by the caller with
+ * wks_wipe_free(*out, *out_len)). */
+static int check_msg(uint8_t **out, size_t *out_len, const char *pw,
+                     size_t pw_len)
+{
+	const size_t head = sizeof(CHECK_LABEL) + WKS_AES_KEY_LEN;
+	uint8_t *m;
+
+	*out = NULL;
+	*out_len = 0;
+	if (pw_len > SIZE_MAX - head || !(m = malloc(head + pw_len)))
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	memcpy(m, CHECK_LABEL, sizeof(CHECK_LABEL));
+	memset(m + sizeof(CHECK_LABEL), 0, WKS_AES_KEY_LEN);
+	memcpy(m + head, pw, pw_len);
+	*out = m;
+	*out_len = head + pw_len;
+	return WKS_OK;
+}
+
+/* The check value of dk: HMAC-SHA512(dk[32..96), "wks-cache-export" ||
+ * dk[0..32) || pw), msg being check_msg()'s.  The AES half is in the
+ * message because nothing else covers it: the entry MAC is keyed with
+ * the HMAC half only, and a hit is decrypted with whatever AES key was
+ * cached. */
+static int check_value(uint8_t out[WKS_MAC_LEN], const wks_settings *cfg,
+                       const uint8_t dk[WKS_DK_LEN], uint8_t *msg,
+                       size_t msg_len)
+{
+	memcpy(msg + sizeof(CHECK_LABEL), dk, WKS_AES_KEY_LEN);
+	return wks__hmac_sha512_cc(cfg->crypto, out, dk + WKS_AES_KEY_LEN,
+	                           WKS_DK_LEN - WKS_AES_KEY_LEN, msg, msg_len);
+}
 
 /* The key entries of `st`, referenced under its read lock. */
 static int key_entries(wks_entry ***out, size_t *n_out, wks_store *st)
@@ -91,8 +145,8 @@ int wks_store_cache_export(wks_store *st, const char *pw, size_t pw_len,
 {
 	wks_settings cfg;
 	wks_entry **v = NULL;
-	uint8_t dk[WKS_DK_LEN];
-	size_t i, n = 0, k = 0, need;
+	uint8_t dk[WKS_DK_LEN], *msg = NULL;
+	size_t i, n = 0, m, k = 0, need, msg_len = 0;
 	int err;
 
 	wks__err_clear();
@@ -105,19 +159,20 @@ int wks_store_cache_export(wks_store *st, const char *pw, size_t pw_len,
 		return err;
 	if ((err = key_entries(&v, &n, st)) != WKS_OK)
 		return err;
-	/* Room for every key entry: the cache may fill meanwhile. */
-	if (n > WKS_CACHE_BLOB_MAX_KEYS)
-		n = WKS_CACHE_BLOB_MAX_KEYS;
-	need = HDR_LEN + n * REC_LEN;
+	/* Room for every key entry: the cache may fill meanwhile.  (m, not
+	 * n, is bounded: all n references are released below.) */
+	m = n < WKS_CACHE_BLOB_MAX_KEYS ? n : WKS_CACHE_BLOB_MAX_KEYS;
+	need = HDR_LEN + m * REC_LEN;
 	if (!buf || cap < need) {
 		*out_len = need;
-		entries_free(v, n);
-		if (!buf)
-			return WKS_OK;
-		return wks__err(WKS_ERR_LIMIT, "cache export: the buffer holds "
-		                "%zu bytes, %zu are needed", cap, need);
+		if (buf)
+			err = wks__err(WKS_ERR_LIMIT, "cache export: the buffer "
+			               "holds %zu bytes, %zu are needed", cap, need);
+		goto done;
 	}
-	for (i = 0; i < n; i++) {
+	if ((err = check_msg(&msg, &msg_len, pw, pw_len)) != WKS_OK)
+		goto done;
+	for (i = 0; i < n && k < m; i++) {
 		const wks_entry *e = v[i];
 		uint8_t *rec = buf + HDR_LEN + k * REC_LEN;
 
@@ -126,25 +181,34 @@ int wks_store_cache_export(wks_store *st, const char *pw, size_t pw_len,
 		                      pw_len, e->salt, (uint32_t)e->iterations,
 		                      dk) != WKS_OK)
 			continue;
+		if ((err = check_value(rec + CHECK_OFF, &cfg, dk, msg,
+		                       msg_len)) != WKS_OK)
+			break;
 		memcpy(rec, e->salt, WKS_SALT_LEN);
 		put_be32(rec + WKS_SALT_LEN, (uint32_t)e->iterations);
-		memcpy(rec + WKS_SALT_LEN + 4, dk, WKS_DK_LEN);
+		memcpy(rec + DK_OFF, dk, WKS_DK_LEN);
 		k++;
 	}
 	wks_wipe(dk, sizeof(dk));
+	if (err != WKS_OK) {
+		wks_wipe(buf, cap); /* keys written before the failure */
+		goto done;
+	}
 	memcpy(buf, MAGIC, sizeof(MAGIC));
 	put_be32(buf + 8, (uint32_t)k);
 	*out_len = HDR_LEN + k * REC_LEN;
 	/* what the buffer held beyond the blob */
 	wks_wipe(buf + *out_len, cap - *out_len);
+done:
 	entries_free(v, n);
+	wks_wipe_free(msg, msg_len);
 	wks__wipe_registers();
-	return WKS_OK;
+	return err;
 }
 
 static int cmp_rec(const void *a, const void *b)
 {
-	return memcmp(a, b, WKS_SALT_LEN + 4);
+	return memcmp(a, b, DK_OFF);
 }
 
 int wks_store_cache_import(wks_store *st, const char *pw, size_t pw_len,
@@ -155,10 +219,10 @@ int wks_store_cache_import(wks_store *st, const char *pw, size_t pw_len,
 	wks_entry **v = NULL;
 	wks_reader r;
 	const uint8_t *magic, *recs;
-	uint8_t *sorted = NULL, key[WKS_SALT_LEN + 4];
+	uint8_t *sorted = NULL, *msg = NULL, key[DK_OFF], check[WKS_MAC_LEN];
 	uint64_t gen;
 	uint32_t count;
-	size_t i, n = 0;
+	size_t i, n = 0, msg_len = 0;
 	int err;
 
 	wks__err_clear();
@@ -185,10 +249,14 @@ int wks_store_cache_import(wks_store *st, const char *pw, size_t pw_len,
 	recs = wks_rd_take(&r, r.left);
 	if (count == 0)
 		return WKS_OK;
+	if ((err = check_msg(&msg, &msg_len, pw, pw_len)) != WKS_OK)
+		return err;
 	/* Sorted by (salt, iterations) in memory that is wiped, so that
 	 * each entry finds its key by a binary search. */
-	if (!(sorted = malloc((size_t)count * REC_LEN)))
-		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	if (!(sorted = malloc((size_t)count * REC_LEN))) {
+		err = wks__err(WKS_ERR_NOMEM, "out of memory");
+		goto done;
+	}
 	memcpy(sorted, recs, (size_t)count * REC_LEN);
 	qsort(sorted, count, REC_LEN, cmp_rec);
 	/* Read before the entries are looked up (wks__cache_generation()). */
@@ -204,18 +272,30 @@ int wks_store_cache_import(wks_store *st, const char *pw, size_t pw_len,
 		memcpy(key, e->salt, WKS_SALT_LEN);
 		put_be32(key + WKS_SALT_LEN, (uint32_t)e->iterations);
 		rec = bsearch(key, sorted, count, REC_LEN, cmp_rec);
-		if (!rec ||
-		    wks__key_verify(e, rec + WKS_SALT_LEN + 4, &cfg) != WKS_OK)
+		if (!rec)
+			continue;
+		/* Bound to pw first (a key of the entry exported under another
+		 * password must not be cached under this one), then the
+		 * entry's own MAC. */
+		if (check_value(check, &cfg, rec + DK_OFF, msg, msg_len) !=
+		    WKS_OK || !wks__mac_equal(check, rec + CHECK_OFF,
+		                              WKS_MAC_LEN) ||
+		    wks__key_verify(e, rec + DK_OFF, &cfg) != WKS_OK)
 			continue;
 		wks__cache_put(st->cache, &cfg, gen, e->id, (const uint8_t *)pw,
 		               pw_len, e->salt, (uint32_t)e->iterations,
-		               rec + WKS_SALT_LEN + 4);
+		               rec + DK_OFF);
 		if (n_imported)
 			(*n_imported)++;
 	}
 done:
+	/* skipped keys leave no error detail behind */
+	if (err == WKS_OK)
+		wks__err_clear();
 	entries_free(v, n);
 	wks_wipe_free(sorted, (size_t)count * REC_LEN);
+	wks_wipe(check, sizeof(check));
+	wks_wipe_free(msg, msg_len);
 	wks__wipe_registers();
 	return err;
 }
