@@ -9,7 +9,7 @@
 #   fuzz/run.sh build            just build
 #
 # TARGET: load load_pw getkey props import jks bks bcfks printcert certs
-# convert uri ref pkcs11_conf pkcs11_share.  New inputs go to
+# convert cacheblob uri ref pkcs11_conf pkcs11_share.  New inputs go to
 # build-fuzz/work/TARGET (not committed); crashes to
 # build-fuzz/artifacts/TARGET/.  After a run, the line
 #   STATS target=... secs=... execs=... execs_per_sec=... cov=... ft=...
@@ -29,7 +29,8 @@ build() {
 	cmake --build "$b" -j"$(nproc)" --target \
 		fuzz_load fuzz_load_pw fuzz_getkey fuzz_props fuzz_import fuzz_jks \
 		fuzz_bks fuzz_bcfks fuzz_printcert fuzz_certs fuzz_convert \
-		fuzz_uri fuzz_ref fuzz_pkcs11_conf fuzz_pkcs11_share >/dev/null
+		fuzz_cacheblob fuzz_uri fuzz_ref fuzz_pkcs11_conf fuzz_pkcs11_share \
+		>/dev/null
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -52,7 +53,7 @@ merge)
 	;;
 replay)
 	build
-	for t in ${2:-load load_pw getkey props import jks bks bcfks printcert certs convert uri ref pkcs11_conf pkcs11_share}; do
+	for t in ${2:-load load_pw getkey props import jks bks bcfks printcert certs convert cacheblob uri ref pkcs11_conf pkcs11_share}; do
 		mkdir -p "fuzz/regressions/$t"
 		"$b/fuzz/fuzz_$t" -runs=0 "fuzz/corpus/$t" \
 			"fuzz/regressions/$t" 2>&1 | tail -1

@@ -5,6 +5,7 @@
  * into this program with their entry points renamed.  A failed check in a
  * target aborts (FUZZ_CHECK), after the input's name was printed.
  *
+ * fuzz_cacheblob feeds wks_store_cache_import() (src/store/cacheblob.c).
  * fuzz_jks, fuzz_bks, fuzz_bcfks and fuzz_convert test the library's
  * conversions (src/convert/,
  * one of the library sources compiled in).  fuzz_import (the CLI's input paths)
@@ -64,6 +65,12 @@
 #define FUZZ_ENTRY fuzz_convert_one
 #define FUZZ_INIT fuzz_convert_init
 #include "../fuzz/fuzz_convert.c"
+#undef FUZZ_ENTRY
+#undef FUZZ_INIT
+
+#define FUZZ_ENTRY fuzz_cacheblob_one
+#define FUZZ_INIT fuzz_cacheblob_init
+#include "../fuzz/fuzz_cacheblob.c"
 #undef FUZZ_ENTRY
 #undef FUZZ_INIT
 
@@ -176,6 +183,13 @@ static void test_fuzz_replay__convert(void **state)
 	replay("convert", fuzz_convert_one);
 }
 
+static void test_fuzz_replay__cacheblob(void **state)
+{
+	(void)state;
+	fuzz_cacheblob_init(NULL, NULL);
+	replay("cacheblob", fuzz_cacheblob_one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz_replay__bks),
 		cmocka_unit_test(test_fuzz_replay__bcfks),
 		cmocka_unit_test(test_fuzz_replay__convert),
+		cmocka_unit_test(test_fuzz_replay__cacheblob),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
