@@ -876,29 +876,37 @@ WKS_API int wks_store_cache_warm(wks_store *st, const char *pw, size_t pw_len,
  *
  * wks_store_cache_export() writes into buf (cap bytes) a blob of the
  * derived keys that the cache of `st` holds now for the key entries that
- * open with `pw`: per key the entry's KDF salt and iteration count and
- * the 96-byte derived key; no alias, no password.  Keys not cached are
- * left out (wks_store_cache_warm() first to have them all); the lookups
- * count as cache hits.  With buf NULL (and cap 0), *out_len gets the size
- * to provide (room for every key entry); a smaller cap is WKS_ERR_LIMIT
- * with that size in *out_len.  On success *out_len is the blob's length
- * and the rest of buf is wiped.  THE BLOB IS AS SECRET AS THE KEYS IT
- * OPENS: keep it where only the keys' owner reaches it, and wipe it.
+ * open with `pw`: per key the entry's KDF salt and iteration count, the
+ * 96-byte derived key and a check value binding that key to `pw`
+ * (HMAC-SHA512 under the key's HMAC half); no alias, no password.  Keys
+ * not cached are left out (wks_store_cache_warm() first to have them
+ * all); the lookups count as cache hits.  With buf NULL (and cap 0),
+ * *out_len gets the size to provide (room for every key entry); a
+ * smaller cap is WKS_ERR_LIMIT with that size in *out_len and nothing
+ * written.  On success *out_len is the blob's length and the rest of buf
+ * is wiped.  THE BLOB IS AS SECRET AS THE KEYS IT OPENS, AND LETS ITS
+ * HOLDER TEST GUESSES OF `pw` AT THE SPEED OF ONE HMAC EACH: keep it
+ * where only the keys' owner reaches it, and wipe it.
  *
  * wks_store_cache_import() caches, under `pw`, each key of such a blob
- * that verifies against a key entry of `st` (another wks_store, possibly
- * in another process, loaded from the same file) with the same salt and
- * iteration count: the entry's own MAC is checked with the key, so a
- * blob can add nothing that the store does not confirm, and no PBKDF2
- * runs.  Keys that match no entry or do not verify are skipped; entries
- * whose key password is another are never matched with `pw`.
- * *n_imported (may be NULL) gets the number of keys that verified.
+ * that was exported under the same password (its check value, recomputed
+ * with `pw`, matches) and verifies against a key entry of `st` (another
+ * wks_store, possibly in another process, loaded from the same file)
+ * with the same salt and iteration count: the entry's own MAC is checked
+ * with the key, so a blob can add nothing that the store does not
+ * confirm, and no PBKDF2 runs.  Keys that match no entry, were exported
+ * under another password or do not verify are skipped: a blob imported
+ * under a wrong password caches nothing, and get_key with that password
+ * still fails.  *n_imported (may be NULL) gets the number of keys that
+ * verified (already cached ones included).
  *
  * Both need the cache enabled.  Errors: WKS_ERR_INVALID (NULL store or
- * out_len, empty password, cache disabled), WKS_ERR_FORMAT (import: not
- * a blob of this version, lengths that do not add up), WKS_ERR_LIMIT
- * (export: buffer too small; import: more than WKS_CACHE_BLOB_MAX_KEYS
- * keys), WKS_ERR_NOMEM.
+ * out_len, empty password, cache disabled, blob NULL with a length),
+ * WKS_ERR_FORMAT (import: not a blob of this version, lengths that do
+ * not add up), WKS_ERR_LIMIT (export: buffer too small; import: more
+ * than WKS_CACHE_BLOB_MAX_KEYS keys), WKS_ERR_NOMEM, WKS_ERR_CRYPTO
+ * (export: HMAC unavailable in the store's crypto context).
+ * Thread-safe like wks_store_get_key().
  */
 #define WKS_CACHE_BLOB_MAX_KEYS 65536u
 WKS_API int wks_store_cache_export(wks_store *st, const char *pw,
