@@ -43,7 +43,8 @@
 #include "util/wipe.h"
 
 static const uint8_t MAGIC[8] = { 'W', 'K', 'S', 'K', 'E', 'K', 'C', '2' };
-static const char CHECK_LABEL[16] = "wks-cache-export"; /* no NUL */
+static const char CHECK_LABEL[] = "wks-cache-export";
+#define LABEL_LEN (sizeof(CHECK_LABEL) - 1) /* without its NUL */
 #define DK_OFF (WKS_SALT_LEN + 4)
 #define CHECK_OFF (DK_OFF + WKS_DK_LEN)
 #define REC_LEN (CHECK_OFF + WKS_MAC_LEN)
@@ -55,15 +56,15 @@ static const char CHECK_LABEL[16] = "wks-cache-export"; /* no NUL */
 static int check_msg(uint8_t **out, size_t *out_len, const char *pw,
                      size_t pw_len)
 {
-	const size_t head = sizeof(CHECK_LABEL) + WKS_AES_KEY_LEN;
+	const size_t head = LABEL_LEN + WKS_AES_KEY_LEN;
 	uint8_t *m;
 
 	*out = NULL;
 	*out_len = 0;
 	if (pw_len > SIZE_MAX - head || !(m = malloc(head + pw_len)))
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
-	memcpy(m, CHECK_LABEL, sizeof(CHECK_LABEL));
-	memset(m + sizeof(CHECK_LABEL), 0, WKS_AES_KEY_LEN);
+	memcpy(m, CHECK_LABEL, LABEL_LEN);
+	memset(m + LABEL_LEN, 0, WKS_AES_KEY_LEN);
 	memcpy(m + head, pw, pw_len);
 	*out = m;
 	*out_len = head + pw_len;
@@ -79,7 +80,7 @@ static int check_value(uint8_t out[WKS_MAC_LEN], const wks_settings *cfg,
                        const uint8_t dk[WKS_DK_LEN], uint8_t *msg,
                        size_t msg_len)
 {
-	memcpy(msg + sizeof(CHECK_LABEL), dk, WKS_AES_KEY_LEN);
+	memcpy(msg + LABEL_LEN, dk, WKS_AES_KEY_LEN);
 	return wks__hmac_sha512_cc(cfg->crypto, out, dk + WKS_AES_KEY_LEN,
 	                           WKS_DK_LEN - WKS_AES_KEY_LEN, msg, msg_len);
 }
