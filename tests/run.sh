@@ -24,7 +24,7 @@ Modes:
              of the Bouncy Castle stores at every 61st position,
              cli_bcstores' BCFKS with three entries, examples_valgrind
              every 2nd example under memcheck (the others plainly), the
-             CLI scripts' stores at 10000 PBKDF2 iterations.  About 3.5
+             CLI scripts' stores at 10000 PBKDF2 iterations.  About 2.5
              minutes on a 2-core machine, build included.
   --full     the exhaustive inputs, as CI's plain stage runs them
              (WKS_TEST_FULL=1): every byte of every vector with both XOR
@@ -67,7 +67,7 @@ cd "$(dirname "$0")/.."
 if [ -n "${WKS_TEST_FULL:-}" ] && [ "$WKS_TEST_FULL" != 0 ]; then
 	echo "tests/run.sh: full mode: about 7 minutes on a 2-core machine (--help: the modes)"
 else
-	echo "tests/run.sh: quick mode: about 3.5 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
+	echo "tests/run.sh: quick mode: about 2.5 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
 fi
 sh scripts/deps.sh test
 b=${BUILD_DIR:-build}
