@@ -201,14 +201,48 @@ done:
 
 /* ---- KEK cache warming -------------------------------------------------- */
 
+/* The key entries of `st`, referenced under its read lock. */
+int wks__store_key_entries(wks_entry ***out, size_t *n_out, wks_store *st)
+{
+	wks_entry **v = NULL;
+	size_t i, n = 0, k = 0;
+	unsigned rs;
+
+	*out = NULL;
+	*n_out = 0;
+	rs = wks__rdlock(st);
+	for (i = 0; i < st->n; i++)
+		n += st->v[i]->type != WKS_ENTRY_CERTIFICATE;
+	if (n && (v = calloc(n, sizeof(*v))) != NULL)
+		for (i = 0; i < st->n; i++)
+			if (st->v[i]->type != WKS_ENTRY_CERTIFICATE)
+				v[k++] = wks__entry_ref(st->v[i]);
+	wks__rdunlock(st, rs);
+	if (n && !v)
+		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	*out = v;
+	*n_out = n;
+	return WKS_OK;
+}
+
+void wks__store_entries_release(wks_entry **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		wks__entry_unref(v[i]);
+	free(v);
+}
+
+
 int wks_store_cache_warm(wks_store *st, const char *pw, size_t pw_len,
                          size_t *n_warmed)
 {
 	wks_settings cfg;
+	wks_entry **ev = NULL;
 	item *v = NULL;
 	uint64_t gen;
-	size_t i, n = 0, k = 0;
-	unsigned rs;
+	size_t i, n = 0;
 	int err = WKS_OK;
 
 	wks__err_clear();
@@ -225,17 +259,16 @@ int wks_store_cache_warm(wks_store *st, const char *pw, size_t pw_len,
 		                "(wolfjce.keystore.kekCacheEnabled): warming it "
 		                "would keep nothing");
 	gen = wks__cache_generation(st->cache);
-	/* The key entries, referenced under the read lock. */
-	rs = wks__rdlock(st);
-	for (i = 0; i < st->n; i++)
-		n += st->v[i]->type != WKS_ENTRY_CERTIFICATE;
-	if (n && (v = calloc(n, sizeof(*v))) != NULL)
-		for (i = 0; i < st->n; i++)
-			if (st->v[i]->type != WKS_ENTRY_CERTIFICATE)
-				v[k++].e = wks__entry_ref(st->v[i]);
-	wks__rdunlock(st, rs);
-	if (n && !v)
+	if ((err = wks__store_key_entries(&ev, &n, st)) != WKS_OK)
+		return err;
+	if (n && !(v = calloc(n, sizeof(*v)))) {
+		wks__store_entries_release(ev, n);
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
+	}
+	/* the references move into the items */
+	for (i = 0; i < n; i++)
+		v[i].e = ev[i];
+	free(ev);
 	for (i = 0; i < n; i++)
 		v[i].result = wks__key_check(v[i].e, pw, pw_len, &cfg);
 	if ((err = open_all(v, n, st, &cfg, pw, pw_len, gen)) == WKS_OK &&

@@ -85,39 +85,6 @@ static int check_value(uint8_t out[WKS_MAC_LEN], const wks_settings *cfg,
 	                           WKS_DK_LEN - WKS_AES_KEY_LEN, msg, msg_len);
 }
 
-/* The key entries of `st`, referenced under its read lock. */
-static int key_entries(wks_entry ***out, size_t *n_out, wks_store *st)
-{
-	wks_entry **v = NULL;
-	size_t i, n = 0, k = 0;
-	unsigned rs;
-
-	*out = NULL;
-	*n_out = 0;
-	rs = wks__rdlock(st);
-	for (i = 0; i < st->n; i++)
-		n += st->v[i]->type != WKS_ENTRY_CERTIFICATE;
-	if (n && (v = calloc(n, sizeof(*v))) != NULL)
-		for (i = 0; i < st->n; i++)
-			if (st->v[i]->type != WKS_ENTRY_CERTIFICATE)
-				v[k++] = wks__entry_ref(st->v[i]);
-	wks__rdunlock(st, rs);
-	if (n && !v)
-		return wks__err(WKS_ERR_NOMEM, "out of memory");
-	*out = v;
-	*n_out = n;
-	return WKS_OK;
-}
-
-static void entries_free(wks_entry **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		wks__entry_unref(v[i]);
-	free(v);
-}
-
 static void put_be32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);
@@ -158,7 +125,7 @@ int wks_store_cache_export(wks_store *st, const char *pw, size_t pw_len,
 		                "NULL with a capacity");
 	if ((err = check_args(st, pw, pw_len, &cfg)) != WKS_OK)
 		return err;
-	if ((err = key_entries(&v, &n, st)) != WKS_OK)
+	if ((err = wks__store_key_entries(&v, &n, st)) != WKS_OK)
 		return err;
 	/* Room for every key entry: the cache may fill meanwhile.  (m, not
 	 * n, is bounded: all n references are released below.) */
@@ -201,7 +168,7 @@ int wks_store_cache_export(wks_store *st, const char *pw, size_t pw_len,
 	/* what the buffer held beyond the blob */
 	wks_wipe(buf + *out_len, cap - *out_len);
 done:
-	entries_free(v, n);
+	wks__store_entries_release(v, n);
 	wks_wipe_free(msg, msg_len);
 	wks__wipe_registers();
 	return err;
@@ -262,7 +229,7 @@ int wks_store_cache_import(wks_store *st, const char *pw, size_t pw_len,
 	qsort(sorted, count, REC_LEN, cmp_rec);
 	/* Read before the entries are looked up (wks__cache_generation()). */
 	gen = wks__cache_generation(st->cache);
-	if ((err = key_entries(&v, &n, st)) != WKS_OK)
+	if ((err = wks__store_key_entries(&v, &n, st)) != WKS_OK)
 		goto done;
 	for (i = 0; i < n; i++) {
 		const wks_entry *e = v[i];
@@ -293,7 +260,7 @@ done:
 	/* skipped keys leave no error detail behind */
 	if (err == WKS_OK)
 		wks__err_clear();
-	entries_free(v, n);
+	wks__store_entries_release(v, n);
 	wks_wipe_free(sorted, (size_t)count * REC_LEN);
 	wks_wipe(check, sizeof(check));
 	wks_wipe_free(msg, msg_len);

@@ -92,6 +92,13 @@ extern void (*wks__store_test_after_lookup)(wks_store *st, const char *alias);
 
 /* ---- key entries (keys.c), for the batches (batch.c) ---------------- */
 
+/* The key entries (private and secret keys) of `st`, each referenced,
+ * taken under its read lock (batch.c; cache warming and export/import):
+ * *out (NULL when none) and *n_out; release with
+ * wks__store_entries_release(). */
+int wks__store_key_entries(wks_entry ***out, size_t *n_out, wks_store *st);
+void wks__store_entries_release(wks_entry **v, size_t n);
+
 /* The checks before a key entry is opened, in spec 7.2's order (a
  * certificate entry is refused without looking at the password, then an
  * empty password, then an iteration count above the limit). */
