@@ -12,9 +12,10 @@
  * value (RSA d, p, q, dP, dQ, qInv; the EC scalars; the AES and HMAC key
  * bytes) is kept for the leak oracle.
  *
- * Each input: C_Initialize, then a prologue (a session per token, C_Login
- * with the right PIN, every object found and its class, CKA_PRIVATE,
- * CKA_TOKEN and label read, C_Logout; the sessions stay open), then at
+ * Each input: a session per token (and, after C_Initialize or a store
+ * restored, a prologue in it: C_Login with the right PIN, every object
+ * found and its class, CKA_PRIVATE, CKA_TOKEN and label read, C_Logout;
+ * the sessions stay open), then at
  * most MAX_CALLS calls decoded from the input (see the op_* functions:
  * sessions opened and closed, C_Login/C_Logout with right and wrong PINs
  * and user types, finds with random templates, C_GetAttributeValue with
@@ -24,8 +25,11 @@
  * update and final calls, C_DeriveKey, C_GenerateKey, C_GenerateRandom,
  * C_DigestKey; templates whose lengths lie: {type, NULL, n > 0}, bools of
  * the wrong size, NULL templates with a count; handles chosen among the
- * live, closed, destroyed, other-token and random ones), then C_Finalize;
- * a store file the calls changed is copied back from its pristine copy.
+ * live, closed, destroyed, other-token and random ones), then
+ * C_CloseAllSessions on every token (which ends the logins, session
+ * objects and operations); a store file the calls changed is copied back
+ * from its pristine copy, and the module is then finalised and
+ * initialised again at the next input (also every RESET_EVERY inputs).
  *
  * Oracles (abort on violation; beyond "no crash, no sanitizer report"):
  *  - no byte string the module returns (an attribute value, a signature,
@@ -349,9 +353,12 @@ static void make_stores(void)
 	fclose(f);
 }
 
-/* A store the calls changed gets its pristine bytes back. */
-static void restore_stores(void)
+/* A store the calls changed gets its pristine bytes back; 1 if one
+ * did. */
+static int restore_stores(void)
 {
+	int changed = 0;
+
 	for (int i = 0; i < NSLOTS; i++) {
 		struct stat st;
 
@@ -364,7 +371,9 @@ static void restore_stores(void)
 		copy_file(orig_path[i], store_path[i]);
 		if (stat(store_path[i], &store_st[i]) != 0)
 			DIE("stat");
+		changed = 1;
 	}
+	return changed;
 }
 
 /* ---- the leak oracle ------------------------------------------------------ */
@@ -1705,9 +1714,33 @@ static void op_info(rd *r)
 
 /* ---- one input ------------------------------------------------------------ */
 
-/* A session per token, logged in, every object learnt, logged out. */
+/*
+ * Between inputs the module stays initialised: C_CloseAllSessions on
+ * every token ends the sessions, their objects, operations and the
+ * logins, and the token objects keep their handles while their stores
+ * are unchanged (docs/PKCS11.md, "Tokens").  When a store was restored
+ * (or every RESET_EVERY inputs, and at the first) the module is
+ * finalised and initialised again and the token objects learnt anew.
+ */
+#define RESET_EVERY 512
+static int module_up, need_learn;
+static unsigned inputs;
+static obj O0[MAX_OBJS];
+static size_t nO0;
+
+static void finalize_at_exit(void)
+{
+	if (module_up)
+		(void)F->C_Finalize(NULL);
+	module_up = 0;
+}
+
+/* A session per token (logged in, every object learnt, logged out, when
+ * need_learn). */
 static void prologue(void)
 {
+	if (need_learn)
+		nO0 = 0;
 	for (int slot = 0; slot < NSLOTS; slot++) {
 		CK_SESSION_HANDLE h;
 		CK_OBJECT_HANDLE v[MAX_OBJS];
@@ -1719,6 +1752,8 @@ static void prologue(void)
 		    CKR_OK)
 			DIE("prologue: C_OpenSession %d", slot);
 		S[nS++] = (sess){ h, slot, 1 };
+		if (!need_learn)
+			continue;
 		if (F->C_Login(h, CKU_USER, (CK_UTF8CHAR_PTR)pins[slot],
 			       strlen(pins[slot])) != CKR_OK)
 			DIE("prologue: C_Login %d", slot);
@@ -1731,6 +1766,14 @@ static void prologue(void)
 		if (F->C_Logout(h) != CKR_OK)
 			DIE("prologue: C_Logout %d", slot);
 	}
+	if (need_learn) {
+		memcpy(O0, O, nO * sizeof(*O));
+		nO0 = nO;
+		need_learn = 0;
+	} else {
+		memcpy(O, O0, nO0 * sizeof(*O));
+		nO = nO0;
+	}
 }
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
@@ -1742,8 +1785,17 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	calls = 0;
 	memset(login, 0, sizeof(login));
 	memset(renamed, 0, sizeof(renamed));
-	if ((rv = F->C_Initialize(NULL)) != CKR_OK)
-		DIE("C_Initialize: 0x%lx", (unsigned long)rv);
+	if (module_up && ++inputs % RESET_EVERY == 0) {
+		if ((rv = F->C_Finalize(NULL)) != CKR_OK)
+			DIE("C_Finalize: 0x%lx", (unsigned long)rv);
+		module_up = 0;
+	}
+	if (!module_up) {
+		if ((rv = F->C_Initialize(NULL)) != CKR_OK)
+			DIE("C_Initialize: 0x%lx", (unsigned long)rv);
+		module_up = 1;
+		need_learn = 1;
+	}
 	prologue();
 	while (r.n && calls < MAX_CALLS) {
 		switch (u8(&r) % 25) {
@@ -1774,9 +1826,12 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 		default: op_find_all(&r); break;
 		}
 	}
-	if ((rv = F->C_Finalize(NULL)) != CKR_OK)
-		DIE("C_Finalize: 0x%lx", (unsigned long)rv);
-	restore_stores();
+	for (int slot = 0; slot < NSLOTS; slot++)
+		if ((rv = F->C_CloseAllSessions((CK_SLOT_ID)slot)) != CKR_OK)
+			DIE("C_CloseAllSessions(%d): 0x%lx", slot,
+			    (unsigned long)rv);
+	if (restore_stores())
+		need_learn = 1;
 	return 0;
 }
 
@@ -2011,5 +2066,6 @@ int FUZZ_INIT(int *argc, char ***argv)
 	if (!(gfl = (CK_C_GetFunctionList)(uintptr_t)dlsym(
 		      lib, "C_GetFunctionList")) || gfl(&F) != CKR_OK)
 		DIE("C_GetFunctionList");
+	atexit(finalize_at_exit);
 	return 0;
 }
