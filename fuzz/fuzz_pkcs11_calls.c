@@ -478,6 +478,9 @@ static unsigned calls;
 static unsigned char outbuf[OUT_BUF];
 static unsigned char databuf[DATA_MAX];
 static unsigned char attrbuf[MAX_TMPL][ATTR_BUF];
+#if ATTR_BUF != 4096 || MAX_TMPL < 8
+#error "read_secrets() needs 8 buffers of 4096 bytes"
+#endif
 static unsigned char valbuf[MAX_TMPL][VAL_MAX];
 static unsigned char parambuf[512], parambuf2[512], parambuf3[512];
 
@@ -508,6 +511,35 @@ static void session_closed(sess *s)
 			O[i].dead = 1;
 	if (!nopen_slot(s->slot))
 		login[s->slot] = L_NONE;
+}
+
+
+/* Every attribute that can hold a key's secret, read back from each new
+ * object (CKA_ALWAYS_AUTHENTICATE and CKA_VALUE_LEN first: reading them
+ * decrypts a token key, docs/PKCS11.md), as any program could: none may
+ * return a token key's secret. */
+static void read_secrets(const obj *o, CK_SESSION_HANDLE hs)
+{
+	static const CK_ATTRIBUTE_TYPE types[] = {
+		CKA_ALWAYS_AUTHENTICATE, CKA_VALUE_LEN, CKA_PRIVATE_EXPONENT,
+		CKA_PRIME_1, CKA_PRIME_2, CKA_EXPONENT_1, CKA_EXPONENT_2,
+		CKA_COEFFICIENT,
+	};
+	CK_ATTRIBUTE t[9];
+
+	for (size_t i = 0; i < 9; i++) {
+		memset(attrbuf[i % 8], 0, sizeof(attrbuf[0]));
+		t[i].type = i < 8 ? types[i] : CKA_VALUE;
+		t[i].pValue = i < 8 ? attrbuf[i] : outbuf;
+		t[i].ulValueLen = i < 8 ? sizeof(attrbuf[0]) : 4096;
+	}
+	memset(outbuf, 0, 4096);
+	(void)F->C_GetAttributeValue(hs, o->h, t, 9);
+	for (size_t i = 0; i < 8; i++)
+		check_leak(attrbuf[i], sizeof(attrbuf[0]),
+			   "C_GetAttributeValue (of a new object)");
+	check_leak(outbuf, 4096, "C_GetAttributeValue (of a new object)");
+	memset(outbuf, 0, 4096);
 }
 
 /* Read back what the model needs of a new (or found) object: with its
@@ -545,6 +577,7 @@ static void learn(obj *o, CK_SESSION_HANDLE hs)
 		o->priv = 1;
 		o->label[0] = 0;
 	}
+	read_secrets(o, hs);
 }
 
 static obj *add_obj(CK_OBJECT_HANDLE h, int slot, CK_SESSION_HANDLE hs,
@@ -744,15 +777,43 @@ static const unsigned char oid_ed25519[] = { 0x06, 0x03, 0x2b, 0x65, 0x70 };
 static CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
 static CK_ULONG ulvals[MAX_TMPL];
 
+/* The compact forms (a byte per attribute): the boolean attributes a
+ * template sets, and the attributes whose reading matters most. */
+static const CK_ATTRIBUTE_TYPE cbools[16] = {
+	CKA_TOKEN, CKA_PRIVATE, CKA_SENSITIVE, CKA_EXTRACTABLE,
+	CKA_MODIFIABLE, CKA_COPYABLE, CKA_DESTROYABLE, CKA_SIGN, CKA_DECRYPT,
+	CKA_ENCRYPT, CKA_DERIVE, CKA_ALWAYS_AUTHENTICATE, CKA_WRAP,
+	CKA_UNWRAP, CKA_TRUSTED, CKA_VERIFY,
+};
+static const CK_ATTRIBUTE_TYPE cgets[16] = {
+	CKA_PRIVATE_EXPONENT, CKA_PRIME_1, CKA_PRIME_2, CKA_EXPONENT_1,
+	CKA_EXPONENT_2, CKA_COEFFICIENT, CKA_VALUE, CKA_VALUE_LEN,
+	CKA_ALWAYS_AUTHENTICATE, CKA_SENSITIVE, CKA_EXTRACTABLE, CKA_CLASS,
+	CKA_LABEL, CKA_ID, CKA_MODULUS, CKA_EC_POINT,
+};
+
 /* A template for the module to read (find, create, copy, set, derive,
  * generate).  Values: a true or false bool, a CK_ULONG from the table
  * (with its size or a wrong one), bytes from the input, a known label or
- * curve, or NULL with a length that lies. */
+ * curve, or NULL with a length that lies.  A header byte of 0x80 to 0xbf:
+ * the compact form, one byte per attribute, a bool of cbools[] (high
+ * nibble) true or false (bit 0). */
 static CK_ATTRIBUTE *make_tmpl(rd *r, CK_ATTRIBUTE *t, CK_ULONG *n)
 {
 	uint8_t hdr = u8(r);
 
 	*n = hdr % (MAX_TMPL + 1);
+	if (hdr >= 0x80 && hdr < 0xc0) {
+		*n = (hdr & 0x3f) % (MAX_TMPL + 1);
+		for (CK_ULONG i = 0; i < *n; i++) {
+			uint8_t b = u8(r);
+
+			t[i].type = cbools[b >> 4];
+			t[i].pValue = b & 1 ? &yes : &no;
+			t[i].ulValueLen = 1;
+		}
+		return t;
+	}
 	for (CK_ULONG i = 0; i < *n; i++) {
 		uint8_t ts = u8(r), vs = u8(r), a = u8(r);
 		CK_ATTRIBUTE *x = &t[i];
@@ -839,12 +900,26 @@ static CK_ATTRIBUTE *make_tmpl(rd *r, CK_ATTRIBUTE *t, CK_ULONG *n)
 
 /* A template for C_GetAttributeValue: NULL buffers (a length query,
  * with any length), buffers claimed empty, short, exact or huge (the
- * real buffer is ATTR_BUF bytes, more than any value). */
+ * real buffer is ATTR_BUF bytes, more than any value).  A header byte of
+ * 0x80 to 0xbf: the compact form, one byte per attribute, one of
+ * cgets[] (high nibble) with the whole buffer (bit 0) or NULL. */
 static CK_ATTRIBUTE *make_get(rd *r, CK_ATTRIBUTE *t, CK_ULONG *n)
 {
 	uint8_t hdr = u8(r);
 
 	*n = 1 + hdr % MAX_TMPL;
+	if (hdr >= 0x80 && hdr < 0xc0) {
+		*n = 1 + (hdr & 0x3f) % MAX_TMPL;
+		for (CK_ULONG i = 0; i < *n; i++) {
+			uint8_t b = u8(r);
+
+			memset(attrbuf[i], 0, ATTR_BUF);
+			t[i].type = cgets[b >> 4];
+			t[i].pValue = b & 1 ? attrbuf[i] : NULL;
+			t[i].ulValueLen = b & 1 ? ATTR_BUF : 0;
+		}
+		return t;
+	}
 	for (CK_ULONG i = 0; i < *n; i++) {
 		uint8_t ts = u8(r), bs = u8(r), a = u8(r);
 
@@ -1964,6 +2039,22 @@ static void write_seeds(const char *d)
 	EM(&e, O_GET, SESS(0), OBJ_LAST, 0, G(T_VALUE));
 	EM(&e, O_ENCRYPT, SESS(0), OBJ_LAST, MECH(M_AES_ECB), 0);
 	write_seed(d, "copy-get", &e);
+
+	/* every token key copied as a session object with a compact
+	 * template (CKA_TOKEN false, CKA_DESTROYABLE false, CKA_SIGN true),
+	 * its secret attributes read (compact get), then logged out */
+	e.n = 0;
+	EM(&e, O_LOGIN, SESS(0), 0, 0);
+	EM(&e, O_COPY, SESS(0), OBJ(C_PRIV, L_RSA), 0x83, 0x00, 0x60, 0x71);
+	EM(&e, O_GET, SESS(0), OBJ_LAST, 0x82, 0x81, 0x01, 0x11);
+	EM(&e, O_COPY, SESS(0), OBJ(C_PRIV, L_EC), 0x83, 0x00, 0x60, 0x71);
+	EM(&e, O_GET, SESS(0), OBJ_LAST, 0x81, 0x81, 0x61);
+	EM(&e, O_COPY, SESS(0), OBJ(C_SEC, L_AES), 0x83, 0x00, 0x60, 0x71);
+	EM(&e, O_GET, SESS(0), OBJ_LAST, 0x81, 0x71, 0x61);
+	EM(&e, O_COPY, SESS(0), OBJ(C_SEC, L_HMAC), 0x83, 0x00, 0x60, 0x71);
+	EM(&e, O_LOGOUT, SESS(0));
+	EM(&e, O_GET, SESS(0), OBJ_LAST, 0x81, 0x91, 0x61);
+	write_seed(d, "copy-compact", &e);
 
 	/* a session object created, changed, read, destroyed, used */
 	e.n = 0;
