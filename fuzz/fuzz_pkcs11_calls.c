@@ -405,6 +405,25 @@ static void trace_rv(const char *call, CK_RV rv)
 		fprintf(stderr, "  %s -> 0x%lx\n", call, (unsigned long)rv);
 }
 
+static void trace_tmpl(const char *what, const CK_ATTRIBUTE *t, CK_ULONG n)
+{
+	if (!trace)
+		return;
+	fprintf(stderr, "  %s template:%s", what, t ? "" : " NULL,");
+	for (CK_ULONG i = 0; t && i < n; i++) {
+		fprintf(stderr, " {0x%lx, ", (unsigned long)t[i].type);
+		if (!t[i].pValue)
+			fprintf(stderr, "NULL, %lu}", (unsigned long)t[i].ulValueLen);
+		else if (t[i].ulValueLen == 1)
+			fprintf(stderr, "%s}", *(const CK_BBOOL *)t[i].pValue ?
+				"true" : "false");
+		else
+			fprintf(stderr, "%lu bytes}",
+				(unsigned long)t[i].ulValueLen);
+	}
+	fprintf(stderr, " (%lu)\n", (unsigned long)n);
+}
+
 /* ---- the input -------------------------------------------------------------- */
 
 typedef struct {
@@ -812,6 +831,7 @@ static CK_ATTRIBUTE *make_tmpl(rd *r, CK_ATTRIBUTE *t, CK_ULONG *n)
 			t[i].pValue = b & 1 ? &yes : &no;
 			t[i].ulValueLen = 1;
 		}
+		trace_tmpl("compact", t, *n);
 		return t;
 	}
 	for (CK_ULONG i = 0; i < *n; i++) {
@@ -893,8 +913,11 @@ static CK_ATTRIBUTE *make_tmpl(rd *r, CK_ATTRIBUTE *t, CK_ULONG *n)
 		}
 	}
 	/* a NULL template with a count */
-	if (hdr >= 0xf0 && *n)
+	if (hdr >= 0xf0 && *n) {
+		trace_tmpl("", NULL, *n);
 		return NULL;
+	}
+	trace_tmpl("", t, *n);
 	return t;
 }
 
@@ -2041,17 +2064,19 @@ static void write_seeds(const char *d)
 	write_seed(d, "copy-get", &e);
 
 	/* every token key copied as a session object with a compact
-	 * template (CKA_TOKEN false, CKA_DESTROYABLE false, CKA_SIGN true),
-	 * its secret attributes read (compact get), then logged out */
+	 * template (CKA_TOKEN false and one loosening: CKA_SENSITIVE false
+	 * with CKA_SIGN true, or CKA_EXTRACTABLE true with CKA_DESTROYABLE
+	 * false), its secret attributes read (compact get), then logged
+	 * out */
 	e.n = 0;
 	EM(&e, O_LOGIN, SESS(0), 0, 0);
-	EM(&e, O_COPY, SESS(0), OBJ(C_PRIV, L_RSA), 0x83, 0x00, 0x60, 0x71);
+	EM(&e, O_COPY, SESS(0), OBJ(C_PRIV, L_RSA), 0x83, 0x00, 0x20, 0x71);
 	EM(&e, O_GET, SESS(0), OBJ_LAST, 0x82, 0x81, 0x01, 0x11);
-	EM(&e, O_COPY, SESS(0), OBJ(C_PRIV, L_EC), 0x83, 0x00, 0x60, 0x71);
+	EM(&e, O_COPY, SESS(0), OBJ(C_PRIV, L_EC), 0x83, 0x00, 0x60, 0x31);
 	EM(&e, O_GET, SESS(0), OBJ_LAST, 0x81, 0x81, 0x61);
-	EM(&e, O_COPY, SESS(0), OBJ(C_SEC, L_AES), 0x83, 0x00, 0x60, 0x71);
+	EM(&e, O_COPY, SESS(0), OBJ(C_SEC, L_AES), 0x83, 0x00, 0x20, 0x71);
 	EM(&e, O_GET, SESS(0), OBJ_LAST, 0x81, 0x71, 0x61);
-	EM(&e, O_COPY, SESS(0), OBJ(C_SEC, L_HMAC), 0x83, 0x00, 0x60, 0x71);
+	EM(&e, O_COPY, SESS(0), OBJ(C_SEC, L_HMAC), 0x83, 0x00, 0x60, 0x31);
 	EM(&e, O_LOGOUT, SESS(0));
 	EM(&e, O_GET, SESS(0), OBJ_LAST, 0x81, 0x91, 0x61);
 	write_seed(d, "copy-compact", &e);
