@@ -138,18 +138,32 @@ CK_RV w11_tmpl_ulong(const CK_ATTRIBUTE *t, CK_ULONG n,
 	return CKR_OK;
 }
 
-CK_RV w11_tmpl_check(const CK_ATTRIBUTE *t, CK_ULONG n)
+/* Every template a C_* function takes passes here first, before any of
+ * its values is read: a NULL array with a count, a NULL value with a
+ * length (the caller would have the module read through it), a count no
+ * program uses (the duplicate check is quadratic), and, for templates
+ * that make or change an object, an attribute given twice. */
+#define W11_TMPL_MAX 1024
+CK_RV w11_tmpl_check_ex(const CK_ATTRIBUTE *t, CK_ULONG n, int search)
 {
 	if (n && !t)
 		return CKR_ARGUMENTS_BAD;
+	if (n > W11_TMPL_MAX)
+		return CKR_TEMPLATE_INCONSISTENT;
 	for (CK_ULONG i = 0; i < n; i++) {
 		if (!t[i].pValue && t[i].ulValueLen)
-			return CKR_ATTRIBUTE_VALUE_INVALID;
-		for (CK_ULONG j = 0; j < i; j++)
+			return search ? CKR_ARGUMENTS_BAD
+				      : CKR_ATTRIBUTE_VALUE_INVALID;
+		for (CK_ULONG j = 0; j < i && !search; j++)
 			if (t[j].type == t[i].type)
 				return CKR_TEMPLATE_INCONSISTENT;
 	}
 	return CKR_OK;
+}
+
+CK_RV w11_tmpl_check(const CK_ATTRIBUTE *t, CK_ULONG n)
+{
+	return w11_tmpl_check_ex(t, n, 0);
 }
 
 /*

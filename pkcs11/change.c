@@ -161,7 +161,7 @@ static CK_RV copy_object(w11_session *s, CK_OBJECT_HANDLE src,
 			    CKR_OK &&
 		    (rv = w11_attrs_set(&c->attrs, CKA_UNIQUE_ID, uid,
 					strlen(uid))) == CKR_OK)
-			rv = w11_apply_template(c, t, n, 1);
+			rv = w11_apply_template(c, t, n, W11_APPLY_COPY);
 		if (rv == CKR_OK && (c->flags & W11_OF_PRIVATE) &&
 		    tok->login != CKU_USER)
 			rv = CKR_USER_NOT_LOGGED_IN;
@@ -305,7 +305,8 @@ static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
 		unsigned flags = o->flags;
 
 		if ((rv = w11_attrs_copy(&saved, &o->attrs)) == CKR_OK &&
-		    (rv = w11_apply_template(o, t, n, 0)) != CKR_OK) {
+		    (rv = w11_apply_template(o, t, n, W11_APPLY_SET)) !=
+			    CKR_OK) {
 			w11_attrs_free(&o->attrs);
 			o->attrs = saved;
 			o->flags = flags;

@@ -112,10 +112,8 @@ CK_RV C_FindObjectsInit(CK_SESSION_HANDLE h, CK_ATTRIBUTE_PTR tmpl,
 		rv = CKR_OPERATION_ACTIVE;
 		goto put;
 	}
-	if (n && !tmpl) {
-		rv = CKR_ARGUMENTS_BAD;
+	if ((rv = w11_tmpl_check_ex(tmpl, n, 1)) != CKR_OK)
 		goto put;
-	}
 	/* a change made by another program is seen now */
 	(void)w11_token_refresh(t);
 	pthread_mutex_lock(&t->lock);

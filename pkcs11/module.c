@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "p11.h"
@@ -153,6 +154,71 @@ static CK_RV load_conf(void)
 	return CKR_OK;
 }
 
+/* Copy up to `n` bytes at `p` into `out` without touching memory that is
+ * not there: the count copied, or -1 if `p` is not readable.  (A page at
+ * a time, so a string that ends before an unmapped page is read whole.) */
+static ssize_t read_user(void *out, const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), k;
+	struct iovec l, r;
+	ssize_t got;
+	int fd[2];
+
+	k = pg - (a % pg);
+	if (k > n)
+		k = n;
+	l = (struct iovec){ out, k };
+	r = (struct iovec){ (void *)p, k };
+	got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+	if (got >= 0 || (errno != ENOSYS && errno != EPERM))
+		return got > 0 ? got : -1;
+	/* no process_vm_readv (a seccomp filter): the kernel checks the
+	 * address for write(2) to a pipe just the same */
+	if (pipe(fd) != 0)
+		return -1;
+	got = write(fd[1], p, k);
+	if (got > 0 && read(fd[0], out, (size_t)got) != got)
+		got = -1;
+	close(fd[0]);
+	close(fd[1]);
+	return got > 0 ? got : -1;
+}
+
+/* pReserved of CK_C_INITIALIZE_ARGS: NULL by the specification, and what
+ * programs put there in practice, a NUL-terminated text: NSS its
+ * LibraryParameters (modutil -string, a parameters= line), pkcs11-provider
+ * its pkcs11-module-init-args.  The module takes no such parameters and
+ * ignores the text; anything else (a pointer to no text, or nowhere) is
+ * CKR_ARGUMENTS_BAD, without reading through a bad pointer. */
+static CK_RV check_reserved(const void *p)
+{
+	unsigned char buf[4096];
+	size_t total = 0;
+
+	if (!p)
+		return CKR_OK;
+	while (total < 64 * 1024) {
+		ssize_t got = read_user(buf, (const unsigned char *)p + total,
+					sizeof(buf));
+
+		if (got <= 0)
+			return CKR_ARGUMENTS_BAD;
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] == 0)
+				return CKR_OK;
+			/* text: printable ASCII, tabs and line ends, UTF-8 */
+			if (buf[i] < 0x20 && buf[i] != '\t' &&
+			    buf[i] != '\n' && buf[i] != '\r')
+				return CKR_ARGUMENTS_BAD;
+			if (buf[i] == 0x7f)
+				return CKR_ARGUMENTS_BAD;
+		}
+		total += (size_t)got;
+	}
+	return CKR_ARGUMENTS_BAD;
+}
+
 CK_RV C_Initialize(CK_VOID_PTR pInitArgs)
 {
 	CK_C_INITIALIZE_ARGS *a = pInitArgs;
@@ -173,8 +239,11 @@ CK_RV C_Initialize(CK_VOID_PTR pInitArgs)
 		if (n == 4 && !(a->flags & CKF_OS_LOCKING_OK))
 			return CKR_CANT_LOCK;
 		no_threads = !!(a->flags & CKF_LIBRARY_CANT_CREATE_OS_THREADS);
-		/* pReserved must be NULL by the specification; NSS passes
-		 * its module parameters there, so it is ignored. */
+		if ((rv = check_reserved(a->pReserved)) != CKR_OK) {
+			W11_LOG("C_Initialize: pReserved is neither NULL nor "
+				"a parameter string");
+			return rv;
+		}
 	}
 	pthread_rwlock_wrlock(&w11_g.alive);
 	if (w11_g.initialized) {
@@ -338,15 +407,15 @@ CK_RV C_UnwrapKey(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE u,
 	return not_supported();
 }
 
+/* The session and the arguments are checked first, as for every call;
+ * the module's generator (OpenSSL's DRBG, seeded by the system) takes no
+ * seed. */
 CK_RV C_SeedRandom(CK_SESSION_HANDLE h, CK_BYTE_PTR p, CK_ULONG n)
 {
-	CK_RV rv = w11_enter();
+	w11_session *s;
 
-	(void)h, (void)p, (void)n;
-	if (rv != CKR_OK)
-		return rv;
-	w11_leave();
-	return CKR_RANDOM_SEED_NOT_SUPPORTED;
+	W11_SESSION_CALL(h, s, (!p && n) ? CKR_ARGUMENTS_BAD
+					 : CKR_RANDOM_SEED_NOT_SUPPORTED);
 }
 
 CK_RV C_GetFunctionStatus(CK_SESSION_HANDLE h)

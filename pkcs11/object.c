@@ -74,8 +74,23 @@ static CK_RV common(w11_obj *o, const char *label, int modifiable,
 	CK_RV rv;
 
 	if (o->flags & W11_OF_TOKEN) {
+		/* Unique per object: the same certificate in two entries'
+		 * chains has one identity but two aliases.  (So a rename
+		 * gives new ids: a WKS entry has no place to keep one.) */
+		unsigned char h[32];
+		EVP_MD_CTX *c = EVP_MD_CTX_new();
+		const char *al = o->alias ? o->alias : "";
+
+		if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
+		    !EVP_DigestUpdate(c, o->ident, sizeof(o->ident)) ||
+		    !EVP_DigestUpdate(c, al, strlen(al) + 1) ||
+		    !EVP_DigestFinal_ex(c, h, NULL)) {
+			EVP_MD_CTX_free(c);
+			return CKR_FUNCTION_FAILED;
+		}
+		EVP_MD_CTX_free(c);
 		for (int i = 0; i < 16; i++)
-			snprintf(uid + 2 * i, 3, "%02x", o->ident[i]);
+			snprintf(uid + 2 * i, 3, "%02x", h[i]);
 	} else {
 		snprintf(uid, sizeof(uid), "s%lu", (unsigned long)o->handle);
 	}
@@ -492,7 +507,9 @@ static CK_RV secret_value(const w11_obj *o, CK_ATTRIBUTE_TYPE t,
 	BIGNUM *bn = NULL;
 	size_t n;
 
-	if (!km)
+	/* A token key's value never leaves the module, whatever an object
+	 * that shares its material says of itself (a copy, say). */
+	if (!km || km->tok)
 		return CKR_ATTRIBUTE_SENSITIVE;
 	if (o->cls == CKO_SECRET_KEY) {
 		if (!km->sec)

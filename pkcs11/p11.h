@@ -105,9 +105,12 @@ CK_RV w11_tmpl_bool(const CK_ATTRIBUTE *t, CK_ULONG n, CK_ATTRIBUTE_TYPE type,
 		    int *out);
 CK_RV w11_tmpl_ulong(const CK_ATTRIBUTE *t, CK_ULONG n,
 		     CK_ATTRIBUTE_TYPE type, CK_ULONG *out);
-/* Check a template's shape: no NULL value with a non-zero length, no
- * attribute twice. */
+/* Check a template's shape (attr.c, the one check every template-taking
+ * entry point makes first): no NULL array with a count, no NULL value
+ * with a non-zero length, at most 1024 attributes, and (not for a
+ * search, `search` != 0) no attribute twice. */
 CK_RV w11_tmpl_check(const CK_ATTRIBUTE *t, CK_ULONG n);
+CK_RV w11_tmpl_check_ex(const CK_ATTRIBUTE *t, CK_ULONG n, int search);
 
 /* Copy `len` bytes into a caller's CK_ATTRIBUTE by the spec's rules. */
 CK_RV w11_attr_out(CK_ATTRIBUTE *a, const void *val, CK_ULONG len);
@@ -565,10 +568,12 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 			void *ctx);
 /* A libwks error of a store change as a CK_RV. */
 CK_RV w11_rv_of_set(int err);
-/* Apply a template to a session object (write.c): at creation, or as
- * C_SetAttributeValue may change it. */
+/* Apply a template to a session object (write.c): at creation, as
+ * C_SetAttributeValue may change it, or as C_CopyObject may (a copy only
+ * tightens what its source allows). */
+enum { W11_APPLY_SET = 0, W11_APPLY_CREATE = 1, W11_APPLY_COPY = 2 };
 CK_RV w11_apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
-			 int creating);
+			 int mode);
 /* Choose a free alias for a new entry: the label if given and free
  * (CKR_ATTRIBUTE_VALUE_INVALID if taken), else from the id, else a
  * fresh name.  *out: malloc'ed. */

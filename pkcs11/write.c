@@ -212,6 +212,11 @@ static const CK_ATTRIBUTE_TYPE bool_attrs[] = {
 	CKA_DESTROYABLE, CKA_TRUSTED, CKA_WRAP_WITH_TRUSTED,
 };
 
+/* A data object's own attributes, changeable as its label is. */
+static const CK_ATTRIBUTE_TYPE data_attrs[] = {
+	CKA_APPLICATION, CKA_OBJECT_ID, CKA_VALUE,
+};
+
 static int in_list(CK_ATTRIBUTE_TYPE t, const CK_ATTRIBUTE_TYPE *l, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -220,17 +225,56 @@ static int in_list(CK_ATTRIBUTE_TYPE t, const CK_ATTRIBUTE_TYPE *l, size_t n)
 	return 0;
 }
 
+/* Usage flags: a copy may drop a use, never add one. */
+static const CK_ATTRIBUTE_TYPE usage_attrs[] = {
+	CKA_SIGN, CKA_VERIFY, CKA_ENCRYPT, CKA_DECRYPT, CKA_DERIVE, CKA_WRAP,
+	CKA_UNWRAP, CKA_SIGN_RECOVER, CKA_VERIFY_RECOVER,
+};
+
+/* May a boolean go from `was` to `v` outside of creation?  C_SetAttributeValue
+ * (W11_APPLY_SET): CKA_SENSITIVE and CKA_WRAP_WITH_TRUSTED only to true,
+ * CKA_EXTRACTABLE and CKA_COPYABLE only to false, CKA_TRUSTED never to true
+ * (the security officer's), CKA_PRIVATE, CKA_MODIFIABLE and CKA_DESTROYABLE
+ * never.  C_CopyObject (W11_APPLY_COPY): the same, and a copy may only
+ * tighten what its source allows: CKA_PRIVATE only to true, CKA_MODIFIABLE,
+ * CKA_DESTROYABLE and the usage flags only to false. */
+static int bool_change_ok(CK_ATTRIBUTE_TYPE ty, int was, int v, int mode)
+{
+	if (v == was)
+		return 1;
+	switch (ty) {
+	case CKA_SENSITIVE:
+	case CKA_WRAP_WITH_TRUSTED:
+		return v;
+	case CKA_EXTRACTABLE:
+	case CKA_COPYABLE:
+	case CKA_TRUSTED:
+		return !v;
+	case CKA_PRIVATE:
+		return mode == W11_APPLY_COPY && v;
+	case CKA_MODIFIABLE:
+	case CKA_DESTROYABLE:
+		return mode == W11_APPLY_COPY && !v;
+	default:
+		if (mode == W11_APPLY_COPY &&
+		    in_list(ty, usage_attrs,
+			    sizeof(usage_attrs) / sizeof(usage_attrs[0])))
+			return !v;
+		return 1;
+	}
+}
+
 /*
- * Apply a template to a session object: at creation (`creating`) every
- * attribute of the lists above that the object has; later only what
- * C_SetAttributeValue may change (CKA_SENSITIVE only to true,
- * CKA_EXTRACTABLE and CKA_COPYABLE only to false, CKA_PRIVATE and
- * CKA_MODIFIABLE never).  Other attributes of the template are the
- * creation's inputs or must equal the object's.
+ * Apply a template to a session object: at creation (W11_APPLY_CREATE)
+ * every attribute of the lists above that the object has; later
+ * (W11_APPLY_SET, W11_APPLY_COPY) only the changes bool_change_ok()
+ * allows.  Other attributes of the template are the creation's inputs
+ * or must equal the object's.
  */
 CK_RV w11_apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
-			  int creating)
+			  int mode)
 {
+	int creating = mode == W11_APPLY_CREATE;
 	CK_RV rv;
 
 	for (CK_ULONG i = 0; i < n; i++) {
@@ -240,7 +284,10 @@ CK_RV w11_apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
 				  sizeof(bool_attrs) / sizeof(bool_attrs[0]));
 
 		if (in_list(ty, byte_attrs,
-			    sizeof(byte_attrs) / sizeof(byte_attrs[0]))) {
+			    sizeof(byte_attrs) / sizeof(byte_attrs[0])) ||
+		    (o->cls == CKO_DATA &&
+		     in_list(ty, data_attrs,
+			     sizeof(data_attrs) / sizeof(data_attrs[0])))) {
 			if (!cur) {
 				if (creating)
 					continue;
@@ -265,12 +312,7 @@ CK_RV w11_apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
 				return CKR_ATTRIBUTE_VALUE_INVALID;
 			v = *(CK_BBOOL *)t[i].pValue ? 1 : 0;
 			was = cur->len == 1 && cur->val[0];
-			if (!creating && v != was &&
-			    ((ty == CKA_SENSITIVE && !v) ||
-			     ((ty == CKA_EXTRACTABLE || ty == CKA_COPYABLE) &&
-			      v) ||
-			     ty == CKA_PRIVATE || ty == CKA_MODIFIABLE ||
-			     ty == CKA_DESTROYABLE))
+			if (!creating && !bool_change_ok(ty, was, v, mode))
 				return CKR_ATTRIBUTE_READ_ONLY;
 			if ((rv = w11_attrs_bool(&o->attrs, ty, v)) != CKR_OK)
 				return rv;
@@ -358,13 +400,15 @@ CK_RV w11_session_keypair(w11_session *s, EVP_PKEY *pk,
 		EVP_PKEY_up_ref(pk);
 		km->priv = pk;
 		if ((rv = w11_obj_privkey(&po, km, NULL, NULL, NULL, 0, 0)) ||
-		    (rv = w11_apply_template(po, priv_t, priv_n, 1)) ||
+		    (rv = w11_apply_template(po, priv_t, priv_n,
+						 W11_APPLY_CREATE)) ||
 		    (rv = mark_generated(po, gen_mech)))
 			goto fail;
 	}
 	if (pub_h) {
 		if ((rv = w11_obj_pubkey(&qo, km, NULL, NULL, NULL, 0, 0)) ||
-		    (rv = w11_apply_template(qo, pub_t, pub_n, 1)) ||
+		    (rv = w11_apply_template(qo, pub_t, pub_n,
+						 W11_APPLY_CREATE)) ||
 		    (rv = mark_generated(qo, gen_mech)))
 			goto fail;
 	}
@@ -410,7 +454,7 @@ CK_RV w11_session_secret(w11_session *s, CK_KEY_TYPE kt,
 	}
 	km->sec_len = len;
 	if ((rv = w11_obj_secret(&o, km, NULL, 0)) ||
-	    (rv = w11_apply_template(o, t, n, 1)) ||
+	    (rv = w11_apply_template(o, t, n, W11_APPLY_CREATE)) ||
 	    (rv = mark_generated(o, gen_mech)))
 		goto done;
 	rv = add_session_obj(s, o, h);
@@ -704,7 +748,7 @@ static CK_RV session_cert(w11_session *s, X509 *x, const CK_ATTRIBUTE *t,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_DESTROYABLE, 1)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_MODIFIABLE, 1)) ||
 	    (rv = w11_attrs_set(&o->attrs, CKA_UNIQUE_ID, uid, strlen(uid))) ||
-	    (rv = w11_apply_template(o, t, n, 1))) {
+	    (rv = w11_apply_template(o, t, n, W11_APPLY_CREATE))) {
 		w11_obj_free(o);
 		return rv;
 	}
@@ -828,6 +872,59 @@ static CK_RV create_key(w11_session *s, CK_OBJECT_CLASS cls, int token,
 	return rv;
 }
 
+/* A data object (CKO_DATA): a session object, in memory like every
+ * other; a WKS store has no entry for one. */
+static CK_RV create_data(w11_session *s, int token, int priv,
+			 const CK_ATTRIBUTE *t, CK_ULONG n,
+			 CK_OBJECT_HANDLE *h)
+{
+	static const CK_ATTRIBUTE_TYPE given[] = {
+		CKA_LABEL, CKA_APPLICATION, CKA_OBJECT_ID, CKA_VALUE,
+	};
+	w11_obj *o;
+	char uid[32];
+	CK_RV rv;
+
+	if (token) {
+		W11_LOG("C_CreateObject: a WKS store holds no data objects "
+			"(session data objects only)");
+		return CKR_TEMPLATE_INCONSISTENT;
+	}
+	if (!(o = calloc(1, sizeof(*o))))
+		return CKR_HOST_MEMORY;
+	o->cls = CKO_DATA;
+	o->role = W11_R_SESSION;
+	o->handle = w11_new_handle();
+	o->flags = priv ? W11_OF_PRIVATE : 0;
+	snprintf(uid, sizeof(uid), "s%lu", (unsigned long)o->handle);
+	if ((rv = w11_attrs_ulong(&o->attrs, CKA_CLASS, CKO_DATA)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_TOKEN, 0)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_PRIVATE, priv)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_MODIFIABLE, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_COPYABLE, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_DESTROYABLE, 1)) ||
+	    (rv = w11_attrs_set(&o->attrs, CKA_UNIQUE_ID, uid, strlen(uid))))
+		goto fail;
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		const CK_ATTRIBUTE *a = w11_tmpl(t, n, given[i]);
+
+		if (a && a->ulValueLen > (1u << 24)) {
+			rv = CKR_ATTRIBUTE_VALUE_INVALID;
+			goto fail;
+		}
+		if ((rv = w11_attrs_set(&o->attrs, given[i],
+					a ? a->pValue : NULL,
+					a ? a->ulValueLen : 0)) != CKR_OK)
+			goto fail;
+	}
+	if ((rv = w11_apply_template(o, t, n, W11_APPLY_CREATE)) != CKR_OK)
+		goto fail;
+	return add_session_obj(s, o, h);
+fail:
+	w11_obj_free(o);
+	return rv;
+}
+
 static CK_RV create_object(w11_session *s, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 			   CK_OBJECT_HANDLE_PTR h)
 {
@@ -847,10 +944,13 @@ static CK_RV create_object(w11_session *s, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 	if (cls == CK_UNAVAILABLE_INFORMATION)
 		return CKR_TEMPLATE_INCOMPLETE;
 	if (cls != CKO_CERTIFICATE && cls != CKO_PUBLIC_KEY &&
-	    cls != CKO_PRIVATE_KEY && cls != CKO_SECRET_KEY)
+	    cls != CKO_PRIVATE_KEY && cls != CKO_SECRET_KEY &&
+	    cls != CKO_DATA)
 		return CKR_ATTRIBUTE_VALUE_INVALID;
 	if ((rv = w11_may_create(s, token, priv)) != CKR_OK)
 		return rv;
+	if (cls == CKO_DATA)
+		return create_data(s, token, priv, t, n, h);
 	if (cls == CKO_CERTIFICATE)
 		return create_cert(s, token, t, n, h);
 	return create_key(s, cls, token, t, n, h);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1907,10 +1908,13 @@ static void test_pkcs11__create_objects(void **state)
 		EVP_PKEY_free(k2);
 	}
 	{
-		CK_OBJECT_CLASS data = CKO_DATA;
+		CK_OBJECT_CLASS data = CKO_DATA, odd = CKO_HW_FEATURE;
 		CK_ATTRIBUTE t[] = { { CKA_CLASS, &data, sizeof(data) } };
+		CK_ATTRIBUTE t2[] = { { CKA_CLASS, &odd, sizeof(odd) } };
 
-		CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_CreateObject(s, t, 1, &h2));
+		/* a session data object (test_pkcs11__data_objects) */
+		CK(F->C_CreateObject(s, t, 1, &h2));
+		CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_CreateObject(s, t2, 1, &h2));
 		CKE(CKR_TEMPLATE_INCOMPLETE, F->C_CreateObject(s, t, 0, &h2));
 	}
 	EVP_PKEY_free(key);
@@ -2896,6 +2900,316 @@ static void test_pkcs11__shared_login(void **state)
 	unsetenv("WKS_PKCS11_DEBUG");
 }
 
+/* ---- issue 29, items 1, 6, 10, 22, 23, 24 ----------------------------------- */
+
+/* Item 1: a copy of a token key may only tighten what its source allows,
+ * and a token key's value never leaves, from any object. */
+static void test_pkcs11__copy_cannot_loosen(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	static const char *keys[] = { "rsa", "ec", "aes" };
+	CK_ATTRIBUTE_TYPE secret_attrs[] = {
+		CKA_VALUE, CKA_PRIVATE_EXPONENT, CKA_PRIME_1, CKA_PRIME_2,
+		CKA_EXPONENT_1, CKA_EXPONENT_2, CKA_COEFFICIENT,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		CK_OBJECT_CLASS cls = i == 2 ? CKO_SECRET_KEY : CKO_PRIVATE_KEY;
+		CK_OBJECT_HANDLE k = one(s, cls, keys[i]), c = 0;
+		CK_ATTRIBUTE loose[] = {
+			{ CKA_TOKEN, &no, 1 },
+			{ CKA_SENSITIVE, &no, 1 },
+			{ CKA_EXTRACTABLE, &yes, 1 },
+		};
+		CK_ATTRIBUTE only_extr[] = { { CKA_TOKEN, &no, 1 },
+					     { CKA_EXTRACTABLE, &yes, 1 } };
+		CK_ATTRIBUTE only_sens[] = { { CKA_TOKEN, &no, 1 },
+					     { CKA_SENSITIVE, &no, 1 } };
+		CK_ATTRIBUTE pub[] = { { CKA_TOKEN, &no, 1 },
+				       { CKA_PRIVATE, &no, 1 } };
+		CK_ATTRIBUTE tight[] = { { CKA_TOKEN, &no, 1 },
+					 { CKA_MODIFIABLE, &no, 1 } };
+		CK_ATTRIBUTE set_sens[] = { { CKA_SENSITIVE, &no, 1 } };
+		CK_ATTRIBUTE set_extr[] = { { CKA_EXTRACTABLE, &yes, 1 } };
+		CK_ATTRIBUTE plain[] = { { CKA_TOKEN, &no, 1 } };
+		CK_ATTRIBUTE use[] = { { CKA_TOKEN, &no, 1 },
+				       { i == 2 ? CKA_WRAP : CKA_SIGN_RECOVER,
+					 &yes, 1 } };
+
+		CKE(CKR_ATTRIBUTE_READ_ONLY, F->C_CopyObject(s, k, loose, 3, &c));
+		CKE(CKR_ATTRIBUTE_READ_ONLY,
+		    F->C_CopyObject(s, k, only_extr, 2, &c));
+		CKE(CKR_ATTRIBUTE_READ_ONLY,
+		    F->C_CopyObject(s, k, only_sens, 2, &c));
+		CKE(CKR_ATTRIBUTE_READ_ONLY, F->C_CopyObject(s, k, pub, 2, &c));
+		/* a use the source does not have */
+		CKE(CKR_ATTRIBUTE_READ_ONLY, F->C_CopyObject(s, k, use, 2, &c));
+		/* tightening is allowed */
+		CK(F->C_CopyObject(s, k, tight, 2, &c));
+		assert_false(attr_bool(s, c, CKA_MODIFIABLE));
+		CK(F->C_DestroyObject(s, c));
+		/* a plain copy is as sensitive as its source, and stays so */
+		CK(F->C_CopyObject(s, k, plain, 1, &c));
+		assert_true(attr_bool(s, c, CKA_SENSITIVE));
+		assert_false(attr_bool(s, c, CKA_EXTRACTABLE));
+		CKE(CKR_ATTRIBUTE_READ_ONLY,
+		    F->C_SetAttributeValue(s, c, set_sens, 1));
+		CKE(CKR_ATTRIBUTE_READ_ONLY,
+		    F->C_SetAttributeValue(s, c, set_extr, 1));
+		for (size_t j = 0; j < sizeof(secret_attrs) /
+					   sizeof(secret_attrs[0]); j++) {
+			uint8_t buf[1024];
+			CK_ATTRIBUTE a = { secret_attrs[j], buf, sizeof(buf) };
+			CK_RV rv = F->C_GetAttributeValue(s, c, &a, 1);
+
+			assert_true(rv == CKR_ATTRIBUTE_SENSITIVE ||
+				    rv == CKR_ATTRIBUTE_TYPE_INVALID);
+			assert_int_equal(a.ulValueLen,
+					 CK_UNAVAILABLE_INFORMATION);
+			rv = F->C_GetAttributeValue(s, k, &a, 1);
+			assert_true(rv == CKR_ATTRIBUTE_SENSITIVE ||
+				    rv == CKR_ATTRIBUTE_TYPE_INVALID);
+		}
+		/* ... and it works */
+		if (i == 1) {
+			CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+			CK_ULONG sn;
+
+			free(sign1(s, &m, c, msg, MSG_LEN, &sn));
+		}
+		CK(F->C_DestroyObject(s, c));
+	}
+	/* a session key made extractable by its creator stays its own */
+	{
+		CK_OBJECT_CLASS sc = CKO_SECRET_KEY;
+		CK_KEY_TYPE kt = CKK_AES;
+		uint8_t v[16] = { 1, 2, 3, 4 }, got[16];
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &sc, sizeof(sc) },
+			{ CKA_KEY_TYPE, &kt, sizeof(kt) },
+			{ CKA_VALUE, v, sizeof(v) },
+			{ CKA_SENSITIVE, &no, 1 },
+			{ CKA_EXTRACTABLE, &yes, 1 },
+		};
+		CK_ATTRIBUTE plain[] = { { CKA_LABEL, "c", 1 } };
+		CK_ATTRIBUTE a = { CKA_VALUE, got, sizeof(got) };
+		CK_OBJECT_HANDLE k, c;
+
+		CK(F->C_CreateObject(s, t, 5, &k));
+		CK(F->C_CopyObject(s, k, plain, 1, &c));
+		CK(F->C_GetAttributeValue(s, c, &a, 1));
+		assert_memory_equal(got, v, sizeof(v));
+	}
+	CK(F->C_CloseSession(s));
+}
+
+/* Item 6: every template is checked before it is read: a value pointer
+ * of NULL with a length is refused, never followed (no login needed). */
+static void test_pkcs11__template_shapes(void **state)
+{
+	CK_SESSION_HANDLE s = open_session(SLOT_MAIN, 1);
+	CK_OBJECT_CLASS cls = CKO_CERTIFICATE;
+	CK_ATTRIBUTE bad[] = { { CKA_CLASS, &cls, sizeof(cls) },
+			       { CKA_LABEL, NULL, 5 } };
+	CK_ATTRIBUTE bad1[] = { { CKA_ID, NULL, 20 } };
+	CK_ATTRIBUTE dup[] = { { CKA_CLASS, &cls, sizeof(cls) },
+			       { CKA_CLASS, &cls, sizeof(cls) } };
+	CK_OBJECT_HANDLE h[4], k = 0;
+	CK_ULONG got = 9;
+	CK_MECHANISM gen = { CKM_AES_KEY_GEN, NULL, 0 };
+
+	(void)state;
+	CKE(CKR_ARGUMENTS_BAD, F->C_FindObjectsInit(s, bad, 2));
+	CKE(CKR_ARGUMENTS_BAD, F->C_FindObjectsInit(s, bad1, 1));
+	CKE(CKR_ARGUMENTS_BAD, F->C_FindObjectsInit(s, NULL, 1));
+	/* nothing was started */
+	CKE(CKR_OPERATION_NOT_INITIALIZED, F->C_FindObjects(s, h, 4, &got));
+	/* a search may name an attribute twice (it matches or not) */
+	CK(F->C_FindObjectsInit(s, dup, 2));
+	CK(F->C_FindObjects(s, h, 4, &got));
+	assert_true(got > 0);
+	CK(F->C_FindObjectsFinal(s));
+	/* the other template-taking calls, the same check */
+	CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_CreateObject(s, bad, 2, &k));
+	CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_GenerateKey(s, &gen, bad1, 1, &k));
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	k = one(s, CKO_CERTIFICATE, "ca");
+	CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_CopyObject(s, k, bad1, 1, h));
+	CKE(CKR_ATTRIBUTE_VALUE_INVALID,
+	    F->C_SetAttributeValue(s, k, bad1, 1));
+	CKE(CKR_ARGUMENTS_BAD, F->C_FindObjectsInit(s, bad, 2));
+	CK(F->C_CloseSession(s));
+}
+
+/* Item 10: CKA_UNIQUE_ID is unique per object, also for one certificate
+ * in two entries' chains. */
+static void test_pkcs11__unique_ids(void **state)
+{
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h[64];
+	char *ids[64];
+	size_t n;
+	wks_store *st = load_w(PIN);
+
+	(void)state;
+	/* "rsa2": the key and chain of "rsa" (leaf and CA) */
+	TU_OK(tu_set_key_files(st, "rsa2", "server-key.pem",
+			       "server-cert-chain2.pem", PIN));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	s = user_session(SLOT_W, 0);
+	n = find(s, NULL, 0, h, 64);
+	assert_true(n > 10 && n < 64);
+	for (size_t i = 0; i < n; i++) {
+		CK_ULONG len;
+
+		ids[i] = (char *)attr(s, h[i], CKA_UNIQUE_ID, &len);
+		ids[i][len] = 0;
+		assert_true(len > 0);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(ids[i], ids[j]) == 0)
+				fail_msg("objects %lu and %lu share CKA_UNIQUE_ID "
+					 "%s", (unsigned long)h[i],
+					 (unsigned long)h[j], ids[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	/* both chains' CA certificate objects are there */
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "rsa/1", h, 4), 1);
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "rsa2/1", h, 4), 1);
+	CK(F->C_CloseSession(s));
+}
+
+/* Item 22: session data objects (CKO_DATA), in memory as every session
+ * object; a token data object is refused (a WKS store holds none). */
+static void test_pkcs11__data_objects(void **state)
+{
+	CK_SESSION_HANDLE s = open_session(SLOT_W, 1), s2;
+	CK_OBJECT_CLASS dc = CKO_DATA;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	uint8_t val[] = "some data", oid[] = { 0x06, 0x03, 0x2a, 0x03, 0x04 };
+	CK_ATTRIBUTE t[] = {
+		{ CKA_CLASS, &dc, sizeof(dc) },
+		{ CKA_TOKEN, &no, 1 },
+		{ CKA_LABEL, "d1", 2 },
+		{ CKA_APPLICATION, "app", 3 },
+		{ CKA_OBJECT_ID, oid, sizeof(oid) },
+		{ CKA_VALUE, val, sizeof(val) - 1 },
+	};
+	CK_ATTRIBUTE tok[] = { { CKA_CLASS, &dc, sizeof(dc) },
+			       { CKA_TOKEN, &yes, 1 } };
+	CK_ATTRIBUTE priv[] = { { CKA_CLASS, &dc, sizeof(dc) },
+				{ CKA_PRIVATE, &yes, 1 } };
+	CK_ATTRIBUTE nv[] = { { CKA_VALUE, "new", 3 } };
+	CK_ATTRIBUTE cl[] = { { CKA_LABEL, "d2", 2 } };
+	CK_OBJECT_HANDLE d, c, h[8];
+	CK_ULONG len;
+	uint8_t *v;
+
+	(void)state;
+	/* a private one needs the user */
+	CKE(CKR_USER_NOT_LOGGED_IN, F->C_CreateObject(s, priv, 2, &d));
+	CK(F->C_CreateObject(s, t, 6, &d));
+	assert_int_equal(attr_ulong(s, d, CKA_CLASS), CKO_DATA);
+	assert_false(attr_bool(s, d, CKA_TOKEN));
+	assert_false(attr_bool(s, d, CKA_PRIVATE));
+	v = attr(s, d, CKA_VALUE, &len);
+	assert_int_equal(len, sizeof(val) - 1);
+	assert_memory_equal(v, val, len);
+	free(v);
+	v = attr(s, d, CKA_APPLICATION, &len);
+	assert_int_equal(len, 3);
+	assert_memory_equal(v, "app", 3);
+	free(v);
+	v = attr(s, d, CKA_OBJECT_ID, &len);
+	assert_int_equal(len, sizeof(oid));
+	free(v);
+	assert_int_equal(find_cls(s, CKO_DATA, "d1", h, 8), 1);
+	assert_int_equal(h[0], d);
+	/* another session sees it; it ends with its session */
+	s2 = open_session(SLOT_W, 0);
+	assert_int_equal(find_cls(s2, CKO_DATA, NULL, h, 8), 1);
+	CK(F->C_SetAttributeValue(s, d, nv, 1));
+	v = attr(s, d, CKA_VALUE, &len);
+	assert_int_equal(len, 3);
+	assert_memory_equal(v, "new", 3);
+	free(v);
+	CK(F->C_CopyObject(s, d, cl, 1, &c));
+	assert_int_equal(find_cls(s, CKO_DATA, NULL, h, 8), 2);
+	CK(F->C_DestroyObject(s, c));
+	assert_int_equal(find_cls(s, CKO_DATA, NULL, h, 8), 1);
+	/* on the token: refused, nothing written */
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CKE(CKR_TEMPLATE_INCONSISTENT, F->C_CreateObject(s, tok, 2, &c));
+	CK(F->C_CreateObject(s, priv, 2, &c));
+	CK(F->C_Logout(s));
+	/* the private one is gone from view at the logout */
+	assert_int_equal(find_cls(s2, CKO_DATA, NULL, h, 8), 1);
+	CK(F->C_CloseSession(s));
+	assert_int_equal(find_cls(s2, CKO_DATA, NULL, h, 8), 0);
+	CK(F->C_CloseSession(s2));
+}
+
+/* Item 23: pReserved is NULL or a parameter string (NSS,
+ * pkcs11-provider); anything else is CKR_ARGUMENTS_BAD, even a pointer
+ * to nowhere. */
+static void test_pkcs11__init_reserved(void **state)
+{
+	CK_C_INITIALIZE_ARGS a;
+	static char nss[] = "configdir='sql:/tmp/x' certPrefix='' "
+			    "flags=readOnly";
+	static unsigned char bin[] = { 0x01, 0x02, 0x80, 0x00 };
+	char *edge;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	memset(&a, 0, sizeof(a));
+	a.flags = CKF_OS_LOCKING_OK;
+	a.pReserved = (void *)1;
+	CKE(CKR_ARGUMENTS_BAD, F->C_Initialize(&a));
+	a.pReserved = bin;
+	CKE(CKR_ARGUMENTS_BAD, F->C_Initialize(&a));
+	/* a string that ends at the last byte before an unmapped page is
+	 * read whole; one that runs into it is not followed */
+	edge = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(edge != MAP_FAILED);
+	assert_int_equal(munmap(edge + pg, pg), 0);
+	memset(edge, 'a', pg);
+	a.pReserved = edge + pg - 10;
+	CKE(CKR_ARGUMENTS_BAD, F->C_Initialize(&a));
+	edge[pg - 1] = 0;
+	CK(F->C_Initialize(&a));
+	CK(F->C_Finalize(NULL));
+	munmap(edge, pg);
+	a.pReserved = nss;
+	CK(F->C_Initialize(&a));
+	CK(F->C_Finalize(NULL));
+	a.pReserved = "";
+	CK(F->C_Initialize(&a));
+	/* (the teardown's C_Finalize) */
+}
+
+/* Item 24: C_SeedRandom checks its session and arguments first. */
+static void test_pkcs11__seed_random(void **state)
+{
+	CK_SESSION_HANDLE s = open_session(SLOT_MAIN, 0);
+	uint8_t seed[8] = { 0 };
+
+	(void)state;
+	CKE(CKR_SESSION_HANDLE_INVALID, F->C_SeedRandom(s + 1000, seed, 8));
+	CKE(CKR_ARGUMENTS_BAD, F->C_SeedRandom(s, NULL, 8));
+	CKE(CKR_RANDOM_SEED_NOT_SUPPORTED, F->C_SeedRandom(s, seed, 8));
+	CK(F->C_CloseSession(s));
+	CKE(CKR_SESSION_HANDLE_INVALID, F->C_SeedRandom(s, seed, 8));
+	CK(F->C_Finalize(NULL));
+	CKE(CKR_CRYPTOKI_NOT_INITIALIZED, F->C_SeedRandom(s, seed, 8));
+	CK(F->C_Initialize(NULL));
+}
+
 
 int main(void)
 {
@@ -2927,9 +3241,19 @@ int main(void)
 		T(threads),
 		T(fork),
 		T(shared_login),
+		T(copy_cannot_loosen),
+		T(template_shapes),
+		T(unique_ids),
+		T(data_objects),
+		T(init_reserved),
+		T(seed_random),
 #undef T
 	};
 
+	/* WKS_TEST_FILTER=PATTERN: only the tests whose names match (e.g.
+	 * "*copy*", to check one test against an older module) */
+	if (getenv("WKS_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("WKS_TEST_FILTER"));
 	return cmocka_run_group_tests_name("pkcs11", tests, group_setup,
 					   group_teardown);
 }
