@@ -3168,9 +3168,22 @@ static void test_pkcs11__init_reserved(void **state)
 	CK(F->C_Finalize(NULL));
 	memset(&a, 0, sizeof(a));
 	a.flags = CKF_OS_LOCKING_OK;
-	a.pReserved = (void *)1;
-	CKE(CKR_ARGUMENTS_BAD, F->C_Initialize(&a));
 	a.pReserved = bin;
+	CKE(CKR_ARGUMENTS_BAD, F->C_Initialize(&a));
+	a.pReserved = nss;
+	CK(F->C_Initialize(&a));
+	CK(F->C_Finalize(NULL));
+	if (getenv("WKS_UNDER_VALGRIND")) {
+		/* memcheck reports the system call's read of a bad address
+		 * as an error of the program; the plain and ASan stages run
+		 * these */
+		print_message("init_reserved: the bad-pointer cases are not "
+			      "run under valgrind\n");
+		a.pReserved = "";
+		CK(F->C_Initialize(&a));
+		return;
+	}
+	a.pReserved = (void *)1;
 	CKE(CKR_ARGUMENTS_BAD, F->C_Initialize(&a));
 	/* a string that ends at the last byte before an unmapped page is
 	 * read whole; one that runs into it is not followed */
@@ -3185,9 +3198,6 @@ static void test_pkcs11__init_reserved(void **state)
 	CK(F->C_Initialize(&a));
 	CK(F->C_Finalize(NULL));
 	munmap(edge, pg);
-	a.pReserved = nss;
-	CK(F->C_Initialize(&a));
-	CK(F->C_Finalize(NULL));
 	a.pReserved = "";
 	CK(F->C_Initialize(&a));
 	/* (the teardown's C_Finalize) */
