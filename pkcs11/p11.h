@@ -163,8 +163,14 @@ typedef struct {
 	size_t sec_len;
 	int always_auth;      /* -1: not known yet */
 	uint64_t login_gen;
-	unsigned char ident[32]; /* entry identity, reused across reloads */
+	unsigned char ident[32]; /* entry identity, reused across reloads:
+				  * the digest of the entry's stored bytes */
 	char *sec_alg;        /* secret keys: the JCA algorithm name */
+	/* Token keys: a reload found the entry deleted or its bytes
+	 * replaced (lock held to set or read): the material is forgotten
+	 * and every use (session copies too) fails. */
+	int gone;
+	int live;             /* scratch of w11_token_install() */
 } w11_keymat;
 
 w11_keymat *w11_keymat_new(void);
@@ -389,6 +395,7 @@ struct w11_op {
 typedef struct {
 	EVP_PKEY_CTX *pctx;
 	EVP_PKEY *pkey;
+	w11_keymat *km;          /* whose key: dropped once it is gone */
 	const w11_mech *m;
 	unsigned char param[64];
 	size_t param_len;

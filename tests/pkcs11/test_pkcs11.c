@@ -39,6 +39,7 @@
 
 #include "pkcs11v3.h"
 #include "config.h"
+#include "store/entryid.h"
 #include "testutil.h"
 
 #define PIN "store pin 1"
@@ -2897,6 +2898,230 @@ static void test_pkcs11__shared_login(void **state)
 }
 
 
+/* ---- issue 29, items 4, 8 and 9: a reload never uses another entry's key
+ * (its identity is its stored bytes), a deleted or replaced entry's key
+ * is refused at the next operation init, and a chain certificate goes to
+ * the key whose CKA_ID it was written with. -------------------------------- */
+
+static uint64_t fixed_clock(void *ctx)
+{
+	(void)ctx;
+	return 1700000000123ULL;
+}
+
+/* AES-256-ECB of one block with `key`, by OpenSSL. */
+static void ecb_block(const uint8_t key[32], const uint8_t in[16],
+		      uint8_t out[16])
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int l = 0;
+
+	assert_non_null(c);
+	assert_true(EVP_EncryptInit_ex(c, EVP_aes_256_ecb(), NULL, key, NULL));
+	EVP_CIPHER_CTX_set_padding(c, 0);
+	assert_true(EVP_EncryptUpdate(c, out, &l, in, 16));
+	assert_int_equal(l, 16);
+	EVP_CIPHER_CTX_free(c);
+}
+
+/* C_EncryptInit + C_Encrypt of one block: its CK_RV, `out` set on OK. */
+static CK_RV module_ecb(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE k,
+			const uint8_t in[16], uint8_t out[16])
+{
+	CK_MECHANISM m = { CKM_AES_ECB, NULL, 0 };
+	CK_ULONG n = 16;
+	CK_RV rv = F->C_EncryptInit(s, &m, k);
+
+	if (rv != CKR_OK)
+		return rv;
+	rv = F->C_Encrypt(s, (CK_BYTE_PTR)in, 16, out, &n);
+	assert_true(rv != CKR_OK || n == 16);
+	return rv;
+}
+
+static void test_pkcs11__reload_secret_identity(void **state)
+{
+	uint8_t ka[32], kb[32], in[16] = "sixteen byte msg", out[16],
+		want_a[16], want_b[16], da[32], db[32];
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE ha, h[4];
+	wks_store *st;
+	CK_RV rv;
+
+	(void)state;
+	assert_int_equal(RAND_bytes(ka, 32), 1);
+	assert_int_equal(RAND_bytes(kb, 32), 1);
+	ecb_block(ka, in, want_a);
+	ecb_block(kb, in, want_b);
+	/* two keys made in the same millisecond (a Java loop, a conversion
+	 * that keeps the source's dates) */
+	st = load_w(PIN);
+	TU_OK(wks_store_set_wallclock(st, fixed_clock, NULL));
+	TU_OK(wks_store_set_secret_key(st, "sa", "AES", ka, 32, PIN, PIN_LEN));
+	TU_OK(wks_store_set_secret_key(st, "sb", "AES", kb, 32, PIN, PIN_LEN));
+	TU_OK(wks_store_set_wallclock(st, NULL, NULL));
+	{
+		int64_t ta, tb;
+
+		TU_OK(wks_store_creation_time(&ta, st, "sa"));
+		TU_OK(wks_store_creation_time(&tb, st, "sb"));
+		assert_true(ta == tb);
+	}
+	/* their identities differ (the internal call the module uses) */
+	TU_OK(wks__store_entry_digest(da, st, "sa"));
+	TU_OK(wks__store_entry_digest(db, st, "sb"));
+	assert_memory_not_equal(da, db, 32);
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+
+	s = user_session(SLOT_W, 0);
+	ha = one(s, CKO_SECRET_KEY, "sa");
+	CK(module_ecb(s, ha, in, out));
+	assert_memory_equal(out, want_a, 16);
+	/* another program deletes sa and renames sb to sa */
+	st = load_w(PIN);
+	TU_OK(wks_store_delete(st, "sa"));
+	TU_OK(wks_store_rename(st, "sb", "sa"));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	/* the old handle: refused, or b's key (never a's) */
+	rv = module_ecb(s, ha, in, out);
+	if (rv == CKR_OK)
+		assert_memory_equal(out, want_b, 16);
+	else
+		assert_int_equal(rv, CKR_KEY_HANDLE_INVALID);
+	/* looked up again: b's key under its new name */
+	assert_int_equal(find_cls(s, CKO_SECRET_KEY, "sb", h, 4), 0);
+	CK(module_ecb(s, one(s, CKO_SECRET_KEY, "sa"), in, out));
+	assert_memory_equal(out, want_b, 16);
+	CK(F->C_CloseSession(s));
+}
+
+/* A signature of `msg` by key object `k` (CKM_ECDSA_SHA256 or CKM_EDDSA)
+ * verifies with `pub`. */
+static void signs_with(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE k,
+		       CK_MECHANISM_TYPE mt, EVP_PKEY *pub)
+{
+	CK_MECHANISM m = { mt, NULL, 0 };
+	CK_ULONG sn;
+	uint8_t *sig = sign1(s, &m, k, msg, MSG_LEN, &sn);
+
+	if (mt == CKM_ECDSA_SHA256) {
+		uint8_t hash[32];
+
+		assert_non_null(SHA256(msg, MSG_LEN, hash));
+		assert_true(ossl_ecdsa_verify(pub, hash, 32, sig, sn));
+	} else {
+		EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+		assert_int_equal(EVP_DigestVerifyInit(md, NULL, NULL, NULL,
+						      pub), 1);
+		assert_int_equal(EVP_DigestVerify(md, sig, sn, msg, MSG_LEN),
+				 1);
+		EVP_MD_CTX_free(md);
+	}
+	free(sig);
+}
+
+static void test_pkcs11__deleted_key_refused(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 0);
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_BBOOL no = CK_FALSE;
+	CK_ATTRIBUTE session_copy[] = { { CKA_TOKEN, &no, 1 } };
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec"), c, h[4];
+	X509 *x = cert_of(s, "ec");
+	EVP_PKEY *pub = X509_get0_pubkey(x);
+	wks_store *st;
+
+	(void)state;
+	/* twice: the second C_SignInit takes the kept context */
+	signs_with(s, k, CKM_ECDSA_SHA256, pub);
+	signs_with(s, k, CKM_ECDSA_SHA256, pub);
+	CK(F->C_CopyObject(s, k, session_copy, 1, &c));
+	signs_with(s, c, CKM_ECDSA_SHA256, pub);
+	/* another program (wks delete) deletes the entry */
+	st = load_w(PIN);
+	TU_OK(wks_store_delete(st, "ec"));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	/* no search in between: the next operation init sees it */
+	CKE(CKR_KEY_HANDLE_INVALID, F->C_SignInit(s, &m, k));
+	CKE(CKR_KEY_HANDLE_INVALID, F->C_SignInit(s, &m, c));
+	CKE(CKR_OBJECT_HANDLE_INVALID,
+	    F->C_CopyObject(s, k, session_copy, 1, &c));
+	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, "ec", h, 4), 0);
+	/* the others still sign */
+	signs_with(s, one(s, CKO_PRIVATE_KEY, "ed"), CKM_EDDSA, ed_key);
+	X509_free(x);
+	CK(F->C_CloseSession(s));
+}
+
+static void test_pkcs11__replaced_key_refused(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 0);
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_MECHANISM me = { CKM_EDDSA, NULL, 0 };
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec"), ke, nk;
+	X509 *x = cert_of(s, "ec"), *nx;
+	EVP_PKEY *nkey = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	wks_store *st;
+	uint8_t sig[64];
+	CK_ULONG sn = sizeof(sig);
+
+	(void)state;
+	assert_non_null(nkey);
+	signs_with(s, k, CKM_ECDSA_SHA256, X509_get0_pubkey(x));
+	ke = one(s, CKO_PRIVATE_KEY, "ed");
+	signs_with(s, ke, CKM_EDDSA, ed_key);
+	/* wks import-key --force: "ec" gets a new key and certificate,
+	 * "ed" its own key and certificate again, now with a password of
+	 * its own (same certificate, new bytes) */
+	nx = self_signed(nkey, "ec renewed");
+	st = load_w(PIN);
+	TU_OK(wks_store_set_pkey(st, "ec", nkey, &nx, 1, PIN, PIN_LEN));
+	{
+		X509 *old = NULL;
+
+		TU_OK(wks_store_get_cert(&old, st, "ed", 0));
+		TU_OK(wks_store_set_pkey(st, "ed", ed_key, &old, 1, KEYPW,
+					 KEYPW_LEN));
+		X509_free(old);
+	}
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	/* the old handles are refused at once */
+	CKE(CKR_KEY_HANDLE_INVALID, F->C_SignInit(s, &m, k));
+	CKE(CKR_KEY_HANDLE_INVALID, F->C_SignInit(s, &me, ke));
+	/* looked up again: new handles, the new keys */
+	nk = one(s, CKO_PRIVATE_KEY, "ec");
+	assert_true(nk != k);
+	signs_with(s, nk, CKM_ECDSA_SHA256, nkey);
+	nk = one(s, CKO_PRIVATE_KEY, "ed");
+	assert_true(nk != ke);
+	/* which now asks for its password */
+	CK(F->C_SignInit(s, &me, nk));
+	CKE(CKR_USER_NOT_LOGGED_IN, F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+	CK(F->C_SignInit(s, &me, nk));
+	CK(F->C_Login(s, CKU_CONTEXT_SPECIFIC, (CK_UTF8CHAR_PTR)KEYPW,
+		      KEYPW_LEN));
+	sn = sizeof(sig);
+	CK(F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+	{
+		EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+		assert_int_equal(EVP_DigestVerifyInit(md, NULL, NULL, NULL,
+						      ed_key), 1);
+		assert_int_equal(EVP_DigestVerify(md, sig, sn, msg, MSG_LEN),
+				 1);
+		EVP_MD_CTX_free(md);
+	}
+	X509_free(x);
+	X509_free(nx);
+	EVP_PKEY_free(nkey);
+	CK(F->C_CloseSession(s));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2927,6 +3152,9 @@ int main(void)
 		T(threads),
 		T(fork),
 		T(shared_login),
+		T(reload_secret_identity),
+		T(deleted_key_refused),
+		T(replaced_key_refused),
 #undef T
 	};
 
