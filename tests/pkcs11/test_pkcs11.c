@@ -3122,6 +3122,165 @@ static void test_pkcs11__replaced_key_refused(void **state)
 	CK(F->C_CloseSession(s));
 }
 
+/* A certificate of `key` named `cn`, issued by `ik` (`ix`'s subject; NULL:
+ * self-signed), a CA if `ca`. */
+static X509 *issue(EVP_PKEY *key, const char *cn, EVP_PKEY *ik, X509 *ix,
+		   int ca)
+{
+	X509 *x = X509_new();
+	X509V3_CTX v3;
+	X509_EXTENSION *e;
+	static long serial = 100;
+
+	assert_non_null(x);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), serial++);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400L * 30);
+	X509_set_pubkey(x, key);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN",
+				   MBSTRING_ASC, (const unsigned char *)cn, -1,
+				   -1, 0);
+	X509_set_issuer_name(x, X509_get_subject_name(ix ? ix : x));
+	X509V3_set_ctx(&v3, ix ? ix : x, x, NULL, NULL, 0);
+	assert_non_null(e = X509V3_EXT_conf_nid(NULL, &v3,
+						NID_basic_constraints,
+						ca ? "critical,CA:TRUE"
+						   : "CA:FALSE"));
+	X509_add_ext(x, e, -1);
+	X509_EXTENSION_free(e);
+	assert_non_null(e = X509V3_EXT_conf_nid(NULL, &v3,
+						NID_subject_key_identifier,
+						"hash"));
+	X509_add_ext(x, e, -1);
+	X509_EXTENSION_free(e);
+	assert_true(X509_sign(x, ik ? ik : key, EVP_sha256()) > 0);
+	return x;
+}
+
+static void test_pkcs11__chain_shared_intermediate(void **state)
+{
+	EVP_PKEY *rk = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *ik = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *k1 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *k2 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *root, *inter, *l1, *l2, *chain[3];
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h, k2h, hs[4];
+	CK_OBJECT_CLASS cc = CKO_CERTIFICATE;
+	CK_CERTIFICATE_TYPE ct = CKC_X_509;
+	CK_BBOOL yes = CK_TRUE;
+	unsigned char *der = NULL;
+	uint8_t *id, *lab;
+	CK_ULONG id_len, lab_len;
+	size_t n;
+	int dl;
+	wks_store *st;
+
+	(void)state;
+	assert_true(rk && ik && k1 && k2);
+	root = issue(rk, "Company Root", NULL, NULL, 1);
+	inter = issue(ik, "Company Intermediate", rk, root, 1);
+	l1 = issue(k1, "one.example", ik, inter, 0);
+	l2 = issue(k2, "two.example", ik, inter, 0);
+	/* k1 holds the company intermediate already; k2 is a new key with
+	 * its CA-issued leaf alone */
+	st = load_w(PIN);
+	chain[0] = l1;
+	chain[1] = inter;
+	TU_OK(wks_store_set_pkey(st, "k1", k1, chain, 2, PIN, PIN_LEN));
+	TU_OK(wks_store_set_pkey(st, "k2", k2, &l2, 1, PIN, PIN_LEN));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+
+	s = user_session(SLOT_W, 1);
+	k2h = one(s, CKO_PRIVATE_KEY, "k2");
+	id = attr(s, k2h, CKA_ID, &id_len);
+	/* pkcs11-tool --write-object inter.der --type cert --id <k2's> */
+	assert_true((dl = i2d_X509(inter, &der)) > 0);
+	{
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &cc, sizeof(cc) },
+			{ CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_ID, id, id_len },
+			{ CKA_VALUE, der, (CK_ULONG)dl },
+		};
+
+		CK(F->C_CreateObject(s, t, 5, &h));
+	}
+	/* the object answered is k2's chain certificate */
+	lab = attr(s, h, CKA_LABEL, &lab_len);
+	assert_int_equal(lab_len, 4);
+	assert_memory_equal(lab, "k2/1", 4);
+	free(lab);
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "k2/1", hs, 4), 1);
+	/* in the store: k2's chain is 2 long, k1's unchanged */
+	st = load_w(PIN);
+	TU_OK(wks_store_cert_count(&n, st, "k2"));
+	assert_int_equal(n, 2);
+	{
+		X509 *got = NULL;
+
+		TU_OK(wks_store_get_cert(&got, st, "k2", 1));
+		assert_int_equal(X509_cmp(got, inter), 0);
+		X509_free(got);
+	}
+	TU_OK(wks_store_cert_count(&n, st, "k1"));
+	assert_int_equal(n, 2);
+	wks_store_free(st);
+	/* writing it again: already there, nothing changes */
+	{
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &cc, sizeof(cc) },
+			{ CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_ID, id, id_len },
+			{ CKA_VALUE, der, (CK_ULONG)dl },
+		};
+		CK_OBJECT_HANDLE h2;
+
+		CK(F->C_CreateObject(s, t, 5, &h2));
+		assert_int_equal(h2, hs[0]);
+	}
+	st = load_w(PIN);
+	TU_OK(wks_store_cert_count(&n, st, "k2"));
+	assert_int_equal(n, 2);
+	wks_store_free(st);
+	/* the root with k2's CKA_ID: the chain grows again */
+	OPENSSL_free(der);
+	der = NULL;
+	assert_true((dl = i2d_X509(root, &der)) > 0);
+	{
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &cc, sizeof(cc) },
+			{ CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_ID, id, id_len },
+			{ CKA_VALUE, der, (CK_ULONG)dl },
+		};
+
+		CK(F->C_CreateObject(s, t, 5, &h));
+	}
+	st = load_w(PIN);
+	TU_OK(wks_store_cert_count(&n, st, "k2"));
+	assert_int_equal(n, 3);
+	TU_OK(wks_store_cert_count(&n, st, "k1"));
+	assert_int_equal(n, 2);
+	wks_store_free(st);
+	OPENSSL_free(der);
+	free(id);
+	CK(F->C_CloseSession(s));
+	X509_free(root);
+	X509_free(inter);
+	X509_free(l1);
+	X509_free(l2);
+	EVP_PKEY_free(rk);
+	EVP_PKEY_free(ik);
+	EVP_PKEY_free(k1);
+	EVP_PKEY_free(k2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3155,6 +3314,7 @@ int main(void)
 		T(reload_secret_identity),
 		T(deleted_key_refused),
 		T(replaced_key_refused),
+		T(chain_shared_intermediate),
 #undef T
 	};
 
