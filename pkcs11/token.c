@@ -2,13 +2,17 @@
  * A token: one WKS store file.  Its object list is rebuilt from the
  * store each time the file is (re)loaded: at the first use, after a
  * login, after every change the module saves, and at a
- * C_FindObjectsInit that finds the file changed (device, inode, size,
+ * C_FindObjectsInit or operation init (w11_op_start(), C_DeriveKey,
+ * C_CopyObject) that finds the file changed (device, inode, size,
  * modification or change time), so that a change made by wks(1) or
- * wolfJCE is seen without restarting anything.
+ * wolfJCE is seen at the next operation.
  *
  * Handles stay the same across reloads for objects that did not change
  * (same role, alias, position and content), and so do the decrypted keys
- * (the key material, shared with session copies of the key).
+ * (the key material, shared with session copies of the key).  A key's
+ * identity is the digest of its entry's stored bytes
+ * (wks__store_entry_digest()): the key material of an entry deleted or
+ * written again is marked gone (mark_gone()) and never used again.
  *
  * Without a login the store is read without its password (as Java reads
  * a trust store): certificates and public keys are visible.  C_Login
