@@ -268,6 +268,8 @@ struct w11_token {
 	w11_obj **objs;
 	size_t nobjs, cap;
 	size_t nsessions, nrw;   /* open sessions, read-write ones */
+	atomic_llong checked_ns; /* CLOCK_MONOTONIC of the last look at the
+				  * file by w11_token_check() */
 };
 
 #define W11_NOT_LOGGED_IN ((CK_USER_TYPE)-1)
@@ -291,6 +293,12 @@ CK_RV w11_token_new_store(w11_token *t, wks_store **out);
  * edit lock.  CKR_OK also when the file is unreadable (the token then
  * shows what it had; logged). */
 CK_RV w11_token_refresh(w11_token *t);
+/* For an operation init: w11_token_refresh() unless the file was looked
+ * at less than W11_CHECK_NS ago (a stat costs about a microsecond, 5 % of
+ * an ECDSA signature): a change saved by another program is seen by every
+ * operation init that starts W11_CHECK_NS or more after it. */
+#define W11_CHECK_NS 1000000 /* 1 ms */
+void w11_token_check(w11_token *t);
 /* Replace the token's store by `st` (consumed) loaded from a file with
  * identity `fid`, and rebuild the object list.  Called with the edit
  * lock held, takes the lock. */

@@ -218,10 +218,10 @@ CK_RV w11_op_start(w11_session *s, w11_op *op, const w11_mech *m,
 	CK_RV rv;
 
 	/* A key whose entry another program deleted or replaced is not
-	 * used again: a stat of the store file at every operation init,
-	 * and a reload when it changed (the handle of a deleted or
-	 * replaced entry is then unknown). */
-	(void)w11_token_refresh(t);
+	 * used again: a look at the store file at every operation init
+	 * (at most one a millisecond), and a reload when it changed (the
+	 * handle of a deleted or replaced entry is then unknown). */
+	w11_token_check(t);
 	pthread_mutex_lock(&t->lock);
 	rv = op_key(t, key, m, usage, &op->km, &is_public);
 	gen = t->login_gen;

@@ -166,6 +166,7 @@ CK_RV w11_token_init(w11_token *t, CK_SLOT_ID slot,
 	t->slot = slot;
 	t->conf = conf;
 	t->login = W11_NOT_LOGGED_IN;
+	atomic_init(&t->checked_ns, 0);
 	if (!(t->canon = canonical(conf->store)))
 		return CKR_HOST_MEMORY;
 	/* Stable for a store: from its canonical path. */
@@ -626,6 +627,20 @@ done:
 	OPENSSL_cleanse(pin, sizeof(pin));
 	pthread_mutex_unlock(&t->edit);
 	return rv;
+}
+
+void w11_token_check(w11_token *t)
+{
+	struct timespec ts;
+	long long now, last;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	last = atomic_load_explicit(&t->checked_ns, memory_order_relaxed);
+	if (last && now >= last && now - last < W11_CHECK_NS)
+		return;
+	atomic_store_explicit(&t->checked_ns, now, memory_order_relaxed);
+	(void)w11_token_refresh(t);
 }
 
 void w11_token_logout_locked(w11_token *t)
