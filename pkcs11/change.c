@@ -127,6 +127,8 @@ static CK_RV copy_object(w11_session *s, CK_OBJECT_HANDLE src,
 	if ((rv = w11_tmpl_check(t, n)) != CKR_OK ||
 	    (rv = w11_tmpl_bool(t, n, CKA_TOKEN, &token)) != CKR_OK)
 		return rv;
+	/* a deleted or replaced entry is not copied (w11_op_start()) */
+	w11_token_check(tok);
 	pthread_mutex_lock(&tok->lock);
 	o = w11_token_find(tok, src);
 	if (!o || !w11_obj_visible(tok, o)) {

@@ -166,8 +166,14 @@ typedef struct {
 	size_t sec_len;
 	int always_auth;      /* -1: not known yet */
 	uint64_t login_gen;
-	unsigned char ident[32]; /* entry identity, reused across reloads */
+	unsigned char ident[32]; /* entry identity, reused across reloads:
+				  * the digest of the entry's stored bytes */
 	char *sec_alg;        /* secret keys: the JCA algorithm name */
+	/* Token keys: a reload found the entry deleted or its bytes
+	 * replaced (lock held to set or read): the material is forgotten
+	 * and every use (session copies too) fails. */
+	int gone;
+	int live;             /* scratch of w11_token_install() */
 } w11_keymat;
 
 w11_keymat *w11_keymat_new(void);
@@ -265,6 +271,8 @@ struct w11_token {
 	w11_obj **objs;
 	size_t nobjs, cap;
 	size_t nsessions, nrw;   /* open sessions, read-write ones */
+	atomic_llong checked_ns; /* CLOCK_MONOTONIC of the last look at the
+				  * file by w11_token_check() */
 };
 
 #define W11_NOT_LOGGED_IN ((CK_USER_TYPE)-1)
@@ -288,6 +296,12 @@ CK_RV w11_token_new_store(w11_token *t, wks_store **out);
  * edit lock.  CKR_OK also when the file is unreadable (the token then
  * shows what it had; logged). */
 CK_RV w11_token_refresh(w11_token *t);
+/* For an operation init: w11_token_refresh() unless the file was looked
+ * at less than W11_CHECK_NS ago (a stat costs about a microsecond, 5 % of
+ * an ECDSA signature): a change saved by another program is seen by every
+ * operation init that starts W11_CHECK_NS or more after it. */
+#define W11_CHECK_NS 1000000 /* 1 ms */
+void w11_token_check(w11_token *t);
 /* Replace the token's store by `st` (consumed) loaded from a file with
  * identity `fid`, and rebuild the object list.  Called with the edit
  * lock held, takes the lock. */
@@ -392,6 +406,7 @@ struct w11_op {
 typedef struct {
 	EVP_PKEY_CTX *pctx;
 	EVP_PKEY *pkey;
+	w11_keymat *km;          /* whose key: dropped once it is gone */
 	const w11_mech *m;
 	unsigned char param[64];
 	size_t param_len;

@@ -96,6 +96,7 @@ void w11_session_cache_clear(w11_session *s)
 	for (int i = 0; i < 2; i++) {
 		EVP_PKEY_CTX_free(s->cache[i].pctx);
 		EVP_PKEY_free(s->cache[i].pkey);
+		w11_keymat_unref(s->cache[i].km);
 		memset(&s->cache[i], 0, sizeof(s->cache[i]));
 	}
 }

@@ -80,6 +80,7 @@ static EVP_PKEY_CTX *cache_take(w11_session *s, w11_op *op)
 		return NULL;
 	ctx = c->pctx;
 	EVP_PKEY_free(c->pkey);
+	w11_keymat_unref(c->km);
 	memset(c, 0, sizeof(*c));
 	return ctx;
 }
@@ -92,10 +93,12 @@ static void cache_keep(w11_session *s, w11_op *op)
 		return;
 	EVP_PKEY_CTX_free(c->pctx);
 	EVP_PKEY_free(c->pkey);
+	w11_keymat_unref(c->km);
 	c->pctx = op->pctx;
 	op->pctx = NULL;
 	c->pkey = op->pkey;
 	EVP_PKEY_up_ref(op->pkey);
+	c->km = w11_keymat_ref(op->km);
 	c->m = op->m;
 	memcpy(c->param, op->param, op->param_len);
 	c->param_len = op->param_len;
@@ -210,21 +213,29 @@ CK_RV w11_op_start(w11_session *s, w11_op *op, const w11_mech *m,
 		   CK_OBJECT_HANDLE key, CK_ATTRIBUTE_TYPE usage)
 {
 	w11_token *t = s->tok;
-	int is_public = 0;
+	int is_public = 0, stale;
 	uint64_t gen;
 	CK_RV rv;
 
+	/* A key whose entry another program deleted or replaced is not
+	 * used again: a look at the store file at every operation init
+	 * (at most one a millisecond), and a reload when it changed (the
+	 * handle of a deleted or replaced entry is then unknown). */
+	w11_token_check(t);
 	pthread_mutex_lock(&t->lock);
 	rv = op_key(t, key, m, usage, &op->km, &is_public);
 	gen = t->login_gen;
+	stale = (s->cache[0].km && s->cache[0].km->gone) ||
+		(s->cache[1].km && s->cache[1].km->gone);
 	pthread_mutex_unlock(&t->lock);
-	if (rv != CKR_OK)
-		return rv;
-	if (s->cache_gen != gen) {
-		/* kept contexts of an earlier login hold its keys */
+	if (s->cache_gen != gen || stale) {
+		/* kept contexts of an earlier login hold its keys, and
+		 * those of a key that is gone hold it */
 		w11_session_cache_clear(s);
 		s->cache_gen = gen;
 	}
+	if (rv != CKR_OK)
+		return rv;
 	op->m = m;
 	if (is_public) {
 		if (!op->km->pub)

@@ -2,13 +2,17 @@
  * A token: one WKS store file.  Its object list is rebuilt from the
  * store each time the file is (re)loaded: at the first use, after a
  * login, after every change the module saves, and at a
- * C_FindObjectsInit that finds the file changed (device, inode, size,
+ * C_FindObjectsInit or operation init (w11_op_start(), C_DeriveKey,
+ * C_CopyObject) that finds the file changed (device, inode, size,
  * modification or change time), so that a change made by wks(1) or
- * wolfJCE is seen without restarting anything.
+ * wolfJCE is seen at the next operation.
  *
  * Handles stay the same across reloads for objects that did not change
  * (same role, alias, position and content), and so do the decrypted keys
- * (the key material, shared with session copies of the key).
+ * (the key material, shared with session copies of the key).  A key's
+ * identity is the digest of its entry's stored bytes
+ * (wks__store_entry_digest()): the key material of an entry deleted or
+ * written again is marked gone (mark_gone()) and never used again.
  *
  * Without a login the store is read without its password (as Java reads
  * a trust store): certificates and public keys are visible.  C_Login
@@ -28,6 +32,7 @@
 #include <openssl/sha.h>
 
 #include "p11.h"
+#include "store/entryid.h"
 
 static atomic_ulong next_handle = 1;
 
@@ -161,6 +166,7 @@ CK_RV w11_token_init(w11_token *t, CK_SLOT_ID slot,
 	t->slot = slot;
 	t->conf = conf;
 	t->login = W11_NOT_LOGGED_IN;
+	atomic_init(&t->checked_ns, 0);
 	if (!(t->canon = canonical(conf->store)))
 		return CKR_HOST_MEMORY;
 	/* Stable for a store: from its canonical path. */
@@ -277,29 +283,16 @@ static CK_RV list_add(objlist *l, w11_obj *o)
 	return CKR_OK;
 }
 
-static void hash_ident(unsigned char out[32], const char *kind,
-		       const void *p, size_t n)
-{
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-
-	memset(out, 0, 32);
-	if (c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) &&
-	    EVP_DigestUpdate(c, kind, strlen(kind) + 1) &&
-	    EVP_DigestUpdate(c, p, n))
-		EVP_DigestFinal_ex(c, out, NULL);
-	EVP_MD_CTX_free(c);
-}
-
 static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 			     objlist *l)
 {
 	X509 *chain[64] = { 0 };
 	size_t cc = 0, id_len = 0;
-	unsigned char id[256], ident[32], *der = NULL;
+	unsigned char id[256], ident[32];
 	w11_keymat *km = NULL;
 	w11_obj *o;
 	CK_RV rv = CKR_OK;
-	int n, err;
+	int err;
 
 	if ((err = wks_store_cert_count(&cc, st, alias)) != WKS_OK || cc == 0)
 		return CKR_OK; /* cannot happen for a loaded entry */
@@ -313,12 +306,11 @@ static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 		}
 	if ((rv = w11_cert_id(id, &id_len, sizeof(id), chain[0])) != CKR_OK)
 		goto done;
-	if ((n = i2d_X509(chain[0], &der)) <= 0) {
-		rv = CKR_FUNCTION_FAILED;
+	if ((err = wks__store_entry_digest(ident, st, alias)) != WKS_OK) {
+		w11_log_wks(alias, err);
+		rv = w11_rv_of_wks(err);
 		goto done;
 	}
-	hash_ident(ident, "key", der, (size_t)n);
-	OPENSSL_free(der);
 	km = find_keymat(t, st, alias, ident);
 	if (km) {
 		w11_keymat_ref(km);
@@ -371,7 +363,6 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 				const char *alias, objlist *l)
 {
 	char *alg = NULL;
-	int64_t ctime = 0;
 	unsigned char ident[32];
 	w11_keymat *km = NULL;
 	w11_obj *o;
@@ -379,19 +370,9 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 	int err;
 
 	if ((err = wks_store_secret_algorithm(&alg, st, alias)) != WKS_OK ||
-	    (err = wks_store_creation_time(&ctime, st, alias)) != WKS_OK) {
+	    (err = wks__store_entry_digest(ident, st, alias)) != WKS_OK) {
 		w11_log_wks(alias, err);
 		goto done;
-	}
-	{
-		size_t an = strlen(alg);
-		unsigned char buf[8 + 256];
-
-		if (an > 256)
-			an = 256;
-		memcpy(buf, &ctime, 8);
-		memcpy(buf + 8, alg, an);
-		hash_ident(ident, "secret", buf, 8 + an);
 	}
 	km = find_keymat(t, st, alias, ident);
 	if (km) {
@@ -467,6 +448,35 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 	return rv;
 }
 
+/* The token's key material that no object of the new list `l` holds
+ * (its entry was deleted or its bytes replaced) is gone: forgotten, and
+ * session copies of the key, which share it, fail from now on.  Lock
+ * held. */
+static void mark_gone(w11_token *t, const objlist *l)
+{
+	for (size_t i = 0; i < t->nobjs; i++)
+		if (t->objs[i]->km)
+			t->objs[i]->km->live = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i]->km)
+			l->v[i]->km->live = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i]->km && (l->v[i]->flags & W11_OF_TOKEN))
+			l->v[i]->km->live = 1;
+	for (size_t i = 0; i < t->nobjs + l->n; i++) {
+		w11_obj *o = i < t->nobjs ? t->objs[i] : l->v[i - t->nobjs];
+		w11_keymat *km = o->km;
+
+		if (km && km->tok == t && !km->live && !km->gone) {
+			km->gone = 1;
+			w11_keymat_forget(km);
+			W11_LOG("token \"%s\": entry \"%s\" deleted or replaced: "
+				"its key is no longer usable", t->conf->label,
+				km->alias ? km->alias : "?");
+		}
+	}
+}
+
 CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 {
 	objlist l = { 0 };
@@ -516,6 +526,7 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 			}
 		}
 	free(used);
+	mark_gone(t, &l);
 	for (size_t j = 0; j < t->nobjs; j++)
 		if (t->objs[j]->flags & W11_OF_TOKEN)
 			w11_obj_free(t->objs[j]);
@@ -616,6 +627,20 @@ done:
 	OPENSSL_cleanse(pin, sizeof(pin));
 	pthread_mutex_unlock(&t->edit);
 	return rv;
+}
+
+void w11_token_check(w11_token *t)
+{
+	struct timespec ts;
+	long long now, last;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	last = atomic_load_explicit(&t->checked_ns, memory_order_relaxed);
+	if (last && now >= last && now - last < W11_CHECK_NS)
+		return;
+	atomic_store_explicit(&t->checked_ns, now, memory_order_relaxed);
+	(void)w11_token_refresh(t);
 }
 
 void w11_token_logout_locked(w11_token *t)
@@ -756,6 +781,10 @@ CK_RV w11_keymat_get(w11_keymat *km, const char *pin, size_t pin_len,
 		return CKR_OK;
 	}
 	pthread_mutex_lock(&t->lock);
+	if (km->gone) {
+		pthread_mutex_unlock(&t->lock);
+		return CKR_KEY_HANDLE_INVALID;
+	}
 	if (t->login != CKU_USER) {
 		pthread_mutex_unlock(&t->lock);
 		return CKR_USER_NOT_LOGGED_IN;
@@ -801,7 +830,9 @@ CK_RV w11_keymat_get(w11_keymat *km, const char *pin, size_t pin_len,
 		/* with the store password: learn whether the key has its
 		 * own password, and keep the key for this login */
 		pthread_mutex_lock(&t->lock);
-		if (gen == t->login_gen) {
+		if (km->gone) {
+			rv = CKR_KEY_HANDLE_INVALID;
+		} else if (gen == t->login_gen) {
 			if (rv == CKR_PIN_INCORRECT) {
 				km->always_auth = 1;
 			} else if (rv == CKR_OK) {

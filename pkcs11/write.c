@@ -627,7 +627,12 @@ CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 }
 
 /* A certificate: the chain of the key it belongs to, or a trusted
- * certificate entry. */
+ * certificate entry.  Two passes over the entries: first only the key
+ * whose CKA_ID the template gives (its chain takes the certificate if
+ * its last one was issued by it, or has it already), then any entry
+ * (already there, a new leaf of a key, a chain that grows), so that a
+ * company intermediate that other keys hold already is appended to the
+ * key it was written for. */
 static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 {
 	add_ctx *c = arg;
@@ -638,14 +643,21 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 
 	if ((err = wks_store_aliases(&al, &na, st)) != WKS_OK)
 		return w11_rv_of_set(err);
-	for (size_t i = 0; i < na && !c->alias; i++) {
+	for (size_t k = 0; k < 2 * na && !c->alias; k++) {
+		size_t i = k % na;
+		int by_id = k < na; /* the first pass */
 		X509 *chain[64] = { 0 }, *x = c->cert;
 		size_t cc = 0, keep = 0;
 		EVP_PKEY *key = NULL;
 		unsigned char eid[256];
 		size_t eid_len = 0;
+		int id_match;
 
+		if (by_id && !c->id_len)
+			continue;
 		if (wks_store_entry_type(st, al[i]) == WKS_ENTRY_CERTIFICATE) {
+			if (by_id)
+				continue;
 			if (wks_store_get_cert(&chain[0], st, al[i], 0) ==
 				    WKS_OK &&
 			    X509_cmp(chain[0], x) == 0) {
@@ -663,6 +675,13 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 			if (wks_store_get_cert(&chain[j], st, al[i], j) !=
 			    WKS_OK)
 				goto next;
+		id_match = c->id_len &&
+			   w11_cert_id(eid, &eid_len, sizeof(eid), chain[0]) ==
+				   CKR_OK &&
+			   eid_len == c->id_len &&
+			   memcmp(eid, c->id, eid_len) == 0;
+		if (by_id && !id_match)
+			goto next;
 		for (size_t j = 0; j < cc; j++)
 			if (X509_cmp(chain[j], x) == 0) {
 				/* already there */
@@ -671,8 +690,10 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 				c->alias = strdup(al[i]);
 				goto next;
 			}
-		if (EVP_PKEY_eq(X509_get0_pubkey(chain[0]),
-				X509_get0_pubkey(x)) == 1) {
+		if (by_id && X509_check_issued(x, chain[cc - 1]) != X509_V_OK) {
+			goto next;
+		} else if (EVP_PKEY_eq(X509_get0_pubkey(chain[0]),
+				       X509_get0_pubkey(x)) == 1) {
 			/* the key's certificate: it replaces the leaf (a
 			 * self-signed one from C_GenerateKeyPair); the CA
 			 * certificates stay if they issued it */
@@ -685,11 +706,7 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 			X509_up_ref(x);
 			cc = 1 + keep;
 			c->role = W11_R_LEAF;
-		} else if (c->id_len &&
-			   w11_cert_id(eid, &eid_len, sizeof(eid), chain[0]) ==
-				   CKR_OK &&
-			   eid_len == c->id_len &&
-			   memcmp(eid, c->id, eid_len) == 0 &&
+		} else if (id_match &&
 			   X509_check_issued(x, chain[cc - 1]) == X509_V_OK) {
 			/* the issuer of the chain's last certificate, with
 			 * the key's CKA_ID: the chain grows */

@@ -11,15 +11,19 @@
 #                 openssl, and a changed message must fail) with ECDSA,
 #                 RSA-PSS and EdDSA; --keypairgen and --write-object of a
 #                 CA-issued certificate (the store's entry then has that
-#                 certificate: wks export-cert, wksdump.py); --write-object
-#                 of a key and its certificate, --delete-object (the entry
-#                 comes and goes, as wks list sees it)
+#                 certificate: wks export-cert, wksdump.py), then of the
+#                 CA's certificate with the key's CKA_ID, for two keys
+#                 (each chain takes it); --write-object of a key and its
+#                 certificate, --delete-object (the entry comes and goes,
+#                 as wks list sees it)
 #   GnuTLS        p11tool --list-all, --export (the same certificate as wks
 #                 export-cert); gnutls-serv with pkcs11: URIs for key and
 #                 certificate, checked by gnutls-cli and by openssl
 #                 s_client -verify_return_error (an RSA key signs RSA-PSS
 #                 in TLS 1.3), and refused by a client trusting another
-#                 certificate
+#                 certificate; a running gnutls-serv whose key wks delete
+#                 removes or wks import-key --force replaces fails the
+#                 next handshake (the module refuses the old key)
 #   p11-kit       list-modules shows the token (as user nobody when run as
 #                 root: p11-kit reads ~/.config/pkcs11/modules for other
 #                 users only); p11-kit server serves the token on a socket
@@ -263,6 +267,28 @@ run keygen-sign p11 --login --pin env:WKS_PIN --sign --id "$id" -m ECDSA-SHA256 
 expect 0 "the generated key signs"
 run keygen-verify openssl dgst -sha256 -verify new.pub.pem -signature mail.sig p11.conf
 expect_out 0 'Verified OK' "the generated key's signature verifies with its public key"
+# The CA's certificate with the key's CKA_ID: appended to its chain, also
+# for a second key when the first holds it already (one company CA for
+# all keys)
+openssl x509 -in ca.pem -outform DER -out ca.der
+certs_of() { wks export-cert -k web.wks -a "$1"; grep -c 'BEGIN CERTIFICATE' "$T/out" || true; }
+run ca-mail p11 --login --pin env:WKS_PIN --write-object ca.der --type cert --id "$id"
+expect 0 "--write-object of the CA certificate with mail's CKA_ID"
+check "mail's chain is its leaf and the CA" [ "$(certs_of mail)" = 2 ]
+run keygen2 p11 --login --pin env:WKS_PIN --keypairgen --key-type EC:prime256v1 --id 0a03 --label mail2
+expect 0 "pkcs11-tool --keypairgen mail2"
+run pub2 p11 --read-object --type pubkey --id 0a03 -o mail2.pub.der
+openssl pkey -pubin -inform DER -in mail2.pub.der -out mail2.pub.pem
+openssl req -new -key ca.key -subj /CN=mail2 -out mail2.csr
+openssl x509 -req -in mail2.csr -CA ca.pem -CAkey ca.key -force_pubkey mail2.pub.pem \
+	-days 30 -outform DER -out mail2.der 2>/dev/null
+run leaf2 p11 --login --pin env:WKS_PIN --write-object mail2.der --type cert --id 0a03 --label mail2
+expect 0 "--write-object of mail2's CA-issued certificate"
+id2=$(id_of mail2)
+run ca-mail2 p11 --login --pin env:WKS_PIN --write-object ca.der --type cert --id "$id2"
+expect 0 "--write-object of the CA certificate with mail2's CKA_ID"
+check "mail2's chain is its leaf and the CA, though mail holds the CA too" [ "$(certs_of mail2)" = 2 ]
+check "mail's chain is unchanged" [ "$(certs_of mail)" = 2 ]
 
 recipe pkcs11-tool-import NEW=imported NEW_ID=0a02
 expect 0 "recipe pkcs11-tool-import"
@@ -331,6 +357,66 @@ if [ "$FULL" = 1 ]; then
 else
 	tls_gnutls rsa "1.2"
 fi
+
+# A running server and a key that another program deletes or replaces
+# (docs/PKCS11.md "Tokens"): the module rereads the store at the next
+# operation init, so the next handshake cannot sign with the old key.  A
+# token of its own (a copy of web.wks), so the rest keeps its keys.
+# live_handshake WHAT CA: a gnutls-cli handshake with the live server,
+# trusting CA; its status in $rc.
+live_handshake() {
+	run "$1" timeout 10 gnutls-cli --x509cafile "$2" --port "$port" localhost </dev/null
+}
+# live_server: gnutls-serv on the live token's key ec (port in $port).
+live_server() {
+	port=$(free_port)
+	start gnutls-serv "$T/gnutls-serv-live$1.log" WKS_PKCS11_CONF="$T/live.conf" \
+		TOKEN=live ALIAS=ec PORT="$port"
+	if wait_port "$port"; then ok; else
+		bad "gnutls-serv (live token) did not start: $(tail -5 "$T/gnutls-serv-live$1.log")"; fi
+}
+cp web.wks live.wks
+printf '[token]\nlabel = live\nstore = live.wks\n' >live.conf
+live_server 1
+live_handshake before ec.wks.pem
+expect_out 0 'Handshake was completed' "live gnutls-serv: handshake before the change"
+wks delete -k live.wks -a ec --storepass pass:web-store-pw
+expect 0 "wks delete of the key gnutls-serv uses"
+live_handshake deleted ec.wks.pem
+if [ "$rc" -ne 0 ] && ! grep -q 'Handshake was completed' "$T/out"; then ok; else
+	bad "gnutls-serv completed a handshake with a key wks delete removed"; fi
+check "gnutls-serv: the module refused the deleted key" \
+	grep -q 'Error in handshake: PKCS #11 error in key' "$T/gnutls-serv-live1.log"
+stop "$SPID"
+# wks import-key --force: a new key and certificate under the same alias
+cp web.wks live.wks
+live_server 2
+live_handshake before ec.wks.pem
+expect_out 0 'Handshake was completed' "live gnutls-serv: handshake before the new key"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout new-ec.key \
+	-subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -days 30 \
+	-out new-ec.crt 2>/dev/null
+wks import-key --force -k live.wks --storepass pass:web-store-pw -a ec --key new-ec.key --chain new-ec.crt
+expect 0 "wks import-key --force of a new key where gnutls-serv's was"
+rm -f new-ec.key
+# gnutls-serv sends the certificate it read at its start (the old one)
+# and, having kept the key's handle, cannot sign with the new key:
+# handshakes fail until it is restarted, whichever certificate the client
+# trusts; never one with the old key.
+live_handshake replaced-old ec.wks.pem
+if [ "$rc" -ne 0 ] && ! grep -q 'Handshake was completed' "$T/out"; then ok; else
+	bad "gnutls-serv completed a handshake with the key import-key --force replaced"; fi
+live_handshake replaced-new new-ec.crt
+if [ "$rc" -ne 0 ] && ! grep -q 'Handshake was completed' "$T/out"; then ok; else
+	bad "gnutls-serv completed a handshake trusting the new certificate before a restart"; fi
+check "gnutls-serv: the module refused the replaced key" \
+	grep -q 'Error in handshake: PKCS #11 error in key' "$T/gnutls-serv-live2.log"
+stop "$SPID"
+# restarted, it serves the new key
+live_server 3
+live_handshake restarted new-ec.crt
+expect_out 0 'Handshake was completed' "gnutls-serv restarted: handshake with the new key"
+stop "$SPID"
 
 # ---- p11-kit -----------------------------------------------------------------
 

@@ -40,6 +40,7 @@
 
 #include "pkcs11v3.h"
 #include "config.h"
+#include "store/entryid.h"
 #include "testutil.h"
 
 #define PIN "store pin 1"
@@ -3221,6 +3222,402 @@ static void test_pkcs11__seed_random(void **state)
 }
 
 
+/* ---- issue 29, items 4, 8 and 9: a reload never uses another entry's key
+ * (its identity is its stored bytes), a deleted or replaced entry's key
+ * is refused at the next operation init, and a chain certificate goes to
+ * the key whose CKA_ID it was written with. -------------------------------- */
+
+/* An operation init looks at the store file at most once a millisecond
+ * (docs/PKCS11.md "Tokens"): what another program saved is seen by the
+ * operation inits that start a millisecond or more later. */
+static void past_check_window(void)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t fixed_clock(void *ctx)
+{
+	(void)ctx;
+	return 1700000000123ULL;
+}
+
+/* AES-256-ECB of one block with `key`, by OpenSSL. */
+static void ecb_block(const uint8_t key[32], const uint8_t in[16],
+		      uint8_t out[16])
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int l = 0;
+
+	assert_non_null(c);
+	assert_true(EVP_EncryptInit_ex(c, EVP_aes_256_ecb(), NULL, key, NULL));
+	EVP_CIPHER_CTX_set_padding(c, 0);
+	assert_true(EVP_EncryptUpdate(c, out, &l, in, 16));
+	assert_int_equal(l, 16);
+	EVP_CIPHER_CTX_free(c);
+}
+
+/* C_EncryptInit + C_Encrypt of one block: its CK_RV, `out` set on OK. */
+static CK_RV module_ecb(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE k,
+			const uint8_t in[16], uint8_t out[16])
+{
+	CK_MECHANISM m = { CKM_AES_ECB, NULL, 0 };
+	CK_ULONG n = 16;
+	CK_RV rv = F->C_EncryptInit(s, &m, k);
+
+	if (rv != CKR_OK)
+		return rv;
+	rv = F->C_Encrypt(s, (CK_BYTE_PTR)in, 16, out, &n);
+	assert_true(rv != CKR_OK || n == 16);
+	return rv;
+}
+
+static void test_pkcs11__reload_secret_identity(void **state)
+{
+	uint8_t ka[32], kb[32], in[16] = "sixteen byte msg", out[16],
+		want_a[16], want_b[16], da[32], db[32];
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE ha, h[4];
+	wks_store *st;
+	CK_RV rv;
+
+	(void)state;
+	assert_int_equal(RAND_bytes(ka, 32), 1);
+	assert_int_equal(RAND_bytes(kb, 32), 1);
+	ecb_block(ka, in, want_a);
+	ecb_block(kb, in, want_b);
+	/* two keys made in the same millisecond (a Java loop, a conversion
+	 * that keeps the source's dates) */
+	st = load_w(PIN);
+	TU_OK(wks_store_set_wallclock(st, fixed_clock, NULL));
+	TU_OK(wks_store_set_secret_key(st, "sa", "AES", ka, 32, PIN, PIN_LEN));
+	TU_OK(wks_store_set_secret_key(st, "sb", "AES", kb, 32, PIN, PIN_LEN));
+	TU_OK(wks_store_set_wallclock(st, NULL, NULL));
+	{
+		int64_t ta, tb;
+
+		TU_OK(wks_store_creation_time(&ta, st, "sa"));
+		TU_OK(wks_store_creation_time(&tb, st, "sb"));
+		assert_true(ta == tb);
+	}
+	/* their identities differ (the internal call the module uses) */
+	TU_OK(wks__store_entry_digest(da, st, "sa"));
+	TU_OK(wks__store_entry_digest(db, st, "sb"));
+	assert_memory_not_equal(da, db, 32);
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+
+	s = user_session(SLOT_W, 0);
+	ha = one(s, CKO_SECRET_KEY, "sa");
+	CK(module_ecb(s, ha, in, out));
+	assert_memory_equal(out, want_a, 16);
+	/* another program deletes sa and renames sb to sa */
+	st = load_w(PIN);
+	TU_OK(wks_store_delete(st, "sa"));
+	TU_OK(wks_store_rename(st, "sb", "sa"));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	past_check_window();
+	/* the old handle: refused, or b's key (never a's) */
+	rv = module_ecb(s, ha, in, out);
+	if (rv == CKR_OK)
+		assert_memory_equal(out, want_b, 16);
+	else
+		assert_int_equal(rv, CKR_KEY_HANDLE_INVALID);
+	/* looked up again: b's key under its new name */
+	assert_int_equal(find_cls(s, CKO_SECRET_KEY, "sb", h, 4), 0);
+	CK(module_ecb(s, one(s, CKO_SECRET_KEY, "sa"), in, out));
+	assert_memory_equal(out, want_b, 16);
+	CK(F->C_CloseSession(s));
+}
+
+/* A signature of `msg` by key object `k` (CKM_ECDSA_SHA256 or CKM_EDDSA)
+ * verifies with `pub`. */
+static void signs_with(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE k,
+		       CK_MECHANISM_TYPE mt, EVP_PKEY *pub)
+{
+	CK_MECHANISM m = { mt, NULL, 0 };
+	CK_ULONG sn;
+	uint8_t *sig = sign1(s, &m, k, msg, MSG_LEN, &sn);
+
+	if (mt == CKM_ECDSA_SHA256) {
+		uint8_t hash[32];
+
+		assert_non_null(SHA256(msg, MSG_LEN, hash));
+		assert_true(ossl_ecdsa_verify(pub, hash, 32, sig, sn));
+	} else {
+		EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+		assert_int_equal(EVP_DigestVerifyInit(md, NULL, NULL, NULL,
+						      pub), 1);
+		assert_int_equal(EVP_DigestVerify(md, sig, sn, msg, MSG_LEN),
+				 1);
+		EVP_MD_CTX_free(md);
+	}
+	free(sig);
+}
+
+static void test_pkcs11__deleted_key_refused(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 0);
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_BBOOL no = CK_FALSE;
+	CK_ATTRIBUTE session_copy[] = { { CKA_TOKEN, &no, 1 } };
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec"), c, h[4];
+	X509 *x = cert_of(s, "ec");
+	EVP_PKEY *pub = X509_get0_pubkey(x);
+	wks_store *st;
+
+	(void)state;
+	/* twice: the second C_SignInit takes the kept context */
+	signs_with(s, k, CKM_ECDSA_SHA256, pub);
+	signs_with(s, k, CKM_ECDSA_SHA256, pub);
+	CK(F->C_CopyObject(s, k, session_copy, 1, &c));
+	signs_with(s, c, CKM_ECDSA_SHA256, pub);
+	/* another program (wks delete) deletes the entry */
+	st = load_w(PIN);
+	TU_OK(wks_store_delete(st, "ec"));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	past_check_window();
+	/* no search in between: the next operation init sees it */
+	CKE(CKR_KEY_HANDLE_INVALID, F->C_SignInit(s, &m, k));
+	CKE(CKR_KEY_HANDLE_INVALID, F->C_SignInit(s, &m, c));
+	CKE(CKR_OBJECT_HANDLE_INVALID,
+	    F->C_CopyObject(s, k, session_copy, 1, &c));
+	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, "ec", h, 4), 0);
+	/* the others still sign */
+	signs_with(s, one(s, CKO_PRIVATE_KEY, "ed"), CKM_EDDSA, ed_key);
+	X509_free(x);
+	CK(F->C_CloseSession(s));
+}
+
+static void test_pkcs11__replaced_key_refused(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 0);
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_MECHANISM me = { CKM_EDDSA, NULL, 0 };
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec"), ke, nk;
+	X509 *x = cert_of(s, "ec"), *nx;
+	EVP_PKEY *nkey = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	wks_store *st;
+	uint8_t sig[64];
+	CK_ULONG sn = sizeof(sig);
+
+	(void)state;
+	assert_non_null(nkey);
+	signs_with(s, k, CKM_ECDSA_SHA256, X509_get0_pubkey(x));
+	ke = one(s, CKO_PRIVATE_KEY, "ed");
+	signs_with(s, ke, CKM_EDDSA, ed_key);
+	/* wks import-key --force: "ec" gets a new key and certificate,
+	 * "ed" its own key and certificate again, now with a password of
+	 * its own (same certificate, new bytes) */
+	nx = self_signed(nkey, "ec renewed");
+	st = load_w(PIN);
+	TU_OK(wks_store_set_pkey(st, "ec", nkey, &nx, 1, PIN, PIN_LEN));
+	{
+		X509 *old = NULL;
+
+		TU_OK(wks_store_get_cert(&old, st, "ed", 0));
+		TU_OK(wks_store_set_pkey(st, "ed", ed_key, &old, 1, KEYPW,
+					 KEYPW_LEN));
+		X509_free(old);
+	}
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	past_check_window();
+	/* the old handles are refused at the next operation init */
+	CKE(CKR_KEY_HANDLE_INVALID, F->C_SignInit(s, &m, k));
+	CKE(CKR_KEY_HANDLE_INVALID, F->C_SignInit(s, &me, ke));
+	/* looked up again: new handles, the new keys */
+	nk = one(s, CKO_PRIVATE_KEY, "ec");
+	assert_true(nk != k);
+	signs_with(s, nk, CKM_ECDSA_SHA256, nkey);
+	nk = one(s, CKO_PRIVATE_KEY, "ed");
+	assert_true(nk != ke);
+	/* which now asks for its password */
+	CK(F->C_SignInit(s, &me, nk));
+	CKE(CKR_USER_NOT_LOGGED_IN, F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+	CK(F->C_SignInit(s, &me, nk));
+	CK(F->C_Login(s, CKU_CONTEXT_SPECIFIC, (CK_UTF8CHAR_PTR)KEYPW,
+		      KEYPW_LEN));
+	sn = sizeof(sig);
+	CK(F->C_Sign(s, msg, MSG_LEN, sig, &sn));
+	{
+		EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+		assert_int_equal(EVP_DigestVerifyInit(md, NULL, NULL, NULL,
+						      ed_key), 1);
+		assert_int_equal(EVP_DigestVerify(md, sig, sn, msg, MSG_LEN),
+				 1);
+		EVP_MD_CTX_free(md);
+	}
+	X509_free(x);
+	X509_free(nx);
+	EVP_PKEY_free(nkey);
+	CK(F->C_CloseSession(s));
+}
+
+/* A certificate of `key` named `cn`, issued by `ik` (`ix`'s subject; NULL:
+ * self-signed), a CA if `ca`. */
+static X509 *issue(EVP_PKEY *key, const char *cn, EVP_PKEY *ik, X509 *ix,
+		   int ca)
+{
+	X509 *x = X509_new();
+	X509V3_CTX v3;
+	X509_EXTENSION *e;
+	static long serial = 100;
+
+	assert_non_null(x);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), serial++);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400L * 30);
+	X509_set_pubkey(x, key);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN",
+				   MBSTRING_ASC, (const unsigned char *)cn, -1,
+				   -1, 0);
+	X509_set_issuer_name(x, X509_get_subject_name(ix ? ix : x));
+	X509V3_set_ctx(&v3, ix ? ix : x, x, NULL, NULL, 0);
+	assert_non_null(e = X509V3_EXT_conf_nid(NULL, &v3,
+						NID_basic_constraints,
+						ca ? "critical,CA:TRUE"
+						   : "CA:FALSE"));
+	X509_add_ext(x, e, -1);
+	X509_EXTENSION_free(e);
+	assert_non_null(e = X509V3_EXT_conf_nid(NULL, &v3,
+						NID_subject_key_identifier,
+						"hash"));
+	X509_add_ext(x, e, -1);
+	X509_EXTENSION_free(e);
+	assert_true(X509_sign(x, ik ? ik : key, EVP_sha256()) > 0);
+	return x;
+}
+
+static void test_pkcs11__chain_shared_intermediate(void **state)
+{
+	EVP_PKEY *rk = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *ik = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *k1 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *k2 = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *root, *inter, *l1, *l2, *chain[3];
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h, k2h, hs[4];
+	CK_OBJECT_CLASS cc = CKO_CERTIFICATE;
+	CK_CERTIFICATE_TYPE ct = CKC_X_509;
+	CK_BBOOL yes = CK_TRUE;
+	unsigned char *der = NULL;
+	uint8_t *id, *lab;
+	CK_ULONG id_len, lab_len;
+	size_t n;
+	int dl;
+	wks_store *st;
+
+	(void)state;
+	assert_true(rk && ik && k1 && k2);
+	root = issue(rk, "Company Root", NULL, NULL, 1);
+	inter = issue(ik, "Company Intermediate", rk, root, 1);
+	l1 = issue(k1, "one.example", ik, inter, 0);
+	l2 = issue(k2, "two.example", ik, inter, 0);
+	/* k1 holds the company intermediate already; k2 is a new key with
+	 * its CA-issued leaf alone */
+	st = load_w(PIN);
+	chain[0] = l1;
+	chain[1] = inter;
+	TU_OK(wks_store_set_pkey(st, "k1", k1, chain, 2, PIN, PIN_LEN));
+	TU_OK(wks_store_set_pkey(st, "k2", k2, &l2, 1, PIN, PIN_LEN));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+
+	s = user_session(SLOT_W, 1);
+	k2h = one(s, CKO_PRIVATE_KEY, "k2");
+	id = attr(s, k2h, CKA_ID, &id_len);
+	/* pkcs11-tool --write-object inter.der --type cert --id <k2's> */
+	assert_true((dl = i2d_X509(inter, &der)) > 0);
+	{
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &cc, sizeof(cc) },
+			{ CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_ID, id, id_len },
+			{ CKA_VALUE, der, (CK_ULONG)dl },
+		};
+
+		CK(F->C_CreateObject(s, t, 5, &h));
+	}
+	/* the object answered is k2's chain certificate */
+	lab = attr(s, h, CKA_LABEL, &lab_len);
+	assert_int_equal(lab_len, 4);
+	assert_memory_equal(lab, "k2/1", 4);
+	free(lab);
+	assert_int_equal(find_cls(s, CKO_CERTIFICATE, "k2/1", hs, 4), 1);
+	/* in the store: k2's chain is 2 long, k1's unchanged */
+	st = load_w(PIN);
+	TU_OK(wks_store_cert_count(&n, st, "k2"));
+	assert_int_equal(n, 2);
+	{
+		X509 *got = NULL;
+
+		TU_OK(wks_store_get_cert(&got, st, "k2", 1));
+		assert_int_equal(X509_cmp(got, inter), 0);
+		X509_free(got);
+	}
+	TU_OK(wks_store_cert_count(&n, st, "k1"));
+	assert_int_equal(n, 2);
+	wks_store_free(st);
+	/* writing it again: already there, nothing changes */
+	{
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &cc, sizeof(cc) },
+			{ CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_ID, id, id_len },
+			{ CKA_VALUE, der, (CK_ULONG)dl },
+		};
+		CK_OBJECT_HANDLE h2;
+
+		CK(F->C_CreateObject(s, t, 5, &h2));
+		assert_int_equal(h2, hs[0]);
+	}
+	st = load_w(PIN);
+	TU_OK(wks_store_cert_count(&n, st, "k2"));
+	assert_int_equal(n, 2);
+	wks_store_free(st);
+	/* the root with k2's CKA_ID: the chain grows again */
+	OPENSSL_free(der);
+	der = NULL;
+	assert_true((dl = i2d_X509(root, &der)) > 0);
+	{
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &cc, sizeof(cc) },
+			{ CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_ID, id, id_len },
+			{ CKA_VALUE, der, (CK_ULONG)dl },
+		};
+
+		CK(F->C_CreateObject(s, t, 5, &h));
+	}
+	st = load_w(PIN);
+	TU_OK(wks_store_cert_count(&n, st, "k2"));
+	assert_int_equal(n, 3);
+	TU_OK(wks_store_cert_count(&n, st, "k1"));
+	assert_int_equal(n, 2);
+	wks_store_free(st);
+	OPENSSL_free(der);
+	free(id);
+	CK(F->C_CloseSession(s));
+	X509_free(root);
+	X509_free(inter);
+	X509_free(l1);
+	X509_free(l2);
+	EVP_PKEY_free(rk);
+	EVP_PKEY_free(ik);
+	EVP_PKEY_free(k1);
+	EVP_PKEY_free(k2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3257,6 +3654,10 @@ int main(void)
 		T(data_objects),
 		T(init_reserved),
 		T(seed_random),
+		T(reload_secret_identity),
+		T(deleted_key_refused),
+		T(replaced_key_refused),
+		T(chain_shared_intermediate),
 #undef T
 	};
 
