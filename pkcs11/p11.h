@@ -292,8 +292,14 @@ void w11_token_fini(w11_token *t);
 CK_RV w11_token_new_store(w11_token *t, wks_store **out);
 /* Reload the store if the file changed (or was never read): takes the
  * edit lock.  CKR_OK also when the file is unreadable (the token then
- * shows what it had; logged). */
+ * shows what it had; logged), unless nothing was ever read from it
+ * (CKR_DEVICE_ERROR: an unreadable store is not an empty token). */
 CK_RV w11_token_refresh(w11_token *t);
+/* Can the token be written?  CKR_OK, or CKR_TOKEN_WRITE_PROTECTED for
+ * `read-only = yes` and for a store file (or its folder, where a save
+ * writes the new file) this process may not write, checked now with its
+ * effective ids; the debug log says why (slot.c). */
+CK_RV w11_token_writable(const w11_token *t);
 /* Replace the token's store by `st` (consumed) loaded from a file with
  * identity `fid`, and rebuild the object list.  Called with the edit
  * lock held, takes the lock. */

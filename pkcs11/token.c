@@ -603,6 +603,10 @@ CK_RV w11_token_refresh(w11_token *t)
 		pthread_mutex_lock(&t->lock);
 		t->load_failed = 1;
 		t->fid = now; /* not again until it changes */
+		/* Nothing read yet: no objects is not an empty token. */
+		if (!t->sref)
+			rv = err == WKS_ERR_NOMEM ? CKR_HOST_MEMORY
+						  : CKR_DEVICE_ERROR;
 		pthread_mutex_unlock(&t->lock);
 		goto done;
 	}

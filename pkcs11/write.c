@@ -92,7 +92,8 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	CK_RV rv;
 	int err, same_pw;
 
-	if ((rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
+	if ((rv = w11_token_writable(t)) != CKR_OK ||
+	    (rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
 	    (rv = w11_token_new_store(t, &st)) != CKR_OK)
 		goto done;
 	if ((err = wks_store_load_locked(st, lk, load_pw, load_len)) !=
@@ -430,7 +431,7 @@ CK_RV w11_may_create(w11_session *s, int token, int private_obj)
 	u = t->login;
 	pthread_mutex_unlock(&t->lock);
 	if (token) {
-		if (t->conf->read_only)
+		if (w11_token_writable(t) != CKR_OK)
 			return CKR_TOKEN_WRITE_PROTECTED;
 		if (!(s->flags & CKF_RW_SESSION))
 			return CKR_SESSION_READ_ONLY;
