@@ -269,9 +269,10 @@ static CK_RV check_stores(void)
 			    sb[i].st_dev == sb[j].st_dev &&
 			    sb[i].st_ino == sb[j].st_ino :
 			    strcmp(t->canon, u->canon) == 0) {
-				conf_note("%s: line %u: store %s is the same "
-					  "file as the store of the token at "
-					  "line %u (%s): one store, one token",
+				conf_note("%s: the token at line %u: store %s "
+					  "is the same file as the store of the "
+					  "token at line %u (%s): one store, one "
+					  "token",
 					  conf_path, t->conf->line,
 					  t->conf->store, u->conf->line,
 					  u->conf->store);

@@ -3279,7 +3279,7 @@ static void test_pkcs11__same_store(void **state)
 			 "[token]\nlabel = a\nstore = main.wks\n\n"
 			 "[token]\nlabel = b\nstore = %s\n", second[i]);
 		CKE(CKR_GENERAL_ERROR, init_with(text, err, sizeof(err)));
-		has_text(err, "line 5: store ");
+		has_text(err, "the token at line 5: store ");
 		has_text(err, second[i]);
 		has_text(err, "is the same file as the store of the token at "
 			 "line 1");
