@@ -61,6 +61,15 @@
 
 #define W11_EXPORT __attribute__((visibility("default")))
 
+/* ---- the module's own OpenSSL library context (module.c) ----------------
+ * Every OpenSSL call of the module (and every store it makes) works in
+ * this context, never in the application's default one: that one may
+ * route back into the application's providers (pkcs11-provider, which
+ * may be the caller, holding its own locks).  Made by C_Initialize with
+ * OpenSSL's default provider loaded into it, freed by C_Finalize (and in
+ * a fork()ed child) after everything made in it. */
+extern OSSL_LIB_CTX *w11_libctx;
+
 /* ---- debug log (log.c): off unless WKS_PKCS11_DEBUG is set ------------ */
 
 extern int w11_debug;
@@ -294,7 +303,8 @@ void w11_token_fini(w11_token *t);
 CK_RV w11_token_new_store(w11_token *t, wks_store **out);
 /* Reload the store if the file changed (or was never read): takes the
  * edit lock.  CKR_OK also when the file is unreadable (the token then
- * shows what it had; logged). */
+ * shows what it had; logged), unless nothing was ever read from it
+ * (CKR_DEVICE_ERROR: an unreadable store is not an empty token). */
 CK_RV w11_token_refresh(w11_token *t);
 /* For an operation init: w11_token_refresh() unless the file was looked
  * at less than W11_CHECK_NS ago (a stat costs about a microsecond, 5 % of
@@ -302,6 +312,11 @@ CK_RV w11_token_refresh(w11_token *t);
  * operation init that starts W11_CHECK_NS or more after it. */
 #define W11_CHECK_NS 1000000 /* 1 ms */
 void w11_token_check(w11_token *t);
+/* Can the token be written?  CKR_OK, or CKR_TOKEN_WRITE_PROTECTED for
+ * `read-only = yes` and for a store file (or its folder, where a save
+ * writes the new file) this process may not write, checked now with its
+ * effective ids; the debug log says why (slot.c). */
+CK_RV w11_token_writable(const w11_token *t);
 /* Replace the token's store by `st` (consumed) loaded from a file with
  * identity `fid`, and rebuild the object list.  Called with the edit
  * lock held, takes the lock. */
@@ -465,8 +480,11 @@ struct w11_mech {
 const w11_mech *w11_mech_find(CK_MECHANISM_TYPE t);
 size_t w11_mech_count(void);
 const w11_mech *w11_mech_at(size_t i);
-/* The EVP_MD of a digest name, fetched once per process. */
+/* The EVP_MD of a digest name, fetched from w11_libctx once per
+ * initialisation. */
 const EVP_MD *w11_md(const char *name);
+/* out = digest `name` (SHA1, SHA256, ...) of p[0..n): 1, or 0 on error. */
+int w11_digest(unsigned char *out, const char *name, const void *p, size_t n);
 /* The EVP_MD of a CKM_SHA* / CKG_MGF1_SHA* value, NULL if unknown. */
 const EVP_MD *w11_md_of_ckm(CK_MECHANISM_TYPE t);
 const EVP_MD *w11_md_of_mgf(CK_ULONG mgf);

@@ -429,6 +429,8 @@ static CK_RV login(w11_session *s, CK_USER_TYPE u, const char *pin,
 	pthread_mutex_unlock(&t->lock);
 	w11_fileid_of(&fid, t->conf->store);
 	if (!fid.exists) {
+		W11_LOG("token \"%s\": C_Login: no store %s: the token is "
+			"not initialised", t->conf->label, t->conf->store);
 		rv = CKR_USER_PIN_NOT_INITIALIZED;
 		goto done;
 	}

@@ -110,7 +110,7 @@ static CK_RV new_pkey_ctx(w11_op *op)
 	EVP_PKEY_CTX *ctx;
 	int v = is_verify(op), ok;
 
-	if (!(ctx = EVP_PKEY_CTX_new_from_pkey(NULL, op->pkey, NULL)))
+	if (!(ctx = EVP_PKEY_CTX_new_from_pkey(w11_libctx, op->pkey, NULL)))
 		return CKR_HOST_MEMORY;
 	ok = (v ? EVP_PKEY_verify_init(ctx) : EVP_PKEY_sign_init(ctx)) > 0;
 	if (ok && m->kind == W11_K_RSA_PKCS) {
@@ -203,6 +203,33 @@ static CK_RV op_key(w11_token *t, CK_OBJECT_HANDLE key, const w11_mech *m,
 	return CKR_OK;
 }
 
+/* The debug log on a key with a password of its own, which programs
+ * (gnutls-serv, NSS, pkcs11-tool) report as a wrong PIN although the
+ * store's PIN was right: say so, and how to give the key the store's
+ * password. */
+static void own_password_note(w11_keymat *km, int refused)
+{
+	w11_token *t = km->tok;
+	char alias[256] = "";
+
+	if (!w11_debug || !t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (km->alias)
+		snprintf(alias, sizeof(alias), "%s", km->alias);
+	pthread_mutex_unlock(&t->lock);
+	if (refused)
+		W11_LOG("key \"%s\": C_Login(CKU_CONTEXT_SPECIFIC): not the "
+			"key's password (CKR_PIN_INCORRECT)", alias);
+	W11_LOG("key \"%s\" of token \"%s\" has a password of its own, "
+		"not the store's (CKA_ALWAYS_AUTHENTICATE): each use needs "
+		"C_Login(CKU_CONTEXT_SPECIFIC) with it, and a program that "
+		"gives the store's PIN there reports a wrong PIN; to use the "
+		"key with the store's PIN: wks keypasswd -k %s -a %s "
+		"--keypass KEY-PASSWORD --new-keypass STORE-PASSWORD", alias,
+		t->conf->label, t->conf->store, alias);
+}
+
 /*
  * Common to C_SignInit/C_VerifyInit and C_EncryptInit/C_DecryptInit:
  * find the key, take its material (decrypting a token key at its first
@@ -255,6 +282,7 @@ CK_RV w11_op_start(w11_session *s, w11_op *op, const w11_mech *m,
 			if (later) {
 				/* CKA_ALWAYS_AUTHENTICATE: the key password
 				 * comes with C_Login(CKU_CONTEXT_SPECIFIC) */
+				own_password_note(op->km, 0);
 				op->need_login = 1;
 				op->active = 1;
 				return CKR_OK;
@@ -313,6 +341,8 @@ CK_RV w11_context_login(w11_session *s, const char *pin, size_t len)
 		return CKR_OPERATION_NOT_INITIALIZED;
 	rv = w11_keymat_get(op->km, pin, len, &op->pkey, &op->sec,
 			    &op->sec_len);
+	if (rv == CKR_PIN_INCORRECT)
+		own_password_note(op->km, 1);
 	if (rv != CKR_OK)
 		return rv; /* a wrong password may be tried again */
 	op->need_login = 0;
@@ -489,7 +519,7 @@ static CK_RV do_sign(w11_op *op, const unsigned char *data, size_t len,
 		}
 		n = *out_len;
 		rv = (mc = EVP_MD_CTX_new()) &&
-			     EVP_DigestSignInit_ex(mc, NULL, NULL, NULL, NULL,
+			     EVP_DigestSignInit_ex(mc, NULL, NULL, w11_libctx, NULL,
 						   op->pkey, NULL) > 0 &&
 			     EVP_DigestSign(mc, sig, &n, data ? data
 							      : (const unsigned char *)"",
@@ -555,7 +585,7 @@ static CK_RV do_verify(w11_op *op, const unsigned char *data, size_t len,
 		}
 		rv = CKR_SIGNATURE_INVALID;
 		if ((mc = EVP_MD_CTX_new()) &&
-		    EVP_DigestVerifyInit_ex(mc, NULL, NULL, NULL, NULL,
+		    EVP_DigestVerifyInit_ex(mc, NULL, NULL, w11_libctx, NULL,
 					    op->pkey, NULL) > 0 &&
 		    EVP_DigestVerify(mc, sig, sig_n,
 				     data ? data : (const unsigned char *)"",

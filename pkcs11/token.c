@@ -170,7 +170,8 @@ CK_RV w11_token_init(w11_token *t, CK_SLOT_ID slot,
 	if (!(t->canon = canonical(conf->store)))
 		return CKR_HOST_MEMORY;
 	/* Stable for a store: from its canonical path. */
-	SHA256((const unsigned char *)t->canon, strlen(t->canon), h);
+	if (!w11_digest(h, "SHA256", t->canon, strlen(t->canon)))
+		return CKR_GENERAL_ERROR;
 	for (int i = 0; i < 8; i++)
 		snprintf(t->serial + 2 * i, 3, "%02x", h[i]);
 	pthread_mutex_init(&t->edit, NULL);
@@ -200,7 +201,7 @@ CK_RV w11_token_new_store(w11_token *t, wks_store **out)
 	int err;
 
 	*out = NULL;
-	if ((err = wks_store_new(&st)) != WKS_OK)
+	if ((err = wks_store_new_ex(&st, w11_libctx, NULL)) != WKS_OK)
 		return CKR_HOST_MEMORY;
 	for (size_t i = 0; i < c->nprops; i++)
 		if ((err = wks_store_set_property(st, c->prop_name[i],
@@ -613,6 +614,10 @@ CK_RV w11_token_refresh(w11_token *t)
 		pthread_mutex_lock(&t->lock);
 		t->load_failed = 1;
 		t->fid = now; /* not again until it changes */
+		/* Nothing read yet: no objects is not an empty token. */
+		if (!t->sref)
+			rv = err == WKS_ERR_NOMEM ? CKR_HOST_MEMORY
+						  : CKR_DEVICE_ERROR;
 		pthread_mutex_unlock(&t->lock);
 		goto done;
 	}

@@ -92,7 +92,8 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	CK_RV rv;
 	int err, same_pw;
 
-	if ((rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
+	if ((rv = w11_token_writable(t)) != CKR_OK ||
+	    (rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
 	    (rv = w11_token_new_store(t, &st)) != CKR_OK)
 		goto done;
 	if ((err = wks_store_load_locked(st, lk, load_pw, load_len)) !=
@@ -190,7 +191,7 @@ CK_RV w11_new_alias(char **out, wks_store *st, const CK_ATTRIBUTE *label,
 		unsigned char r[4];
 		char buf[64];
 
-		if (RAND_bytes(r, sizeof(r)) != 1)
+		if (RAND_bytes_ex(w11_libctx, r, sizeof(r), 0) != 1)
 			return CKR_FUNCTION_FAILED;
 		snprintf(buf, sizeof(buf), "%s-%02x%02x%02x%02x", what, r[0],
 			 r[1], r[2], r[3]);
@@ -474,7 +475,7 @@ CK_RV w11_may_create(w11_session *s, int token, int private_obj)
 	u = t->login;
 	pthread_mutex_unlock(&t->lock);
 	if (token) {
-		if (t->conf->read_only)
+		if (w11_token_writable(t) != CKR_OK)
 			return CKR_TOKEN_WRITE_PROTECTED;
 		if (!(s->flags & CKF_RW_SESSION))
 			return CKR_SESSION_READ_ONLY;
@@ -791,7 +792,8 @@ static CK_RV create_cert(w11_session *s, int token, const CK_ATTRIBUTE *t,
 		return CKR_TEMPLATE_INCOMPLETE;
 	p = v->pValue;
 	if (v->ulValueLen > 1 << 24 ||
-	    !(x = d2i_X509(NULL, &p, (long)v->ulValueLen)) ||
+	    !(x = X509_new_ex(w11_libctx, NULL)) ||
+	    !d2i_X509(&x, &p, (long)v->ulValueLen) ||
 	    p != (const unsigned char *)v->pValue + v->ulValueLen) {
 		X509_free(x);
 		return CKR_ATTRIBUTE_VALUE_INVALID;

@@ -19,13 +19,20 @@ int wks__store_entry_digest(uint8_t out[32], wks_store *st, const char *alias)
 	memset(out, 0, 32);
 	if ((err = wks__store_get_entry(&e, st, alias)) < 0)
 		return err;
-	/* "wks-entry", the type, the body: one entry's bytes can never be
-	 * read as another type's */
-	if ((err = wks_buf_put(&b, "wks-entry", 10)) >= 0 &&
-	    (err = wks_buf_put_i32be(&b, (int32_t)e->type)) >= 0 &&
-	    (err = wks_buf_put(&b, e->body, e->body_len)) >= 0 &&
-	    (err = wks__sha256(out, b.ptr, b.len)) < 0)
-		memset(out, 0, 32);
+	/* The type and the body (one entry's bytes can never be read as
+	 * another type's), hashed in the store's own crypto context (a
+	 * module with a library context of its own never reaches into the
+	 * application's default one): HMAC-SHA512 under a fixed key, a
+	 * collision-resistant digest, cut to 32 bytes. */
+	if ((err = wks_buf_put_i32be(&b, (int32_t)e->type)) >= 0 &&
+	    (err = wks_buf_put(&b, e->body, e->body_len)) >= 0) {
+		uint8_t mac[WKS_MAC_LEN];
+
+		if ((err = wks__hmac_sha512_cc(st->crypto, mac,
+					       (const uint8_t *)"wks-entry", 9,
+					       b.ptr, b.len)) >= 0)
+			memcpy(out, mac, 32);
+	}
 	wks_buf_dispose(&b);
 	wks__entry_unref(e);
 	return err < 0 ? err : WKS_OK;

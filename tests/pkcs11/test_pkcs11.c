@@ -101,12 +101,14 @@ static void write_conf(void)
 		"wolfjce.wks.iterationCount = 10000\n\n"
 		"[token]\nlabel = w\nstore = %s\n"
 		"wolfjce.wks.iterationCount = 10000\nkek-cache-ttl = 60\n\n"
-		"[token]\nlabel = ro\nstore = main.wks.link\nread-only = yes\n\n"
+		"[token]\nlabel = ro\nstore = ro.wks\nread-only = yes\n\n"
 		"[token]\nlabel = new\nstore = %s\n"
 		"wolfjce.wks.iterationCount = 10000\n",
 		w_store, new_store);
 	fclose(f);
 }
+
+static void copy_file(const char *from, const char *to);
 
 static int group_setup(void **state)
 {
@@ -120,7 +122,9 @@ static int group_setup(void **state)
 	snprintf(main_store, sizeof(main_store), "%s/main.wks", dir);
 	snprintf(w_store, sizeof(w_store), "%s/w.wks", dir);
 	snprintf(new_store, sizeof(new_store), "%s/new.wks", dir);
-	snprintf(link, sizeof(link), "%s/main.wks.link", dir);
+	/* the read-only token's store: a copy of main.wks (one store
+	 * named twice is a configuration error, test_pkcs11__same_store) */
+	snprintf(link, sizeof(link), "%s/ro.wks", dir);
 	TU_OK(tu_set_key_files(st, "rsa", "server-key.pem",
 			       "server-cert-chain2.pem", PIN));
 	TU_OK(tu_set_key_files(st, "ec", "ecc-key.pem", "server-ecc-cert.pem",
@@ -153,7 +157,7 @@ static int group_setup(void **state)
 				       PIN, PIN_LEN));
 	TU_OK(wks_store_save_file(st, main_store, PIN, PIN_LEN));
 	wks_store_free(st);
-	assert_int_equal(symlink(main_store, link), 0);
+	copy_file(main_store, link);
 	write_conf();
 	setenv("WKS_PKCS11_CONF", conf, 1);
 	/* The module's debug log (read by test_pkcs11__shared_login); the
@@ -605,9 +609,10 @@ static void test_pkcs11__slots_and_tokens(void **state)
 	assert_true(ti.flags & CKF_TOKEN_INITIALIZED);
 	assert_true(ti.flags & CKF_LOGIN_REQUIRED);
 	assert_false(ti.flags & CKF_WRITE_PROTECTED);
-	/* the serial is the store's, whatever path names it */
+	/* the serial is the store's (one store, one token:
+	 * test_pkcs11__same_store) */
 	CK(F->C_GetTokenInfo(SLOT_RO, &ti2));
-	assert_memory_equal(ti.serialNumber, ti2.serialNumber, 16);
+	assert_memory_not_equal(ti.serialNumber, ti2.serialNumber, 16);
 	assert_true(ti2.flags & CKF_WRITE_PROTECTED);
 	CK(F->C_GetTokenInfo(SLOT_W, &ti2));
 	assert_memory_not_equal(ti.serialNumber, ti2.serialNumber, 16);
@@ -3221,6 +3226,275 @@ static void test_pkcs11__seed_random(void **state)
 	CK(F->C_Initialize(NULL));
 }
 
+/* ---- issue 29 items 12, 13, 14, 18, 19, 21 (diagnostics, own library
+ * context) ------------------------------------------------------------------ */
+
+/* Item 21: the module never works in the application's default OpenSSL
+ * library context.  A child (this program again, WKS_TEST_NULL_DEFAULT
+ * set) loads only OpenSSL's "null" provider into its default context, so
+ * that every fetch there fails, and then drives the module through
+ * parsing, signing, verifying, encryption, HMAC, digests, random, ECDH,
+ * key generation (with its self-signed certificate and a save), imports
+ * and a second initialisation.  The child prints the failing step. */
+#include <openssl/provider.h>
+
+#define NC(step, call) do { \
+	CK_RV rv_ = (call); \
+	if (rv_ != CKR_OK) { \
+		fprintf(stderr, "null-default child: %s: %s: 0x%lx\n", step, \
+			#call, (unsigned long)rv_); \
+		_exit(1); \
+	} \
+} while (0)
+
+static CK_OBJECT_HANDLE nc_one(CK_SESSION_HANDLE s, CK_OBJECT_CLASS cls,
+			       const char *label)
+{
+	CK_ATTRIBUTE t[2] = { { CKA_CLASS, &cls, sizeof(cls) },
+			      { CKA_LABEL, (void *)label, strlen(label) } };
+	CK_OBJECT_HANDLE h = 0;
+	CK_ULONG n = 0;
+
+	NC(label, F->C_FindObjectsInit(s, t, 2));
+	NC(label, F->C_FindObjects(s, &h, 1, &n));
+	NC(label, F->C_FindObjectsFinal(s));
+	if (n != 1) {
+		fprintf(stderr, "null-default child: no object %s\n", label);
+		_exit(1);
+	}
+	return h;
+}
+
+static void nc_sign_verify(CK_SESSION_HANDLE s, CK_MECHANISM *m,
+			   CK_OBJECT_HANDLE priv, CK_OBJECT_HANDLE pub,
+			   const char *what)
+{
+	uint8_t sig[1024];
+	CK_ULONG n = sizeof(sig);
+
+	NC(what, F->C_SignInit(s, m, priv));
+	NC(what, F->C_Sign(s, msg, MSG_LEN, sig, &n));
+	NC(what, F->C_VerifyInit(s, m, pub));
+	NC(what, F->C_Verify(s, msg, MSG_LEN, sig, n));
+}
+
+static int null_default_child(void)
+{
+	CK_C_GetFunctionList gfl;
+	CK_SESSION_HANDLE s, w;
+	CK_OBJECT_HANDLE h[64], k, pub, priv;
+	CK_ULONG n = 0, len;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	uint8_t buf[4096], buf2[4096], point[200];
+	EVP_MD *md;
+
+	if (!OSSL_PROVIDER_load(NULL, "null")) {
+		fprintf(stderr, "null-default child: no null provider\n");
+		return 1;
+	}
+	/* the default context is unusable: the test can fail */
+	if ((md = EVP_MD_fetch(NULL, "SHA256", NULL)) != NULL) {
+		fprintf(stderr, "null-default child: SHA256 still fetched\n");
+		return 1;
+	}
+	if (!(lib = dlopen(WKS_PKCS11_MODULE, RTLD_NOW | RTLD_LOCAL)) ||
+	    !(gfl = (CK_C_GetFunctionList)(uintptr_t)dlsym(lib,
+		"C_GetFunctionList")) || gfl(&F) != CKR_OK) {
+		fprintf(stderr, "null-default child: no module\n");
+		return 1;
+	}
+	NC("init", F->C_Initialize(NULL));
+	/* parsing, without a login */
+	NC("open", F->C_OpenSession(SLOT_MAIN, CKF_SERIAL_SESSION, NULL, NULL,
+				    &s));
+	NC("find", F->C_FindObjectsInit(s, NULL, 0));
+	NC("find", F->C_FindObjects(s, h, 64, &n));
+	NC("find", F->C_FindObjectsFinal(s));
+	if (n < 8) {
+		fprintf(stderr, "null-default child: %lu objects\n",
+			(unsigned long)n);
+		return 1;
+	}
+	/* signatures, verified by the module */
+	NC("login", F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	{
+		CK_MECHANISM rsa = { CKM_SHA256_RSA_PKCS, NULL, 0 };
+		CK_RSA_PKCS_PSS_PARAMS pp = { CKM_SHA256, CKG_MGF1_SHA256, 32 };
+		CK_MECHANISM pss = { CKM_SHA256_RSA_PKCS_PSS, &pp, sizeof(pp) };
+		CK_MECHANISM ec = { CKM_ECDSA_SHA256, NULL, 0 };
+		CK_MECHANISM ed = { CKM_EDDSA, NULL, 0 };
+
+		nc_sign_verify(s, &rsa, nc_one(s, CKO_PRIVATE_KEY, "rsa"),
+			       nc_one(s, CKO_PUBLIC_KEY, "rsa"), "RSA");
+		nc_sign_verify(s, &pss, nc_one(s, CKO_PRIVATE_KEY, "rsa"),
+			       nc_one(s, CKO_PUBLIC_KEY, "rsa"), "RSA-PSS");
+		nc_sign_verify(s, &ec, nc_one(s, CKO_PRIVATE_KEY, "ec"),
+			       nc_one(s, CKO_PUBLIC_KEY, "ec"), "ECDSA");
+		nc_sign_verify(s, &ed, nc_one(s, CKO_PRIVATE_KEY, "ed"),
+			       nc_one(s, CKO_PUBLIC_KEY, "ed"), "EdDSA");
+	}
+	/* RSA-OAEP, AES-GCM, HMAC, digest, random */
+	{
+		CK_RSA_PKCS_OAEP_PARAMS op = { CKM_SHA256, CKG_MGF1_SHA256,
+					       CKZ_DATA_SPECIFIED, NULL, 0 };
+		CK_MECHANISM oaep = { CKM_RSA_PKCS_OAEP, &op, sizeof(op) };
+		uint8_t iv[12] = { 1 };
+		CK_GCM_PARAMS g = { iv, 12, 96, NULL, 0, 128 };
+		CK_MECHANISM gcm = { CKM_AES_GCM, &g, sizeof(g) };
+		CK_MECHANISM hm = { CKM_SHA256_HMAC, NULL, 0 };
+		CK_MECHANISM dg = { CKM_SHA256, NULL, 0 };
+		CK_ULONG n2 = sizeof(buf2);
+
+		len = sizeof(buf);
+		NC("OAEP", F->C_EncryptInit(s, &oaep,
+					   nc_one(s, CKO_PUBLIC_KEY, "rsa")));
+		NC("OAEP", F->C_Encrypt(s, msg, MSG_LEN, buf, &len));
+		NC("OAEP", F->C_DecryptInit(s, &oaep,
+					   nc_one(s, CKO_PRIVATE_KEY, "rsa")));
+		NC("OAEP", F->C_Decrypt(s, buf, len, buf2, &n2));
+		k = nc_one(s, CKO_SECRET_KEY, "aes");
+		len = sizeof(buf);
+		NC("GCM", F->C_EncryptInit(s, &gcm, k));
+		NC("GCM", F->C_Encrypt(s, msg, MSG_LEN, buf, &len));
+		n2 = sizeof(buf2);
+		NC("GCM", F->C_DecryptInit(s, &gcm, k));
+		NC("GCM", F->C_Decrypt(s, buf, len, buf2, &n2));
+		nc_sign_verify(s, &hm, nc_one(s, CKO_SECRET_KEY, "hmac"),
+			       nc_one(s, CKO_SECRET_KEY, "hmac"), "HMAC");
+		len = sizeof(buf);
+		NC("digest", F->C_DigestInit(s, &dg));
+		NC("digest", F->C_Digest(s, msg, MSG_LEN, buf, &len));
+		NC("random", F->C_GenerateRandom(s, buf, 64));
+	}
+	/* ECDH with the key's own public point; an imported public key */
+	{
+		CK_OBJECT_HANDLE ecpub = nc_one(s, CKO_PUBLIC_KEY, "ec"), out;
+		CK_ATTRIBUTE pa = { CKA_EC_POINT, point, sizeof(point) };
+		CK_ATTRIBUTE pe = { CKA_EC_PARAMS, buf2, sizeof(buf2) };
+		CK_OBJECT_CLASS cls = CKO_SECRET_KEY, pcls = CKO_PUBLIC_KEY;
+		CK_KEY_TYPE kt = CKK_GENERIC_SECRET, ekt = CKK_EC;
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof(cls) },
+				     { CKA_KEY_TYPE, &kt, sizeof(kt) },
+				     { CKA_TOKEN, &no, 1 } };
+		CK_ECDH1_DERIVE_PARAMS p = { CKD_NULL, 0, NULL, 0, NULL };
+		CK_MECHANISM m = { CKM_ECDH1_DERIVE, &p, sizeof(p) };
+		CK_MECHANISM ec = { CKM_ECDSA_SHA256, NULL, 0 };
+
+		NC("EC point", F->C_GetAttributeValue(s, ecpub, &pa, 1));
+		NC("EC params", F->C_GetAttributeValue(s, ecpub, &pe, 1));
+		p.pPublicData = point;
+		p.ulPublicDataLen = pa.ulValueLen;
+		NC("ECDH", F->C_DeriveKey(s, &m, nc_one(s, CKO_PRIVATE_KEY,
+						       "ec"), t, 3, &out));
+		{
+			CK_ATTRIBUTE it[] = {
+				{ CKA_CLASS, &pcls, sizeof(pcls) },
+				{ CKA_KEY_TYPE, &ekt, sizeof(ekt) },
+				{ CKA_EC_PARAMS, buf2, pe.ulValueLen },
+				{ CKA_EC_POINT, point, pa.ulValueLen },
+				{ CKA_VERIFY, &yes, 1 },
+			};
+
+			NC("import", F->C_CreateObject(s, it, 5, &k));
+			nc_sign_verify(s, &ec, nc_one(s, CKO_PRIVATE_KEY, "ec"),
+				       k, "ECDSA, imported key");
+		}
+	}
+	/* a certificate object from its DER */
+	{
+		CK_OBJECT_CLASS cc = CKO_CERTIFICATE;
+		CK_CERTIFICATE_TYPE ct = CKC_X_509;
+		CK_ATTRIBUTE v = { CKA_VALUE, buf, sizeof(buf) };
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &cc, sizeof(cc) },
+				     { CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+				     { CKA_VALUE, buf, 0 } };
+
+		NC("cert", F->C_GetAttributeValue(s,
+			nc_one(s, CKO_CERTIFICATE, "ca"), &v, 1));
+		t[2].ulValueLen = v.ulValueLen;
+		NC("cert", F->C_CreateObject(s, t, 3, &k));
+	}
+	/* key generation on a token: a self-signed certificate, a save */
+	NC("open w", F->C_OpenSession(SLOT_W, CKF_SERIAL_SESSION |
+				      CKF_RW_SESSION, NULL, NULL, &w));
+	NC("login w", F->C_Login(w, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	{
+		uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d,
+				   0x03, 0x01, 0x07 };
+		CK_ULONG bits = 1024, klen = 32;
+		CK_MECHANISM ecm = { CKM_EC_KEY_PAIR_GEN, NULL, 0 };
+		CK_MECHANISM rsam = { CKM_RSA_PKCS_KEY_PAIR_GEN, NULL, 0 };
+		CK_MECHANISM aesm = { CKM_AES_KEY_GEN, NULL, 0 };
+		CK_MECHANISM ec = { CKM_ECDSA_SHA256, NULL, 0 };
+		CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, p256, sizeof(p256) } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "nulldef", 7 } };
+		CK_ATTRIBUTE rt[] = { { CKA_MODULUS_BITS, &bits,
+					sizeof(bits) } };
+		CK_ATTRIBUTE at[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_VALUE_LEN, &klen, sizeof(klen) },
+				      { CKA_LABEL, "nulldef-aes", 11 } };
+
+		NC("EC keygen", F->C_GenerateKeyPair(w, &ecm, pt, 1, vt, 2,
+						     &pub, &priv));
+		nc_sign_verify(w, &ec, priv, pub, "generated EC key");
+		NC("RSA keygen", F->C_GenerateKeyPair(w, &rsam, rt, 1, NULL, 0,
+						      &pub, &priv));
+		NC("AES keygen", F->C_GenerateKey(w, &aesm, at, 3, &k));
+	}
+	NC("finalize", F->C_Finalize(NULL));
+	/* a new initialisation, a new context: the saved store reads back */
+	NC("init 2", F->C_Initialize(NULL));
+	NC("open 2", F->C_OpenSession(SLOT_W, CKF_SERIAL_SESSION, NULL, NULL,
+				      &w));
+	NC("login 2", F->C_Login(w, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	{
+		CK_MECHANISM ec = { CKM_ECDSA_SHA256, NULL, 0 };
+
+		nc_sign_verify(w, &ec, nc_one(w, CKO_PRIVATE_KEY, "nulldef"),
+			       nc_one(w, CKO_PUBLIC_KEY, "nulldef"),
+			       "saved EC key");
+	}
+	NC("finalize 2", F->C_Finalize(NULL));
+	return 0;
+}
+
+/* The child runs before main(): cmocka plays no part in it. */
+__attribute__((constructor)) static void null_default_main(void)
+{
+	if (getenv("WKS_TEST_NULL_DEFAULT"))
+		_exit(null_default_child());
+}
+
+static void test_pkcs11__own_libctx(void **state)
+{
+	char path[4096];
+	ssize_t n;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	assert_true(n > 0);
+	path[n] = '\0';
+	CK(F->C_Finalize(NULL));
+	unsetenv("WKS_PKCS11_DEBUG");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("WKS_TEST_NULL_DEFAULT", "1", 1);
+		setenv("OPENSSL_CONF", "/dev/null", 1);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	setenv("WKS_PKCS11_DEBUG", debug_log, 1);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("the module used the default library context "
+			 "(child status 0x%x; its message above)", st);
+	CK(F->C_Initialize(NULL));
+}
+
 
 /* ---- issue 29, items 4, 8 and 9: a reload never uses another entry's key
  * (its identity is its stored bytes), a deleted or replaced entry's key
@@ -3618,6 +3892,451 @@ static void test_pkcs11__chain_shared_intermediate(void **state)
 	EVP_PKEY_free(k2);
 }
 
+/* C_Initialize with `text` as the configuration file (dir/diag.conf):
+ * its CK_RV, and in err what it printed on standard error. */
+static CK_RV init_with(const char *text, char *err, size_t cap)
+{
+	char path[700], errpath[700];
+	int fd, saved;
+	ssize_t n;
+	CK_RV rv;
+
+	snprintf(path, sizeof(path), "%s/diag.conf", dir);
+	tu_write_file(path, (const uint8_t *)text, strlen(text));
+	setenv("WKS_PKCS11_CONF", path, 1);
+	snprintf(errpath, sizeof(errpath), "%s/diag-stderr.txt", dir);
+	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	rv = F->C_Initialize(NULL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, err, cap - 1, 0);
+	close(fd);
+	err[n > 0 ? n : 0] = '\0';
+	setenv("WKS_PKCS11_CONF", conf, 1);
+	return rv;
+}
+
+static void has_text(const char *in, const char *text)
+{
+	if (!strstr(in, text))
+		fail_msg("\"%s\" lacks \"%s\"", in, text);
+}
+
+/* Item 12: a store that does not exist is named on standard error (once
+ * per process) and in the debug log, with what C_InitToken would do;
+ * C_Login's CKR_USER_PIN_NOT_INITIALIZED names it in the log. */
+static void test_pkcs11__missing_store(void **state)
+{
+	char store[700], text[256], err[4096], want[1400];
+	CK_TOKEN_INFO ti;
+	CK_SESSION_HANDLE s;
+	CK_UTF8CHAR label[32];
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	snprintf(store, sizeof(store), "%s/web-typo.wks", dir);
+	snprintf(text, sizeof(text),
+		 "[token]\nlabel = web\nstore = web-typo.wks\n"
+		 "wolfjce.wks.iterationCount = 10000\n");
+	log_clear();
+	CK(init_with(text, err, sizeof(err)));
+	snprintf(want, sizeof(want), "libwks-pkcs11: token \"web\": no store "
+		 "%s (No such file or directory): the token is not "
+		 "initialised, and C_InitToken would create the store there",
+		 store);
+	has_text(err, want);
+	assert_true(log_has(want + strlen("libwks-pkcs11: ")));
+	CK(F->C_GetTokenInfo(0, &ti));
+	assert_false(ti.flags & CKF_TOKEN_INITIALIZED);
+	s = open_session(0, 1);
+	CKE(CKR_USER_PIN_NOT_INITIALIZED,
+	    F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	snprintf(want, sizeof(want), "C_Login: no store %s", store);
+	assert_true(log_has(want));
+	CK(F->C_CloseSession(s));
+	/* C_InitToken makes it, and says where */
+	memset(label, ' ', sizeof(label));
+	CK(F->C_InitToken(0, (CK_UTF8CHAR_PTR)PIN, PIN_LEN, label));
+	snprintf(want, sizeof(want), "created the store %s", store);
+	assert_true(log_has(want));
+	CK(F->C_Finalize(NULL));
+	/* once per process on standard error, in the log every time */
+	assert_int_equal(unlink(store), 0);
+	log_clear();
+	CK(init_with(text, err, sizeof(err)));
+	assert_null(strstr(err, "no store"));
+	snprintf(want, sizeof(want), "no store %s", store);
+	assert_true(log_has(want));
+	CK(F->C_Finalize(NULL));
+	CK(F->C_Initialize(NULL));
+}
+
+/* Item 18: one store named two ways is one token: a second name of it
+ * (another spelling, a symbolic or a hard link; for a store not made
+ * yet, the same canonical path) is a configuration error. */
+static void test_pkcs11__same_store(void **state)
+{
+	static const char *const second[] = {
+		"./main.wks", "sub/../main.wks", "main-sym.wks", "main-hard.wks",
+	};
+	char path[700], text[512], err[4096];
+	CK_ULONG n;
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/main-sym.wks", dir);
+	assert_int_equal(symlink(main_store, path), 0);
+	snprintf(path, sizeof(path), "%s/main-hard.wks", dir);
+	assert_int_equal(link(main_store, path), 0);
+	for (size_t i = 0; i < sizeof(second) / sizeof(second[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "[token]\nlabel = a\nstore = main.wks\n\n"
+			 "[token]\nlabel = b\nstore = %s\n", second[i]);
+		CKE(CKR_GENERAL_ERROR, init_with(text, err, sizeof(err)));
+		has_text(err, "the token at line 5: store ");
+		has_text(err, second[i]);
+		has_text(err, "is the same file as the store of the token at "
+			 "line 1");
+		CKE(CKR_CRYPTOKI_NOT_INITIALIZED, F->C_GetSlotList(0, NULL, &n));
+	}
+	/* two names of a store not made yet */
+	CKE(CKR_GENERAL_ERROR,
+	    init_with("[token]\nlabel = a\nstore = later.wks\n\n[token]\n"
+		      "label = b\nstore = sub/../later.wks\n", err,
+		      sizeof(err)));
+	has_text(err, "is the same file as the store of the token at line 1");
+	/* two stores */
+	CK(init_with("[token]\nlabel = a\nstore = main.wks\n\n[token]\n"
+		     "label = b\nstore = sub/main.wks\n", err, sizeof(err)));
+	CK(F->C_GetSlotList(0, NULL, &n));
+	assert_int_equal(n, 2);
+	CK(F->C_Finalize(NULL));
+	snprintf(path, sizeof(path), "%s/main-sym.wks", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/main-hard.wks", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	rmdir(path);
+	CK(F->C_Initialize(NULL));
+}
+
+/* Item 19: a relative WKS_PKCS11_CONF is refused, even where it names a
+ * file (a program that changed its folder would read another one). */
+static void test_pkcs11__relative_conf(void **state)
+{
+	char cwd[4096];
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	setenv("WKS_PKCS11_CONF", "wks-pkcs11.conf", 1);
+	expect_init_error("WKS_PKCS11_CONF=wks-pkcs11.conf: not an absolute "
+			  "path");
+	setenv("WKS_PKCS11_CONF", "./wks-pkcs11.conf", 1);
+	expect_init_error("not an absolute path");
+	assert_int_equal(chdir(cwd), 0);
+	setenv("WKS_PKCS11_CONF", conf, 1);
+	CK(F->C_Initialize(NULL));
+}
+
+/* Item 14: a key with a password of its own is named in the debug log,
+ * with the fix (wks keypasswd), when an operation needs its password
+ * and when the store's PIN is given for it. */
+static void test_pkcs11__own_key_password_log(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "other");
+	CK_MECHANISM m = { CKM_ECDSA_SHA256, NULL, 0 };
+	char want[900];
+
+	(void)state;
+	log_clear();
+	CK(F->C_SignInit(s, &m, k));
+	assert_true(log_has("key \"other\" of token \"main\" has a password "
+			    "of its own, not the store's"));
+	snprintf(want, sizeof(want), "wks keypasswd -k %s -a other --keypass "
+		 "KEY-PASSWORD --new-keypass STORE-PASSWORD", main_store);
+	assert_true(log_has(want));
+	log_clear();
+	CKE(CKR_PIN_INCORRECT, F->C_Login(s, CKU_CONTEXT_SPECIFIC,
+					  (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	assert_true(log_has("key \"other\": C_Login(CKU_CONTEXT_SPECIFIC): "
+			    "not the key's password"));
+	assert_true(log_has("wks keypasswd"));
+	/* the key's own password still works */
+	CK(F->C_Login(s, CKU_CONTEXT_SPECIFIC, (CK_UTF8CHAR_PTR)KEYPW,
+		      KEYPW_LEN));
+}
+
+/* Item 13: stores this process cannot read or write, as another user
+ * (nobody, when run as root: the files are in a world-readable folder of
+ * /tmp) or by their modes.  An unreadable store is named on standard
+ * error with the errno text and is no empty token (C_FindObjectsInit
+ * fails); a store whose file or folder cannot be written is
+ * CKF_WRITE_PROTECTED and every write is refused with
+ * CKR_TOKEN_WRITE_PROTECTED before any work. */
+#include <grp.h>
+#include <pwd.h>
+
+static char nd[256]; /* the folder */
+static int nd_foreign; /* slot 4's store belongs to another user */
+
+#define UC(what, want, call) do { \
+	CK_RV rv_ = (call); \
+	if (rv_ != (CK_RV)(want)) { \
+		printf("unusable-stores child: %s: %s: 0x%lx, want 0x%lx\n", \
+		       what, #call, (unsigned long)rv_, \
+		       (unsigned long)(want)); \
+		_exit(1); \
+	} \
+} while (0)
+
+static void unusable_child(void)
+{
+	uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03,
+			   0x01, 0x07 };
+	CK_BBOOL yes = CK_TRUE;
+	CK_ULONG klen = 16, n;
+	CK_MECHANISM ecm = { CKM_EC_KEY_PAIR_GEN, NULL, 0 };
+	CK_MECHANISM aesm = { CKM_AES_KEY_GEN, NULL, 0 };
+	CK_MECHANISM sig = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, p256, sizeof(p256) } };
+	CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 } };
+	CK_ATTRIBUTE at[] = { { CKA_TOKEN, &yes, 1 },
+			      { CKA_VALUE_LEN, &klen, sizeof(klen) } };
+	CK_OBJECT_HANDLE pub, priv, k, h[4];
+	CK_TOKEN_INFO ti;
+	CK_SESSION_HANDLE s;
+	char path[512], err[4096], want[600];
+	uint8_t out[128];
+	int fd;
+	ssize_t got;
+
+	setvbuf(stdout, NULL, _IONBF, 0); /* the child ends with _exit() */
+	snprintf(path, sizeof(path), "%s/stderr.txt", nd);
+	if ((fd = open(path, O_RDWR | O_TRUNC)) < 0) {
+		printf("unusable-stores child: %s: %s\n", path,
+		       strerror(errno));
+		_exit(1);
+	}
+	fflush(stderr);
+	dup2(fd, 2);
+	UC("init", CKR_OK, F->C_Initialize(NULL));
+	fflush(stderr);
+	got = pread(fd, err, sizeof(err) - 1, 0);
+	err[got > 0 ? got : 0] = '\0';
+	snprintf(want, sizeof(want), "libwks-pkcs11: token \"unread\": store "
+		 "%s/unread.wks cannot be read: Permission denied", nd);
+	if (!strstr(err, want)) {
+		printf("unusable-stores child: stderr \"%s\" lacks \"%s\"\n",
+		       err, want);
+		_exit(1);
+	}
+	/* unreadable: initialised (the file is there), no empty token */
+	UC("unread", CKR_OK, F->C_GetTokenInfo(0, &ti));
+	if (!(ti.flags & CKF_TOKEN_INITIALIZED)) {
+		printf("unusable-stores child: unreadable store not "
+		       "initialised\n");
+		_exit(1);
+	}
+	UC("unread", CKR_OK, F->C_OpenSession(0, CKF_SERIAL_SESSION, NULL,
+					       NULL, &s));
+	UC("unread", CKR_DEVICE_ERROR, F->C_FindObjectsInit(s, NULL, 0));
+	UC("unread", CKR_DEVICE_ERROR,
+	   F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	/* the folder, then the file, cannot be written */
+	for (CK_SLOT_ID slot = 1; slot <= 2; slot++) {
+		const char *what = slot == 1 ? "folder" : "file";
+
+		UC(what, CKR_OK, F->C_GetTokenInfo(slot, &ti));
+		if (!(ti.flags & CKF_WRITE_PROTECTED)) {
+			printf("unusable-stores child: %s: not "
+			       "CKF_WRITE_PROTECTED\n", what);
+			_exit(1);
+		}
+		UC(what, CKR_OK, F->C_OpenSession(slot, CKF_SERIAL_SESSION |
+						  CKF_RW_SESSION, NULL, NULL,
+						  &s));
+		UC(what, CKR_OK, F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN,
+					    PIN_LEN));
+		UC(what, CKR_TOKEN_WRITE_PROTECTED,
+		   F->C_GenerateKeyPair(s, &ecm, pt, 1, vt, 1, &pub, &priv));
+		UC(what, CKR_TOKEN_WRITE_PROTECTED,
+		   F->C_GenerateKey(s, &aesm, at, 2, &k));
+		UC(what, CKR_TOKEN_WRITE_PROTECTED,
+		   F->C_SetPIN(s, (CK_UTF8CHAR_PTR)PIN, PIN_LEN,
+			       (CK_UTF8CHAR_PTR)"other", 5));
+		{
+			CK_OBJECT_CLASS cc = CKO_CERTIFICATE;
+			CK_ATTRIBUTE t[] = { { CKA_CLASS, &cc, sizeof(cc) },
+					     { CKA_LABEL, "ca", 2 } };
+
+			UC(what, CKR_OK, F->C_FindObjectsInit(s, t, 2));
+			UC(what, CKR_OK, F->C_FindObjects(s, h, 4, &n));
+			UC(what, CKR_OK, F->C_FindObjectsFinal(s));
+			if (n != 1) {
+				printf("unusable-stores child: no ca\n");
+				_exit(1);
+			}
+			UC(what, CKR_TOKEN_WRITE_PROTECTED,
+			   F->C_DestroyObject(s, h[0]));
+		}
+		/* what needs no write works */
+		{
+			CK_OBJECT_CLASS pc = CKO_PRIVATE_KEY;
+			CK_ATTRIBUTE t[] = { { CKA_CLASS, &pc, sizeof(pc) },
+					     { CKA_LABEL, "ec", 2 } };
+
+			n = sizeof(out);
+			UC(what, CKR_OK, F->C_FindObjectsInit(s, t, 2));
+			UC(what, CKR_OK, F->C_FindObjects(s, h, 4, &n));
+			UC(what, CKR_OK, F->C_FindObjectsFinal(s));
+			n = sizeof(out);
+			UC(what, CKR_OK, F->C_SignInit(s, &sig, h[0]));
+			UC(what, CKR_OK, F->C_Sign(s, msg, MSG_LEN, out, &n));
+		}
+		UC(what, CKR_OK, F->C_CloseSession(s));
+	}
+	/* a store it may write, beside them */
+	UC("writable", CKR_OK, F->C_GetTokenInfo(3, &ti));
+	if (ti.flags & CKF_WRITE_PROTECTED) {
+		printf("unusable-stores child: writable store protected\n");
+		_exit(1);
+	}
+	UC("writable", CKR_OK, F->C_OpenSession(3, CKF_SERIAL_SESSION |
+						CKF_RW_SESSION, NULL, NULL,
+						&s));
+	UC("writable", CKR_OK, F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN,
+					  PIN_LEN));
+	UC("writable", CKR_OK, F->C_GenerateKey(s, &aesm, at, 2, &k));
+	/* a store of another user, in a folder it may write: a save could
+	 * not keep the file's owner */
+	if (nd_foreign) {
+		UC("foreign", CKR_OK, F->C_GetTokenInfo(4, &ti));
+		if (!(ti.flags & CKF_WRITE_PROTECTED)) {
+			printf("unusable-stores child: another user's store "
+			       "not CKF_WRITE_PROTECTED\n");
+			_exit(1);
+		}
+		UC("foreign", CKR_OK, F->C_OpenSession(4, CKF_SERIAL_SESSION |
+						       CKF_RW_SESSION, NULL,
+						       NULL, &s));
+		UC("foreign", CKR_OK, F->C_Login(s, CKU_USER,
+						 (CK_UTF8CHAR_PTR)PIN,
+						 PIN_LEN));
+		UC("foreign", CKR_TOKEN_WRITE_PROTECTED,
+		   F->C_GenerateKey(s, &aesm, at, 2, &k));
+	}
+	UC("finalize", CKR_OK, F->C_Finalize(NULL));
+	_exit(0);
+}
+
+static void nd_file(const char *name, mode_t mode)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", nd, name);
+	copy_file(main_store, path);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_pkcs11__unusable_stores(void **state)
+{
+	char path[512], text[2048];
+	pid_t pid;
+	int st;
+
+	(void)state;
+	CK(F->C_Finalize(NULL));
+	snprintf(nd, sizeof(nd), "/tmp/wks-p11-unusable-XXXXXX");
+	assert_non_null(mkdtemp(nd));
+	assert_int_equal(chmod(nd, 0755), 0);
+	snprintf(path, sizeof(path), "%s/rodir", nd);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/okdir", nd);
+	assert_int_equal(mkdir(path, 0777), 0);
+	assert_int_equal(chmod(path, 0777), 0);
+	nd_file("unread.wks", 0000);
+	nd_file("rodir/ro.wks", 0644);
+	nd_file("rofile.wks", 0444);
+	nd_file("okdir/ok.wks", 0600);
+	nd_file("okdir/foreign.wks", 0666);
+	/* as root the child is nobody: its own store is nobody's, and
+	 * root's is another user's (without root no file can be made
+	 * another user's: that check needs root) */
+	nd_foreign = geteuid() == 0;
+	if (nd_foreign) {
+		struct passwd *pw = getpwnam("nobody");
+
+		assert_non_null(pw);
+		snprintf(path, sizeof(path), "%s/okdir/ok.wks", nd);
+		assert_int_equal(chown(path, pw->pw_uid, pw->pw_gid), 0);
+		snprintf(path, sizeof(path), "%s/rodir/ro.wks", nd);
+		assert_int_equal(chown(path, pw->pw_uid, pw->pw_gid), 0);
+	}
+	snprintf(path, sizeof(path), "%s/rodir", nd);
+	assert_int_equal(chmod(path, 0555), 0);
+	snprintf(text, sizeof(text),
+		 "[token]\nlabel = unread\nstore = %s/unread.wks\n"
+		 "[token]\nlabel = rodir\nstore = %s/rodir/ro.wks\n"
+		 "[token]\nlabel = rofile\nstore = %s/rofile.wks\n"
+		 "[token]\nlabel = ok\nstore = %s/okdir/ok.wks\n"
+		 "wolfjce.wks.iterationCount = 10000\n"
+		 "[token]\nlabel = foreign\nstore = %s/okdir/foreign.wks\n",
+		 nd, nd, nd, nd, nd);
+	snprintf(path, sizeof(path), "%s/p11.conf", nd);
+	tu_write_file(path, (const uint8_t *)text, strlen(text));
+	assert_int_equal(chmod(path, 0644), 0);
+	snprintf(path, sizeof(path), "%s/stderr.txt", nd);
+	tu_write_file(path, (const uint8_t *)"", 0);
+	assert_int_equal(chmod(path, 0666), 0);
+	snprintf(path, sizeof(path), "%s/p11.conf", nd);
+	setenv("WKS_PKCS11_CONF", path, 1);
+	log_clear();
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (geteuid() == 0) {
+			/* root reads and writes everything: play nobody */
+			struct passwd *pw = getpwnam("nobody");
+
+			if (!pw || setgroups(0, NULL) != 0 ||
+			    setgid(pw->pw_gid) != 0 ||
+			    setuid(pw->pw_uid) != 0) {
+				printf("unusable-stores child: cannot become "
+				       "nobody: %s\n", strerror(errno));
+				_exit(1);
+			}
+		}
+		unusable_child();
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	setenv("WKS_PKCS11_CONF", conf, 1);
+	snprintf(path, sizeof(path), "%s/rodir", nd);
+	chmod(path, 0755);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		tu_rmtree(nd);
+		fail_msg("child status 0x%x (its message above)", st);
+	}
+	assert_true(log_has("write-protected: the folder of"));
+	snprintf(path, sizeof(path), "token \"rofile\": write-protected: "
+		 "%s/rofile.wks: Permission denied", nd);
+	assert_true(log_has(path));
+	if (nd_foreign)
+		assert_true(log_has("foreign.wks belongs to another user"));
+	tu_rmtree(nd);
+	CK(F->C_Initialize(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3658,6 +4377,13 @@ int main(void)
 		T(deleted_key_refused),
 		T(replaced_key_refused),
 		T(chain_shared_intermediate),
+		/* issue 29 items 12, 13, 14, 18, 19, 21 */
+		T(own_libctx),
+		T(missing_store),
+		T(same_store),
+		T(relative_conf),
+		T(own_key_password_log),
+		T(unusable_stores),
 #undef T
 	};
 
