@@ -13,11 +13,12 @@
  * PIN pages are also marked MADV_WIPEONFORK, so the kernel gives the
  * child zeros there whatever happens.
  */
-#define _GNU_SOURCE /* secure_getenv, pthread_rwlockattr_setkind_np */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "p11.h"
@@ -129,11 +130,18 @@ CK_RV w11_rv_of_wks(int err)
 	}
 }
 
-/* The configuration: $WKS_PKCS11_CONF (ignored in set-user-ID programs),
- * else the default file; a missing default file means no token. */
+int w11_privileged(void)
+{
+	return getauxval(AT_SECURE) != 0 || getuid() != geteuid() ||
+	       getgid() != getegid();
+}
+
+/* The configuration: $WKS_PKCS11_CONF (ignored in set-user-ID programs:
+ * w11_privileged()), else the default file; a missing default file means
+ * no token. */
 static CK_RV load_conf(void)
 {
-	const char *env = secure_getenv("WKS_PKCS11_CONF");
+	const char *env = w11_privileged() ? NULL : getenv("WKS_PKCS11_CONF");
 	const char *path = env && *env ? env : WKS_PKCS11_DEFAULT_CONF;
 	char err[768];
 
