@@ -1,9 +1,9 @@
 /*
  * The debug log: off unless $WKS_PKCS11_DEBUG is set (ignored in
- * set-user-ID programs, w11_privileged()): "1" or "stderr" logs to standard error, any
- * other value names a file to append to.  It says why a call failed
- * (the CK_RV alone rarely does); it never holds a PIN, a key or a value
- * an attribute of a private object carries.
+ * set-user-ID programs: w11_privileged()): "1" or "stderr" logs to
+ * standard error, any other value names a file to append to.  It says
+ * why a call failed (the CK_RV alone rarely does); it never holds a PIN,
+ * a key or a value an attribute of a private object carries.
  */
 #include <stdarg.h>
 #include <stdio.h>
