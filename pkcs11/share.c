@@ -20,9 +20,11 @@
  * id, not by its name) with the same deadline and the time left as its
  * timeout: once a C_Logout anywhere invalidated the keyring, or its
  * timeout passed, the kernel refuses the new record, so nothing revives
- * a login that ended and nothing outlives the deadline.  (A keyring's
- * timeout is kept by the kernel; a "user" key's is reset by every update
- * of it, hence the keyring: the record may only be put into a live one.)
+ * a login that ended and nothing outlives the deadline.  (Updating a
+ * "user" key in place would reset its timeout to none, and a key made by
+ * add_key() has none until KEYCTL_SET_TIMEOUT: both the keyring and the
+ * record are made in the thread's keyring, their timeouts set, and only
+ * then linked where other processes find them.)
  *
  * C_Logout in any process of the user, logged in or not, removes it; its
  * timeout removes it after the TTL; a change of the store file by anyone
@@ -204,12 +206,28 @@ static int publish_into(w11_token *t, long ring, int64_t deadline)
 		goto done;
 	w11_share_encode(out, &rec);
 	describe(d, sizeof(d), t);
-	/* Into the login's own keyring, by id: refused once it was
-	 * invalidated (C_Logout) or expired (the TTL). */
-	id = syscall(SYS_add_key, "user", d, out, olen, ring);
-	if (id < 0) {
+	/* Made in this thread's keyring, where no other process reaches it,
+	 * with its permissions and timeout set (a crash in between leaves it
+	 * there, and it ends with the thread); then linked into the login's
+	 * own keyring, by id, which the kernel refuses once that keyring
+	 * was invalidated (C_Logout) or expired (the TTL); a record there
+	 * before is replaced. */
+	id = syscall(SYS_add_key, "user", d, out, olen, KEY_SPEC_THREAD_KEYRING);
+	if (id < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_SETPERM, id, SHARE_PERM) < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, (unsigned)left) < 0) {
 		int e = errno;
 
+		if (id >= 0)
+			syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+		W11_LOG("token \"%s\": shared login: the keyring: %s",
+			t->conf->label, strerror(e));
+		goto done;
+	}
+	if (syscall(SYS_keyctl, KEYCTL_LINK, id, ring) < 0) {
+		int e = errno;
+
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
 		if (e == ENOKEY || e == EKEYEXPIRED || e == EKEYREVOKED)
 			W11_LOG("token \"%s\": shared login: ended (C_Logout "
 				"or its TTL): not published again",
@@ -219,15 +237,7 @@ static int publish_into(w11_token *t, long ring, int64_t deadline)
 				t->conf->label, strerror(e));
 		goto done;
 	}
-	if (syscall(SYS_keyctl, KEYCTL_SETPERM, id, SHARE_PERM) < 0 ||
-	    syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, (unsigned)left) < 0) {
-		int e = errno;
-
-		syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
-		W11_LOG("token \"%s\": shared login: the keyring: %s",
-			t->conf->label, strerror(e));
-		goto done;
-	}
+	syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_THREAD_KEYRING);
 	rc = 0;
 	W11_LOG("token \"%s\": shared login: %zu key(s) in the user's "
 		"keyring for %lld s", t->conf->label, warmed, (long long)left);
@@ -271,11 +281,13 @@ void w11_share_login(w11_token *t)
 	 * longer publish into it. */
 	w11_share_revoke(t);
 	describe(d, sizeof(d), t);
+	/* like the record (publish_into): timed out before anyone sees it */
 	ring = syscall(SYS_add_key, "keyring", d, NULL, (size_t)0,
-		       KEY_SPEC_USER_KEYRING);
+		       KEY_SPEC_THREAD_KEYRING);
 	if (ring < 0 ||
 	    syscall(SYS_keyctl, KEYCTL_SETPERM, ring, SHARE_PERM) < 0 ||
-	    syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, ring, (unsigned)ttl) < 0) {
+	    syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, ring, (unsigned)ttl) < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_LINK, ring, KEY_SPEC_USER_KEYRING) < 0) {
 		int e = errno;
 
 		if (ring >= 0)
@@ -284,6 +296,7 @@ void w11_share_login(w11_token *t)
 			t->conf->label, strerror(e));
 		return;
 	}
+	syscall(SYS_keyctl, KEYCTL_UNLINK, ring, KEY_SPEC_THREAD_KEYRING);
 	pthread_mutex_lock(&t->lock);
 	if (t->login == CKU_USER) {
 		t->share_ring = ring;
