@@ -84,9 +84,9 @@ int main(int argc, char **argv)
 {
 	const char *module = NULL, **want = NULL;
 	char path[PATH_MAX + 64], label[33];
-	int nwant = 0, *seen = NULL, rc = 0;
+	int nwant = 0, *seen = NULL, rc = 1, init = 0;
 	CK_C_GetFunctionList gfl;
-	CK_FUNCTION_LIST *f;
+	CK_FUNCTION_LIST *f = NULL;
 	CK_SLOT_ID *slots = NULL;
 	CK_ULONG n = 0;
 	CK_RV rv;
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	if (!(want = calloc((size_t)argc, sizeof(*want))) ||
 	    !(seen = calloc((size_t)argc, sizeof(*seen)))) {
 		fprintf(stderr, PROG ": out of memory\n");
-		return 1;
+		goto done;
 	}
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--module") == 0 && i + 1 < argc) {
@@ -105,42 +105,45 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--help") == 0 ||
 			   strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
-			return 0;
+			rc = 0;
+			goto done;
 		} else {
 			usage(stderr);
-			return 2;
+			rc = 2;
+			goto done;
 		}
 	}
 	if (!module) {
 		if (default_module(path, sizeof(path)) != 0) {
 			fprintf(stderr, PROG ": cannot find the installed "
 				"module; name it with --module\n");
-			return 1;
+			goto done;
 		}
 		module = path;
 	}
 	if (!(lib = dlopen(module, RTLD_NOW | RTLD_LOCAL))) {
 		fprintf(stderr, PROG ": %s\n", dlerror());
-		return 1;
+		goto done;
 	}
 	gfl = (CK_C_GetFunctionList)(uintptr_t)dlsym(lib, "C_GetFunctionList");
 	if (!gfl || gfl(&f) != CKR_OK) {
 		fprintf(stderr, PROG ": %s: not a PKCS#11 module\n", module);
-		return 1;
+		goto done;
 	}
 	if ((rv = f->C_Initialize(NULL)) != CKR_OK) {
 		fprintf(stderr, PROG ": C_Initialize: 0x%lx\n",
 			(unsigned long)rv);
-		return 1;
+		goto done;
 	}
+	init = 1;
 	if ((rv = f->C_GetSlotList(CK_TRUE, NULL, &n)) != CKR_OK ||
 	    (n && !(slots = calloc(n, sizeof(*slots)))) ||
 	    (n && (rv = f->C_GetSlotList(CK_TRUE, slots, &n)) != CKR_OK)) {
 		fprintf(stderr, PROG ": C_GetSlotList: 0x%lx\n",
 			(unsigned long)rv);
-		rc = 1;
-		n = 0;
+		goto done;
 	}
+	rc = 0;
 	for (CK_ULONG i = 0; i < n; i++) {
 		CK_TOKEN_INFO ti;
 		CK_SESSION_HANDLE s;
@@ -181,7 +184,9 @@ int main(int argc, char **argv)
 				want[j]);
 			rc = 1;
 		}
-	(void)f->C_Finalize(NULL);
+done:
+	if (init)
+		(void)f->C_Finalize(NULL);
 	free(slots);
 	free(want);
 	free(seen);
