@@ -13,13 +13,14 @@
  * PIN pages are also marked MADV_WIPEONFORK, so the kernel gives the
  * child zeros there whatever happens.
  */
-#define _GNU_SOURCE /* secure_getenv, pthread_rwlockattr_setkind_np */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -206,14 +207,21 @@ static void conf_say(int just_once, const char *fmt, ...)
 
 static char conf_path[4096];
 
-/* The configuration: $WKS_PKCS11_CONF (ignored in set-user-ID programs),
- * else the default file; a missing default file means no token.  A
- * relative $WKS_PKCS11_CONF is refused: it would name another file, or
- * none, in a program that changed its working folder (ssh-agent runs in
- * /, and ssh-add then says only "agent refused operation"). */
+int w11_privileged(void)
+{
+	return getauxval(AT_SECURE) != 0 || getuid() != geteuid() ||
+	       getgid() != getegid();
+}
+
+/* The configuration: $WKS_PKCS11_CONF (ignored in set-user-ID programs
+ * and wherever real and effective ids differ: w11_privileged()), else
+ * the default file; a missing default file means no token.  A relative
+ * $WKS_PKCS11_CONF is refused: it would name another file, or none, in a
+ * program that changed its working folder (ssh-agent runs in /, and
+ * ssh-add then says only "agent refused operation"). */
 static CK_RV load_conf(void)
 {
-	const char *env = secure_getenv("WKS_PKCS11_CONF");
+	const char *env = w11_privileged() ? NULL : getenv("WKS_PKCS11_CONF");
 	const char *path = env && *env ? env : WKS_PKCS11_DEFAULT_CONF;
 	char err[768];
 

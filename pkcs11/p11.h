@@ -82,6 +82,13 @@ void w11_log(const char *fmt, ...)
 /* Log a libwks failure with its detail (never a secret). */
 void w11_log_wks(const char *what, int err);
 void w11_log_init(void);
+/* 1 in a process whose real and effective ids (uid or gid) differ, or
+ * that runs in secure-execution mode (AT_SECURE: a set-user-ID or
+ * set-group-ID program, file capabilities): its environment and its user
+ * keyring (KEY_SPEC_USER_KEYRING follows the real uid) are its caller's.
+ * The module then ignores WKS_PKCS11_CONF and WKS_PKCS11_DEBUG and shares
+ * no login (share.c).  module.c. */
+int w11_privileged(void);
 
 /* ---- attribute lists and templates (attr.c) ------------------------------ */
 
@@ -277,6 +284,10 @@ struct w11_token {
 	int adopted;             /* the login was taken from the keyring
 	                          * (share.c) and this process has not called
 	                          * C_Login yet */
+	long share_ring;         /* share.c: the keyring of the shared login
+	                          * this login made or took over (0: none), */
+	int64_t share_deadline;  /* its end (CLOCK_REALTIME s), */
+	uint64_t share_gen;      /* for login_gen == share_gen only */
 	w11_obj **objs;
 	size_t nobjs, cap;
 	size_t nsessions, nrw;   /* open sessions, read-write ones */
@@ -327,19 +338,28 @@ int w11_fileid_eq(const w11_fileid *a, const w11_fileid *b);
  * With the lock held. */
 void w11_token_logout_locked(w11_token *t);
 /* ---- the shared login (share.c; docs/PKCS11.md "Shared login") ----------
- * All do nothing unless the token has `shared-login = yes`, and never
- * fail a call (the debug log says why a login was not shared).
- *   publish  leave the token's user login in the user's kernel keyring:
- *            warms the KEK cache with the PIN (one batch), exports it;
- *            edit lock held, not the lock;
+ * All do nothing unless the token has `shared-login = yes`, nor in a
+ * w11_privileged() process, and never fail a call (the debug log says
+ * why a login was not shared).  A login is a keyring of its own in the
+ * user's keyring, holding the record (sharefmt.h); both end at the
+ * record's deadline, the C_Login's time plus the TTL.
+ *   login    after a C_Login with the PIN: end any earlier shared login
+ *            (revoke), make a new one, full TTL, and publish;
+ *   publish  leave the token's user login again, into the keyring that
+ *            login made or took over, with its deadline (after an edit,
+ *            C_SetPIN): nothing once that keyring was revoked or
+ *            expired, so a C_Logout anywhere wins; warms the KEK cache
+ *            with the PIN (one batch), exports it; edit lock held, not
+ *            the lock;
  *   adopt    a token not logged in takes over a login left there, if the
  *            store file is still the one it names (no PBKDF2); takes the
  *            edit lock; 1 if it did;
- *   revoke   remove it (C_Logout);
+ *   revoke   remove it (C_Logout, logged in or not);
  *   carry    the logged-in store's cached keys into `to`, a new load of
  *            the same file after an edit (no PBKDF2 for the keys that
  *            did not change); edit lock held. */
 void w11_share_publish(w11_token *t);
+void w11_share_login(w11_token *t);
 int w11_share_adopt(w11_token *t);
 void w11_share_revoke(w11_token *t);
 void w11_share_carry(w11_token *t, wks_store *to);

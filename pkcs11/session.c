@@ -466,8 +466,9 @@ static CK_RV login(w11_session *s, CK_USER_TYPE u, const char *pin,
 	rv = w11_token_install(t, st, &fid);
 	W11_LOG("token \"%s\": logged in (%s)", t->conf->label,
 		u == CKU_SO ? "SO" : "user");
+	/* a login with the PIN: a new shared login, the earlier one ended */
 	if (rv == CKR_OK && u == CKU_USER)
-		w11_share_publish(t);
+		w11_share_login(t);
 done:
 	pthread_mutex_unlock(&t->edit);
 	return rv;
@@ -525,9 +526,11 @@ CK_RV C_Logout(CK_SESSION_HANDLE h)
 	else
 		w11_token_logout_locked(t);
 	pthread_mutex_unlock(&t->lock);
-	/* An explicit logout ends the login for all the user's processes. */
-	if (rv == CKR_OK)
-		w11_share_revoke(t);
+	/* An explicit logout ends the login for all the user's processes,
+	 * also from a process that is not logged in itself (one whose
+	 * takeover failed, wks-pkcs11-logout on a stale record): after any
+	 * C_Logout nobody takes a login over until a new C_Login. */
+	w11_share_revoke(t);
 	pthread_mutex_unlock(&t->edit);
 	if (rv == CKR_OK) {
 		w11_sessions_after_logout(t);

@@ -514,6 +514,12 @@ else
 		pkcs11-tool --module "$CLIENT" --login --pin wrong-pin --list-objects
 	if [ "$rc" -ne 0 ] && grep -q CKR_PIN_INCORRECT "$T/err"; then ok; else
 		bad "shared login: a wrong PIN is refused (rc $rc)"; fi
+	# wks-pkcs11-logout (built beside the module) ends it for everyone
+	recipe p11-kit-shared-logout CLIENT="$CLIENT" SOCKET_DIR="$SOCK2" \
+		LOGOUT="$(dirname "$MODULE")/wks-pkcs11-logout"
+	expect 0 "recipe p11-kit-shared-logout"
+	out_has '^web: logged out$' "wks-pkcs11-logout through p11-kit-client logs the token out"
+	out_has '^0$' "after wks-pkcs11-logout a client that gave no PIN sees no private key"
 fi
 stop "$SRV2"
 

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <linux/keyctl.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@
 #include "pkcs11v3.h"
 #include "config.h"
 #include "store/entryid.h"
+#include "sharefmt.h"
 #include "testutil.h"
 
 #define PIN "store pin 1"
@@ -4337,6 +4339,507 @@ static void test_pkcs11__unusable_stores(void **state)
 	CK(F->C_Initialize(NULL));
 }
 
+/* ---- issue 29, items 2, 3, 5 and 17: the shared login ends --------------
+ * (share.c, docs/PKCS11.md "Shared login"): a C_Logout anywhere wins over
+ * a later edit by a process that took the login over; no record outlives
+ * the TTL of its C_Login; nothing is shared where the real and effective
+ * ids differ; the TTL is bounded; wks-pkcs11-logout ends a login from
+ * the shell. */
+
+/* A kernel keyring is usable here (else: SKIP, said). */
+static int keyring_usable(void)
+{
+	long id = syscall(SYS_add_key, "user", "libwks-test-probe", "x",
+			  (size_t)1, KEY_SPEC_USER_KEYRING);
+
+	if (id < 0) {
+		print_message("SKIP: no kernel keyring here (%s)\n",
+			      strerror(errno));
+		return 0;
+	}
+	syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+	return 1;
+}
+
+/* share_init with the configuration's TTL lines given (`ttl`: e.g.
+ * "kek-cache-ttl = 50\n"); C_Initialize's result returned. */
+static CK_RV share_conf(const char *store, const char *ttl, CK_SLOT_ID *slot,
+			char serial[17])
+{
+	FILE *f = fopen(conf, "w");
+	CK_SLOT_ID sl[4];
+	CK_ULONG n = 4;
+	CK_TOKEN_INFO ti;
+	CK_RV rv;
+
+	assert_non_null(f);
+	fprintf(f, "[token]\nlabel = sh\nstore = %s\n%sshared-login = yes\n"
+		"wolfjce.wks.iterationCount = 10000\n", store, ttl);
+	fclose(f);
+	F->C_Finalize(NULL);
+	if ((rv = F->C_Initialize(NULL)) != CKR_OK)
+		return rv;
+	CK(F->C_GetSlotList(CK_TRUE, sl, &n));
+	assert_int_equal(n, 1);
+	*slot = sl[0];
+	CK(F->C_GetTokenInfo(sl[0], &ti));
+	memcpy(serial, ti.serialNumber, 16);
+	serial[16] = '\0';
+	return CKR_OK;
+}
+
+/* Rename the secret key labelled `from` to `to` through session s (an
+ * edit the module saves); the CK_RV, without cmocka (children call it). */
+static CK_RV rename_secret(CK_SESSION_HANDLE s, const char *from,
+			   const char *to)
+{
+	CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+	CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof(cls) },
+			     { CKA_LABEL, (void *)from, strlen(from) } };
+	CK_ATTRIBUTE a = { CKA_LABEL, (void *)to, strlen(to) };
+	CK_OBJECT_HANDLE h;
+	CK_ULONG got = 0;
+	CK_RV rv;
+
+	if ((rv = F->C_FindObjectsInit(s, t, 2)) != CKR_OK)
+		return rv;
+	rv = F->C_FindObjects(s, &h, 1, &got);
+	F->C_FindObjectsFinal(s);
+	if (rv != CKR_OK || got != 1)
+		return rv != CKR_OK ? rv : CKR_GENERAL_ERROR;
+	return F->C_SetAttributeValue(s, h, &a, 1);
+}
+
+/* The keyring's timeout of key `id` as /proc/keys shows it, in seconds:
+ * -1 if permanent, -2 if not listed or not in seconds. */
+static long key_timeout(long id)
+{
+	FILE *f = fopen("/proc/keys", "r");
+	char line[512], want[16], tmo[32];
+	long v = -2;
+
+	assert_non_null(f);
+	snprintf(want, sizeof(want), "%08lx ", (unsigned long)id);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, want, 9) == 0 &&
+		    sscanf(line, "%*s %*s %*s %31s", tmo) == 1) {
+			size_t n = strlen(tmo);
+
+			if (strcmp(tmo, "perm") == 0)
+				v = -1;
+			else if (n > 1 && tmo[n - 1] == 's')
+				v = strtol(tmo, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* The token's record, decoded: its deadline. */
+static int64_t record_deadline(const char *serial)
+{
+	long id = share_key(serial), n;
+	static uint8_t buf[W11_SHARE_MAX];
+	w11_share_rec r;
+
+	assert_true(id >= 0);
+	n = syscall(SYS_keyctl, KEYCTL_READ, id, buf, sizeof(buf));
+	assert_true(n > 0);
+	if (w11_share_decode(&r, buf, (size_t)n) != 0)
+		fail_msg("the keyring holds no record of this version");
+	return r.deadline;
+}
+
+/* A fresh module instance in a child process that took the login over;
+ * it tells the parent (ready: '1' if logged in by the keyring), waits for
+ * its go, then renames "hmac" (an edit the module saves and publishes). */
+static int adopter_child(int go, int ready)
+{
+	CK_SLOT_ID sl[2];
+	CK_ULONG n = 2;
+	CK_SESSION_HANDLE s;
+	CK_SESSION_INFO si;
+	char c;
+
+	F->C_Finalize(NULL);
+	if (F->C_Initialize(NULL) != CKR_OK ||
+	    F->C_GetSlotList(CK_TRUE, sl, &n) != CKR_OK || n != 1)
+		return 2;
+	if (F->C_OpenSession(sl[0], CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL,
+			     NULL, &s) != CKR_OK ||
+	    F->C_GetSessionInfo(s, &si) != CKR_OK)
+		return 3;
+	c = si.state == CKS_RW_USER_FUNCTIONS ? '1' : '0';
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		return 4;
+	if (rename_secret(s, "hmac", "hmac-child") != CKR_OK)
+		return 5;
+	F->C_Finalize(NULL);
+	return 0;
+}
+
+/* Item 2: a C_Logout wins over a later edit of a process that took the
+ * login over earlier (on a40a0af its edit published the login again, with
+ * a new full timeout, and the next process was logged in). */
+static void test_pkcs11__share_logout_wins(void **state)
+{
+	char store[700], serial[17], c = 0;
+	CK_SLOT_ID slot;
+	CK_SESSION_HANDLE s;
+	int go[2], ready[2], st;
+	pid_t pid;
+
+	(void)state;
+	if (!keyring_usable())
+		skip();
+	snprintf(store, sizeof(store), "%s/logout-wins.wks", dir);
+	copy_file(main_store, store);
+	CK(share_conf(store, "kek-cache-ttl = 60\n", &slot, serial));
+	s = user_session(slot, 0);
+	assert_true(share_key(serial) >= 0);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(adopter_child(go[0], ready[1]));
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(c, '1');
+	/* the user logs out, then the other process saves an edit */
+	CK(F->C_Logout(s));
+	assert_true(share_key(serial) < 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	st = tu_reap_bounded(pid, 60000);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(go[0]), close(go[1]), close(ready[0]), close(ready[1]);
+	/* nothing was published again: a new process is not logged in */
+	assert_true(share_key(serial) < 0);
+	CK(share_conf(store, "kek-cache-ttl = 60\n", &slot, serial));
+	s = open_session(slot, 0);
+	assert_int_equal(state_of(s), CKS_RO_PUBLIC_SESSION);
+	/* and the edit was saved (the store has the new name) */
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	(void)one(s, CKO_SECRET_KEY, "hmac-child");
+	CK(F->C_Logout(s));
+	assert_true(share_key(serial) < 0);
+}
+
+/* Item 2: a record never lives past the TTL of the C_Login that made it:
+ * edits (by the process that logged in, then by one that took the login
+ * over) publish it again with the same deadline and the time left. */
+static void test_pkcs11__share_deadline_kept(void **state)
+{
+	char store[700], serial[17];
+	CK_SLOT_ID slot;
+	CK_SESSION_HANDLE s;
+	time_t t0, t1;
+	int64_t dl;
+	long tmo;
+
+	(void)state;
+	if (!keyring_usable())
+		skip();
+	snprintf(store, sizeof(store), "%s/deadline.wks", dir);
+	copy_file(main_store, store);
+	CK(share_conf(store, "kek-cache-ttl = 50\n", &slot, serial));
+	t0 = time(NULL);
+	s = user_session(slot, 1);
+	t1 = time(NULL);
+	tmo = key_timeout(share_key(serial));
+	assert_true(tmo >= 48 && tmo <= 50);
+	sleep(2);
+	/* the process that logged in saves an edit */
+	CK(rename_secret(s, "hmac", "hmac-a"));
+	tmo = key_timeout(share_key(serial));
+	if (tmo < 0 || tmo > 48)
+		fail_msg("the record's timeout after the edit: %ld s (the "
+			 "login's TTL is 50 s, 2 s ago)", tmo);
+	dl = record_deadline(serial);
+	assert_true(dl >= t0 + 50 && dl <= t1 + 50);
+	/* a fresh instance takes it over and saves an edit */
+	CK(share_conf(store, "kek-cache-ttl = 50\n", &slot, serial));
+	s = open_session(slot, 1);
+	assert_int_equal(state_of(s), CKS_RW_USER_FUNCTIONS);
+	CK(rename_secret(s, "hmac-a", "hmac-b"));
+	assert_int_equal(record_deadline(serial), dl);
+	tmo = key_timeout(share_key(serial));
+	if (tmo < 0 || tmo > 48)
+		fail_msg("the record's timeout after the adopter's edit: %ld s",
+			 tmo);
+	/* a new C_Login with the PIN starts a new TTL (the adopter's first
+	 * C_Login is its own: no new record; another instance's is) */
+	CK(share_conf(store, "kek-cache-ttl = 50\n", &slot, serial));
+	s = open_session(slot, 0);
+	CK(F->C_Logout(s));
+	s = user_session(slot, 0);
+	assert_true(record_deadline(serial) >= dl + 2);
+	CK(F->C_Logout(s));
+	assert_true(share_key(serial) < 0);
+}
+
+/* Item 5: the TTL is bounded, for kek-cache-ttl and the property alike:
+ * 2^32 s or more was cut to 32 bits by the keyring (0: permanent). */
+static void test_pkcs11__share_ttl_bound(void **state)
+{
+	static const struct {
+		const char *line;
+		long ttl; /* 0: refused */
+	} cases[] = {
+		{ "wolfjce.keystore.kekCacheTtlSec = 4294967296", 0 },
+		{ "wolfjce.keystore.kekCacheTtlSec = 4294967297", 0 },
+		{ "wolfjce.keystore.kekCacheTtlSec = 2147483648", 0 },
+		{ "wolfjce.keystore.kekCacheTtlSec = 99999999999999999999999", 0 },
+		{ "wolfjce.keystore.kekCacheTtlSec = +4294967296", 0 },
+		{ "kek-cache-ttl = 4294967296", 0 },
+		{ "kek-cache-ttl = 2147483648", 0 },
+		{ "wolfjce.keystore.kekCacheTtlSec = 2147483647", 2147483647 },
+		{ "wolfjce.keystore.kekCacheTtlSec = +600", 600 },
+		/* what libwks does not take means its default, 300 s */
+		{ "wolfjce.keystore.kekCacheTtlSec = -5", 300 },
+		{ "wolfjce.keystore.kekCacheTtlSec = 0", 300 },
+		{ "wolfjce.keystore.kekCacheTtlSec = 10m", 300 },
+		{ "kek-cache-ttl = 2147483647", 2147483647 },
+		{ "kek-cache-ttl = 7\nwolfjce.keystore.kekCacheTtlSec = 9", 7 },
+		{ "# none", 300 },
+	};
+	char store[700], serial[17], text[256], err[512];
+	CK_SLOT_ID slot;
+	CK_SESSION_HANDLE s;
+	time_t t0;
+	long tmo;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		w11_conf *c = NULL;
+		int rc;
+
+		snprintf(text, sizeof(text), "[token]\nlabel = t\nstore = /s\n"
+			 "%s\n", cases[i].line);
+		rc = w11_conf_parse(&c, text, strlen(text), "/", err,
+				    sizeof(err));
+		if (cases[i].ttl == 0) {
+			if (rc != -1)
+				fail_msg("accepted: %s", cases[i].line);
+			assert_non_null(strstr(err, "line 4"));
+		} else {
+			if (rc != 0)
+				fail_msg("%s: %s", cases[i].line, err);
+			assert_int_equal(c->tokens[0].ttl, cases[i].ttl);
+			w11_conf_free(c);
+		}
+	}
+	/* the module refuses such a configuration (it made a permanent
+	 * record) */
+	snprintf(store, sizeof(store), "%s/ttl.wks", dir);
+	copy_file(main_store, store);
+	CKE(CKR_GENERAL_ERROR,
+	    share_conf(store, "wolfjce.keystore.kekCacheTtlSec = 4294967296\n",
+		       &slot, serial));
+	if (!keyring_usable())
+		skip();
+	/* the largest TTL: a record with a timeout, and its deadline */
+	CK(share_conf(store, "wolfjce.keystore.kekCacheTtlSec = 2147483647\n",
+		      &slot, serial));
+	t0 = time(NULL);
+	s = user_session(slot, 0);
+	tmo = key_timeout(share_key(serial));
+	assert_int_not_equal(tmo, -1);
+	assert_true(record_deadline(serial) >= t0 + 2147483647LL);
+	CK(F->C_Logout(s));
+	assert_true(share_key(serial) < 0);
+}
+
+/* Run wks-pkcs11-logout with `args` (the module and configuration of
+ * this test); its exit status, its output in out. */
+static int logout_tool(const char *args, char *out, size_t cap)
+{
+	char cmd[2048];
+	FILE *p;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' --module '%s' %s 2>&1",
+		 WKS_PKCS11_LOGOUT, WKS_PKCS11_MODULE, args);
+	assert_non_null(p = popen(cmd, "r"));
+	n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	while (fread(cmd, 1, sizeof(cmd), p) > 0)
+		; /* the rest (a sanitizer's report): no SIGPIPE */
+	st = pclose(p);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* Item 17 (and 2): wks-pkcs11-logout ends a shared login from the shell,
+ * also one that no process can take over any more (a store changed by
+ * another program): after any C_Logout, logged in or not, no record. */
+static void test_pkcs11__share_logout_tool(void **state)
+{
+	char store[700], serial[17], out[1024];
+	CK_SLOT_ID slot;
+	CK_SESSION_HANDLE s;
+	wks_store *st;
+
+	(void)state;
+	snprintf(store, sizeof(store), "%s/tool.wks", dir);
+	copy_file(main_store, store);
+	CK(share_conf(store, "kek-cache-ttl = 60\n", &slot, serial));
+	/* usage and a label that is no token's */
+	assert_int_equal(logout_tool("--bogus", out, sizeof(out)), 2);
+	assert_int_equal(logout_tool("--token nosuch", out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "no token labelled \"nosuch\""));
+	assert_int_equal(logout_tool("", out, sizeof(out)), 0);
+	assert_string_equal(out, "sh: not logged in\n");
+	if (!keyring_usable())
+		skip();
+	/* a live shared login: the tool takes it over and logs out */
+	s = user_session(slot, 0);
+	assert_true(share_key(serial) >= 0);
+	assert_int_equal(logout_tool("--token sh", out, sizeof(out)), 0);
+	assert_string_equal(out, "sh: logged out\n");
+	assert_true(share_key(serial) < 0);
+	CK(share_conf(store, "kek-cache-ttl = 60\n", &slot, serial));
+	s = open_session(slot, 0);
+	assert_int_equal(state_of(s), CKS_RO_PUBLIC_SESSION);
+	/* a stale one (the store changed since): nobody can take it over,
+	 * yet it holds the password; the tool's C_Logout removes it */
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	assert_true(share_key(serial) >= 0);
+	st = tu_store_fast();
+	TU_OK(wks_store_load_file(st, store, PIN, PIN_LEN));
+	TU_OK(wks_store_delete(st, "ca"));
+	TU_OK(wks_store_save_file(st, store, PIN, PIN_LEN));
+	wks_store_free(st);
+	assert_int_equal(logout_tool("", out, sizeof(out)), 0);
+	assert_string_equal(out, "sh: not logged in\n");
+	assert_true(share_key(serial) < 0);
+	CK(F->C_Logout(s));
+}
+
+/* Item 3, in a child: the module as a set-user-ID-root program run by
+ * "nobody" sees it (real uid 65534, effective uid 0), then as a
+ * set-group-ID one (real gid 65534, effective gid 0).  0, or the number
+ * of the check that failed. */
+static int setuid_child(const char *wconf)
+{
+	CK_SLOT_ID sl[2];
+	CK_ULONG n = 2;
+	CK_SESSION_HANDLE s;
+	CK_SESSION_INFO si;
+	CK_TOKEN_INFO ti;
+	char serial[17];
+	long id;
+
+	setenv("WKS_PKCS11_CONF", wconf, 1);
+	/* "nobody" itself (ids equal) logs in: a genuine record in nobody's
+	 * keyring, which a set-user-ID program run by nobody would find */
+	if (setresuid(65534, 65534, 0) != 0)
+		return 10;
+	F->C_Finalize(NULL);
+	if (F->C_Initialize(NULL) != CKR_OK ||
+	    F->C_GetSlotList(CK_TRUE, sl, &n) != CKR_OK || n != 1 ||
+	    F->C_GetTokenInfo(sl[0], &ti) != CKR_OK)
+		return 11;
+	memcpy(serial, ti.serialNumber, 16);
+	serial[16] = '\0';
+	if (F->C_OpenSession(sl[0], CKF_SERIAL_SESSION, NULL, NULL, &s) ||
+	    F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN) != CKR_OK)
+		return 12;
+	if (share_key(serial) < 0)
+		return 13; /* (the environment: nobody has no keyring) */
+	F->C_Finalize(NULL);
+	if (F->C_Initialize(NULL) != CKR_OK)
+		return 14;
+	/* the set-user-ID program: it takes nothing over */
+	if (setresuid(-1, 0, -1) != 0)
+		return 15;
+	if (F->C_OpenSession(sl[0], CKF_SERIAL_SESSION, NULL, NULL, &s) ||
+	    F->C_GetSessionInfo(s, &si) != CKR_OK)
+		return 16;
+	if (si.state != CKS_RO_PUBLIC_SESSION)
+		return 17; /* took nobody's record over */
+	/* nor does its C_Logout touch the caller's keyring */
+	if (F->C_Logout(s) != CKR_USER_NOT_LOGGED_IN ||
+	    share_key(serial) < 0)
+		return 18;
+	/* the record removed (by nobody), it logs in with the PIN and
+	 * leaves nothing in the caller's keyring */
+	if (setresuid(-1, 65534, -1) != 0 ||
+	    (id = share_key(serial)) < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_INVALIDATE, id) != 0 ||
+	    setresuid(-1, 0, -1) != 0)
+		return 19;
+	if (F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN) != CKR_OK)
+		return 20;
+	if ((id = share_key(serial)) >= 0) {
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+		return 21; /* published the password to the caller */
+	}
+	if (F->C_Logout(s) != CKR_OK)
+		return 22;
+	/* set-group-ID: uids all root (root's keyring), real gid nobody */
+	if (setresuid(0, 0, 0) != 0 || setresgid(65534, 0, 0) != 0)
+		return 23;
+	if (F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN) != CKR_OK)
+		return 24;
+	if ((id = share_key(serial)) >= 0) {
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+		return 25;
+	}
+	F->C_Finalize(NULL);
+	return 0;
+}
+
+/* Item 3: nothing is shared in a process whose real and effective ids
+ * differ.  As root: a child plays the set-user-ID program (setresuid: a
+ * process started so, by setpriv or a set-user-ID file, runs in secure
+ * mode, where the module ignores WKS_PKCS11_CONF and so would have no
+ * token to test).  What "nobody" reads is in a world-readable folder. */
+static void test_pkcs11__share_setuid(void **state)
+{
+	char wdir[] = "/tmp/wks-setuid-XXXXXX", wconf[128], wstore[128];
+	FILE *f;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("SKIP: not root (the test plays another user)\n");
+		skip();
+	}
+	if (!keyring_usable())
+		skip();
+	assert_non_null(mkdtemp(wdir));
+	assert_int_equal(chmod(wdir, 0755), 0);
+	snprintf(wstore, sizeof(wstore), "%s/s.wks", wdir);
+	snprintf(wconf, sizeof(wconf), "%s/s.conf", wdir);
+	copy_file(main_store, wstore);
+	assert_int_equal(chmod(wstore, 0644), 0);
+	assert_non_null(f = fopen(wconf, "w"));
+	fprintf(f, "[token]\nlabel = s\nstore = %s\nkek-cache-ttl = 60\n"
+		"shared-login = yes\nwolfjce.wks.iterationCount = 10000\n",
+		wstore);
+	fclose(f);
+	assert_int_equal(chmod(wconf, 0644), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(setuid_child(wconf));
+	st = tu_reap_bounded(pid, 60000);
+	unlink(wstore);
+	unlink(wconf);
+	rmdir(wdir);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 13) {
+		print_message("SKIP: nobody has no usable keyring here\n");
+		skip();
+	}
+	if (WEXITSTATUS(st) != 0)
+		fail_msg("the set-user-ID child failed check %d",
+			 WEXITSTATUS(st));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -4384,6 +4887,11 @@ int main(void)
 		T(relative_conf),
 		T(own_key_password_log),
 		T(unusable_stores),
+		T(share_logout_wins),
+		T(share_deadline_kept),
+		T(share_ttl_bound),
+		T(share_logout_tool),
+		T(share_setuid),
 #undef T
 	};
 
