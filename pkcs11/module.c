@@ -188,6 +188,11 @@ static void conf_say(int just_once, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* (a path from the environment may hold anything: no control
+	 * character reaches the terminal) */
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	W11_LOG("configuration: %s", msg);
 	if (just_once) {
 		/* (C_Initialize holds the module exclusively) */

@@ -4044,6 +4044,9 @@ static void test_pkcs11__relative_conf(void **state)
 			  "path");
 	setenv("WKS_PKCS11_CONF", "./wks-pkcs11.conf", 1);
 	expect_init_error("not an absolute path");
+	/* the value is shown without its control characters */
+	setenv("WKS_PKCS11_CONF", "x\x1b[2J.conf", 1);
+	expect_init_error("WKS_PKCS11_CONF=x?[2J.conf: not an absolute path");
 	assert_int_equal(chdir(cwd), 0);
 	setenv("WKS_PKCS11_CONF", conf, 1);
 	CK(F->C_Initialize(NULL));
