@@ -363,7 +363,9 @@ CK_RV w11_obj_pubkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	o->flags = flags & ~W11_OF_PRIVATE;
 	o->km = w11_keymat_ref(km);
 	ident_of(o, km->ident, sizeof(km->ident));
-	if ((rv = common(o, alias, 1, !(flags & W11_OF_TOKEN))) ||
+	/* (a token key pair's public key object can be destroyed: the
+	 * attribute record says it is gone, the entry stays) */
+	if ((rv = common(o, alias, 1, 1)) ||
 	    (rv = key_common(o, kt, id, id_len, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, kt == CKK_RSA)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, 1)) ||
@@ -589,7 +591,9 @@ CK_RV w11_obj_attr(const w11_obj *o, CK_ATTRIBUTE_TYPE t,
 	 * the same context-specific login) */
 	if (t == CKA_ALWAYS_AUTHENTICATE &&
 	    (o->cls == CKO_PRIVATE_KEY || o->cls == CKO_SECRET_KEY)) {
-		*val = o->km && o->km->always_auth == 1 ? &yes : &no;
+		*val = o->km && (o->km->always_auth == 1 || o->km->force_auth)
+			   ? &yes
+			   : &no;
 		*len = sizeof(CK_BBOOL);
 		return CKR_OK;
 	}

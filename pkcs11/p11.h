@@ -58,6 +58,7 @@
 
 #include "pkcs11v3.h"
 #include "config.h"
+#include "attrrec.h"
 
 #define W11_EXPORT __attribute__((visibility("default")))
 
@@ -181,6 +182,9 @@ typedef struct {
 	unsigned char *sec;
 	size_t sec_len;
 	int always_auth;      /* -1: not known yet */
+	int force_auth;       /* CKA_ALWAYS_AUTHENTICATE from the attribute
+			       * record (a key whose password is the
+			       * store's, made always-authenticate) */
 	uint64_t login_gen;
 	unsigned char ident[32]; /* entry identity, reused across reloads:
 				  * the digest of the entry's stored bytes */
@@ -225,12 +229,17 @@ typedef struct {
 	char *alias;             /* token objects: the entry's alias */
 	size_t chain_index;
 	unsigned char ident[32]; /* token objects: identity across reloads */
+	unsigned char edig[32];  /* token objects: their entry's digest (the
+				  * attribute record is bound to it) */
 	int reused;              /* took an older object's handle */
 	w11_attrs attrs;         /* every attribute but the sensitive ones */
 	w11_keymat *km;          /* keys */
 } w11_obj;
 
 void w11_obj_free(w11_obj *o);
+/* Does o's CKA_ALLOWED_MECHANISMS let it be used with `m` (absent or
+ * empty: any mechanism of its type)?  attr.c. */
+int w11_mech_allowed(const w11_obj *o, CK_MECHANISM_TYPE m);
 
 /* Build the objects of a store entry (token.c calls it on load).  The
  * keymat (private and secret keys) is made by the caller and referenced. */
@@ -281,6 +290,12 @@ struct w11_token {
 	CK_USER_TYPE login;      /* CKU_USER, CKU_SO, or (CK_ULONG)-1 */
 	w11_secret pin;          /* the store password while logged in */
 	uint64_t login_gen;      /* bumped at every login and logout */
+	w11_secret rec_key;      /* the attribute record's MAC key, its
+				  * salt and iterations, for the login */
+	w11_rec *rec_next;       /* the record an edit just wrote, for the
+				  * install that follows (edit lock) */
+	int rec_next_verified;
+	w11_rec *rec_edit;       /* the record during an edit (edit lock) */
 	int adopted;             /* the login was taken from the keyring
 	                          * (share.c) and this process has not called
 	                          * C_Login yet */
@@ -363,6 +378,24 @@ void w11_share_login(w11_token *t);
 int w11_share_adopt(w11_token *t);
 void w11_share_revoke(w11_token *t);
 void w11_share_carry(w11_token *t, wks_store *to);
+
+/* ---- the attribute record's file (recfile.c; attrrec.h: the format) -----
+ * read: with pw, its MAC verified (*verified = 1) or the record dropped;
+ * without, parsed only (its word is then taken for public objects only).
+ * A missing or bad file is an empty record and CKR_OK (logged).  write:
+ * atomically, under the store's lock held by the caller; an empty
+ * record removes the file.  Neither with the token's lock held. */
+char *w11_rec_path(const w11_token *t);
+CK_RV w11_recfile_read(w11_token *t, const char *pw, size_t pw_len,
+		       w11_rec *rec, int *verified);
+CK_RV w11_recfile_write(w11_token *t, w11_rec *rec, const char *pw,
+			size_t pw_len);
+/* The attributes the record keeps (write.c). */
+int w11_rec_persistable(CK_ATTRIBUTE_TYPE t);
+/* Keep a template's persistable attributes in the record being written
+ * for an object of entry `alias` (write.c; during an edit). */
+CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
+		   size_t index, const CK_ATTRIBUTE *tmpl, CK_ULONG n);
 
 /* The object with that handle (token or session object), NULL if none.
  * Lock held. */

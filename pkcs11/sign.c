@@ -198,6 +198,8 @@ static CK_RV op_key(w11_token *t, CK_OBJECT_HANDLE key, const w11_mech *m,
 		return CKR_KEY_TYPE_INCONSISTENT;
 	if (!w11_attrs_is_true(&o->attrs, usage))
 		return CKR_KEY_FUNCTION_NOT_PERMITTED;
+	if (!w11_mech_allowed(o, m->type))
+		return CKR_MECHANISM_INVALID;
 	*is_public = o->cls == CKO_PUBLIC_KEY;
 	*km = w11_keymat_ref(o->km);
 	return CKR_OK;
@@ -277,7 +279,8 @@ CK_RV w11_op_start(w11_session *s, w11_op *op, const w11_mech *m,
 
 			pthread_mutex_lock(&t->lock);
 			later = t->login == CKU_USER &&
-				op->km->always_auth == 1;
+				(op->km->always_auth == 1 ||
+				 op->km->force_auth);
 			pthread_mutex_unlock(&t->lock);
 			if (later) {
 				/* CKA_ALWAYS_AUTHENTICATE: the key password
@@ -328,11 +331,14 @@ CK_RV w11_sign_init(w11_session *s, const CK_MECHANISM *mech,
 
 CK_RV w11_context_login(w11_session *s, const char *pin, size_t len)
 {
-	static const int kinds[] = { W11_OP_SIGN, W11_OP_DECRYPT };
+	/* (encrypt and verify too: a secret key made always-authenticate
+	 * through the attribute record) */
+	static const int kinds[] = { W11_OP_SIGN, W11_OP_DECRYPT,
+				     W11_OP_ENCRYPT, W11_OP_VERIFY };
 	w11_op *op = NULL;
 	CK_RV rv;
 
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (s->op[kinds[i]].active && s->op[kinds[i]].need_login) {
 			op = &s->op[kinds[i]];
 			break;

@@ -187,6 +187,10 @@ void w11_token_fini(w11_token *t)
 	free(t->objs);
 	w11_storeref_put(t->sref);
 	w11_secret_free(&t->pin);
+	if (t->rec_next) {
+		w11_rec_free(t->rec_next);
+		free(t->rec_next);
+	}
 	free(t->canon);
 	pthread_mutex_destroy(&t->edit);
 	pthread_mutex_destroy(&t->lock);
@@ -415,6 +419,8 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 		unsigned char id[256];
 		size_t id_len;
 
+		size_t first = l->n;
+
 		switch (wks_store_entry_type(st, al[i])) {
 		case WKS_ENTRY_PRIVATE_KEY:
 			rv = build_key_entry(t, st, al[i], l);
@@ -437,6 +443,15 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 			break;
 		default:
 			break;
+		}
+		/* the entry's objects know its bytes (the attribute record
+		 * is bound to them) */
+		if (rv == CKR_OK && l->n > first) {
+			unsigned char d[32];
+
+			if (wks__store_entry_digest(d, st, al[i]) == WKS_OK)
+				for (size_t k = first; k < l->n; k++)
+					memcpy(l->v[k]->edig, d, 32);
 		}
 		/* one entry the module cannot show does not hide the others */
 		if (rv != CKR_OK && rv != CKR_HOST_MEMORY) {
@@ -478,6 +493,73 @@ static void mark_gone(w11_token *t, const objlist *l)
 	}
 }
 
+/* Is `a` a value the record may give attribute `type` (the types and
+ * shapes w11_rec_persistable() keeps)? */
+static int rec_value_ok(uint64_t type, const w11_rattr *a)
+{
+	switch (type) {
+	case CKA_ID:
+		return a->len <= 256;
+	case CKA_START_DATE:
+	case CKA_END_DATE:
+		return a->len == 0 || a->len == sizeof(CK_DATE);
+	case CKA_ALLOWED_MECHANISMS:
+		return a->len % sizeof(CK_MECHANISM_TYPE) == 0 &&
+		       a->len <= 256 * sizeof(CK_MECHANISM_TYPE);
+	default:
+		return w11_rec_persistable(type) && a->len == sizeof(CK_BBOOL);
+	}
+}
+
+/* Give the token objects of `l` what the record says of them: only what
+ * a verified record says of a private object; a public key object the
+ * record marks deleted leaves the list.  Lock held. */
+static void rec_apply(w11_token *t, objlist *l, const w11_rec *rec,
+		      int verified)
+{
+	size_t k = 0;
+
+	(void)t;
+	for (size_t i = 0; i < l->n; i++)
+		if ((l->v[i]->flags & W11_OF_TOKEN) && l->v[i]->km)
+			l->v[i]->km->force_auth = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		w11_obj *o = l->v[i];
+		const w11_ritem *it = NULL;
+
+		if ((o->flags & W11_OF_TOKEN) &&
+		    (verified || !(o->flags & W11_OF_PRIVATE)))
+			it = w11_rec_find(rec, o->edig, (uint8_t)o->role,
+					  (uint32_t)o->chain_index);
+		if (it && (it->flags & W11_REC_F_DELETED) &&
+		    o->role == W11_R_PUB) {
+			w11_obj_free(o);
+			continue;
+		}
+		for (uint32_t j = 0; it && j < it->n; j++) {
+			const w11_rattr *a = &it->a[j];
+
+			if (!rec_value_ok(a->type, a))
+				continue;
+			if (a->type == CKA_ALWAYS_AUTHENTICATE) {
+				/* (computed, not in the table: km says) */
+				if (o->km && a->val[0] &&
+				    (o->role == W11_R_PRIV ||
+				     o->role == W11_R_SECRET))
+					o->km->force_auth = 1;
+				continue;
+			}
+			if (!w11_attrs_get(&o->attrs, (CK_ATTRIBUTE_TYPE)a->type))
+				continue;
+			if (w11_attrs_set(&o->attrs, (CK_ATTRIBUTE_TYPE)a->type,
+					  a->val, a->len) != CKR_OK)
+				continue;
+		}
+		l->v[k++] = o;
+	}
+	l->n = k;
+}
+
 CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 {
 	objlist l = { 0 };
@@ -485,8 +567,33 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 	unsigned char *used = NULL;
 	CK_RV rv;
 
+	w11_rec rec = { 0 };
+	int verified = 0;
+
+	/* the attribute record: the one the edit just wrote, else read
+	 * (with the login's password, if any: its MAC checked) */
+	if (t->rec_next) {
+		rec = *t->rec_next;
+		verified = t->rec_next_verified;
+		free(t->rec_next);
+		t->rec_next = NULL;
+	} else if (st) {
+		char pin[1024];
+		size_t pin_len = 0;
+
+		pthread_mutex_lock(&t->lock);
+		if (t->login == CKU_USER && t->pin.len <= sizeof(pin)) {
+			memcpy(pin, t->pin.p, t->pin.len);
+			pin_len = t->pin.len;
+		}
+		pthread_mutex_unlock(&t->lock);
+		(void)w11_recfile_read(t, pin_len ? pin : NULL, pin_len, &rec,
+				       &verified);
+		OPENSSL_cleanse(pin, sizeof(pin));
+	}
 	if (st && !(r = storeref_new(st))) {
 		wks_store_free(st);
+		w11_rec_free(&rec);
 		return CKR_HOST_MEMORY;
 	}
 	pthread_mutex_lock(&t->lock);
@@ -497,6 +604,8 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 			goto fail;
 	if ((rv = build(t, st, &l)) != CKR_OK)
 		goto fail;
+	rec_apply(t, &l, &rec, verified);
+	w11_rec_free(&rec);
 	/* Unchanged token objects keep their handles: same role and
 	 * content under the same alias, or under an alias the store no
 	 * longer has (renamed); each old handle goes to one object. */
@@ -552,6 +661,7 @@ fail:
 	free(l.v);
 	pthread_mutex_unlock(&t->lock);
 	w11_storeref_put(r);
+	w11_rec_free(&rec);
 	return rv;
 }
 
@@ -651,6 +761,7 @@ void w11_token_check(w11_token *t)
 void w11_token_logout_locked(w11_token *t)
 {
 	w11_secret_free(&t->pin);
+	w11_secret_free(&t->rec_key);
 	t->login = W11_NOT_LOGGED_IN;
 	t->adopted = 0;
 	t->login_gen++;
@@ -796,7 +907,7 @@ CK_RV w11_keymat_get(w11_keymat *km, const char *pin, size_t pin_len,
 	}
 	gen = t->login_gen;
 	if (!pin) {
-		if (km->always_auth == 1) {
+		if (km->always_auth == 1 || km->force_auth) {
 			pthread_mutex_unlock(&t->lock);
 			return CKR_USER_NOT_LOGGED_IN;
 		}

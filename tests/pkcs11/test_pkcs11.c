@@ -2079,9 +2079,12 @@ static void test_pkcs11__destroy_rename_copy(void **state)
 	wks_store *st;
 
 	(void)state;
-	/* the public key and certificate of a key entry go with it */
-	CKE(CKR_ACTION_PROHIBITED,
-	    F->C_DestroyObject(s, one(s, CKO_PUBLIC_KEY, "ec")));
+	/* a key pair's public key object can go (the attribute record
+	 * says so, the entry stays: test_pkcs11__attribute_record); its
+	 * certificates go with the entry */
+	CK(F->C_DestroyObject(s, one(s, CKO_PUBLIC_KEY, "ec")));
+	assert_int_equal(find_cls(s, CKO_PUBLIC_KEY, "ec", h, 16), 0);
+	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, "ec", h, 16), 1);
 	CKE(CKR_ACTION_PROHIBITED,
 	    F->C_DestroyObject(s, one(s, CKO_CERTIFICATE, "ec")));
 	assert_false(attr_bool(s, one(s, CKO_CERTIFICATE, "ec"),
@@ -2101,12 +2104,18 @@ static void test_pkcs11__destroy_rename_copy(void **state)
 	{
 		CK_ATTRIBUTE t[] = { { CKA_LABEL, "renamed", 7 } };
 		CK_ATTRIBUTE taken[] = { { CKA_LABEL, "aes", 3 } };
-		CK_ATTRIBUTE ro[] = { { CKA_SIGN, &no, 1 } };
+		CK_BBOOL yes = CK_TRUE;
+		CK_ATTRIBUTE ro[] = { { CKA_EXTRACTABLE, &yes, 1 } };
+		CK_ATTRIBUTE ro2[] = { { CKA_KEY_TYPE, &n, sizeof(n) } };
 
+		(void)no;
 		CK(F->C_SetAttributeValue(s, k, t, 1));
 		CKE(CKR_ATTRIBUTE_VALUE_INVALID,
 		    F->C_SetAttributeValue(s, k, taken, 1));
 		CKE(CKR_ATTRIBUTE_READ_ONLY, F->C_SetAttributeValue(s, k, ro, 1));
+		n = CKK_EC;
+		CKE(CKR_ATTRIBUTE_READ_ONLY,
+		    F->C_SetAttributeValue(s, k, ro2, 1));
 	}
 	/* the handle is the same object still (same key, same chain) */
 	assert_int_equal(find_cls(s, CKO_PRIVATE_KEY, "renamed", h, 16), 1);
@@ -2128,10 +2137,17 @@ static void test_pkcs11__destroy_rename_copy(void **state)
 		assert_int_equal(n, 3);
 		assert_memory_equal(v, id, 3);
 		free(v);
-		/* a CA-issued one cannot change */
-		CKE(CKR_ATTRIBUTE_READ_ONLY,
-		    F->C_SetAttributeValue(
-			    s, one(s, CKO_PRIVATE_KEY, "renamed"), t, 1));
+		/* a CA-issued one stays; the key object's CKA_ID is kept in
+		 * the attribute record (test_pkcs11__attribute_record) */
+		k = one(s, CKO_PRIVATE_KEY, "renamed");
+		CK(F->C_SetAttributeValue(s, k, t, 1));
+		v = attr(s, k, CKA_ID, &n);
+		assert_int_equal(n, 3);
+		assert_memory_equal(v, id, 3);
+		free(v);
+		v = attr(s, one(s, CKO_CERTIFICATE, "renamed"), CKA_ID, &n);
+		assert_int_not_equal(n, 3);
+		free(v);
 	}
 	/* session copies: found by id or label only when asked for a
 	 * session object (a program looking a key up finds one) */
@@ -4843,6 +4859,275 @@ static void test_pkcs11__share_setuid(void **state)
 			 WEXITSTATUS(st));
 }
 
+/* ---- issue 30, item 1: the attribute record beside the store -------------- */
+
+/* A fresh view of the token, as another process has it (the module
+ * finalised and initialised again), logged in. */
+static CK_SESSION_HANDLE fresh_user(CK_SLOT_ID slot)
+{
+	F->C_Finalize(NULL);
+	CK(F->C_Initialize(NULL));
+	return user_session(slot, 1);
+}
+
+static CK_OBJECT_HANDLE by_id(CK_SESSION_HANDLE s, CK_OBJECT_CLASS cls,
+			      const uint8_t *id, size_t n, size_t *count)
+{
+	CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof(cls) },
+			     { CKA_ID, (void *)id, n } };
+	CK_OBJECT_HANDLE h[4] = { 0 };
+
+	*count = find(s, t, 2, h, 4);
+	return h[0];
+}
+
+static void test_pkcs11__attribute_record(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1);
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03,
+			   0x01, 0x07 };
+	uint8_t id[] = { 0xa1, 0xb2, 0xc3 };
+	CK_MECHANISM_TYPE allowed[] = { CKM_ECDSA_SHA256 };
+	CK_MECHANISM ecm = { CKM_EC_KEY_PAIR_GEN, NULL, 0 };
+	CK_MECHANISM aesm = { CKM_AES_KEY_GEN, NULL, 0 };
+	CK_MECHANISM raw = { CKM_ECDSA, NULL, 0 };
+	CK_MECHANISM sha = { CKM_ECDSA_SHA256, NULL, 0 };
+	CK_MECHANISM ecb = { CKM_AES_ECB, NULL, 0 };
+	CK_ULONG len = 32, n, sn;
+	CK_OBJECT_HANDLE pub, priv, k;
+	char recpath[700];
+	uint8_t *v, blk[16] = { 0 }, out[16];
+	size_t cnt;
+	struct stat sb;
+	wks_store *st;
+
+	(void)state;
+	snprintf(recpath, sizeof(recpath), "%s.p11", w_store);
+	{
+		CK_ATTRIBUTE pt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_EC_PARAMS, p256, sizeof(p256) },
+				      { CKA_ID, id, 3 },
+				      { CKA_VERIFY, &yes, 1 } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "rec-ec", 6 },
+				      { CKA_ID, id, 3 },
+				      { CKA_SIGN, &yes, 1 },
+				      { CKA_DERIVE, &no, 1 },
+				      { CKA_ALLOWED_MECHANISMS, allowed,
+					sizeof(allowed) } };
+
+		CK(F->C_GenerateKeyPair(s, &ecm, pt, 4, vt, 6, &pub, &priv));
+	}
+	{
+		CK_ATTRIBUTE at[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "rec-aes", 7 },
+				      { CKA_VALUE_LEN, &len, sizeof(len) },
+				      { CKA_ALWAYS_AUTHENTICATE, &yes, 1 },
+				      { CKA_DECRYPT, &no, 1 } };
+
+		CK(F->C_GenerateKey(s, &aesm, at, 5, &k));
+	}
+	/* the record is there, beside the store; the store is wolfJCE's */
+	assert_int_equal(stat(recpath, &sb), 0);
+	wksdump_ok(w_store, PIN);
+	/* another process reads back what this one set */
+	s = fresh_user(SLOT_W);
+	priv = by_id(s, CKO_PRIVATE_KEY, id, 3, &cnt);
+	assert_int_equal(cnt, 1);
+	by_id(s, CKO_PUBLIC_KEY, id, 3, &cnt);
+	assert_int_equal(cnt, 1);
+	v = attr(s, priv, CKA_ALLOWED_MECHANISMS, &n);
+	assert_int_equal(n, sizeof(allowed));
+	assert_memory_equal(v, allowed, n);
+	free(v);
+	assert_false(attr_bool(s, priv, CKA_DERIVE));
+	/* enforced: a mechanism not allowed, a use not given */
+	CKE(CKR_MECHANISM_INVALID, F->C_SignInit(s, &raw, priv));
+	free(sign1(s, &sha, priv, msg, MSG_LEN, &sn));
+	k = one(s, CKO_SECRET_KEY, "rec-aes");
+	assert_true(attr_bool(s, k, CKA_ALWAYS_AUTHENTICATE));
+	CKE(CKR_KEY_FUNCTION_NOT_PERMITTED, F->C_DecryptInit(s, &ecb, k));
+	/* always-authenticate: the PIN again for each operation */
+	CK(F->C_EncryptInit(s, &ecb, k));
+	n = sizeof(out);
+	CKE(CKR_USER_NOT_LOGGED_IN, F->C_Encrypt(s, blk, 16, out, &n));
+	CK(F->C_EncryptInit(s, &ecb, k));
+	CK(F->C_Login(s, CKU_CONTEXT_SPECIFIC, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	n = sizeof(out);
+	CK(F->C_Encrypt(s, blk, 16, out, &n));
+	/* a CA-issued certificate for the key does not change its CKA_ID */
+	{
+		CK_ULONG pl;
+		uint8_t *pt = attr(s, by_id(s, CKO_PUBLIC_KEY, id, 3, &cnt),
+				   CKA_PUBLIC_KEY_INFO, &pl);
+		const unsigned char *pp = pt;
+		EVP_PKEY *pk = d2i_PUBKEY(NULL, &pp, (long)pl);
+		X509 *x = self_signed(ed_key, "issuer"), *leaf = X509_new();
+		unsigned char *der = NULL;
+		int dl;
+		CK_OBJECT_CLASS cc = CKO_CERTIFICATE;
+		CK_CERTIFICATE_TYPE ct = CKC_X_509;
+		uint8_t cid[] = { 0x77 };
+		CK_OBJECT_HANDLE c;
+
+		assert_non_null(pk);
+		X509_set_version(leaf, 2);
+		ASN1_INTEGER_set(X509_get_serialNumber(leaf), 7);
+		X509_NAME_add_entry_by_txt(X509_get_subject_name(leaf), "CN",
+					   MBSTRING_ASC,
+					   (const unsigned char *)"rec-ec", -1,
+					   -1, 0);
+		X509_set_issuer_name(leaf, X509_get_subject_name(x));
+		X509_gmtime_adj(X509_getm_notBefore(leaf), 0);
+		X509_gmtime_adj(X509_getm_notAfter(leaf), 86400);
+		X509_set_pubkey(leaf, pk);
+		assert_true(X509_sign(leaf, ed_key, NULL) > 0);
+		dl = i2d_X509(leaf, &der);
+		{
+			CK_ATTRIBUTE t[] = {
+				{ CKA_CLASS, &cc, sizeof(cc) },
+				{ CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+				{ CKA_TOKEN, &yes, 1 },
+				{ CKA_ID, cid, 1 },
+				{ CKA_VALUE, der, (CK_ULONG)dl },
+			};
+
+			CK(F->C_CreateObject(s, t, 5, &c));
+		}
+		OPENSSL_free(der);
+		X509_free(leaf);
+		X509_free(x);
+		EVP_PKEY_free(pk);
+		free(pt);
+		s = fresh_user(SLOT_W);
+		/* the key keeps its id; the certificate has the one given */
+		priv = by_id(s, CKO_PRIVATE_KEY, id, 3, &cnt);
+		assert_int_equal(cnt, 1);
+		c = by_id(s, CKO_CERTIFICATE, cid, 1, &cnt);
+		assert_int_equal(cnt, 1);
+		v = attr(s, priv, CKA_ALLOWED_MECHANISMS, &n);
+		assert_int_equal(n, sizeof(allowed));
+		free(v);
+	}
+	/* a key pair's public key object deleted stays deleted */
+	CK(F->C_DestroyObject(s, by_id(s, CKO_PUBLIC_KEY, id, 3, &cnt)));
+	s = fresh_user(SLOT_W);
+	by_id(s, CKO_PUBLIC_KEY, id, 3, &cnt);
+	assert_int_equal(cnt, 0);
+	priv = by_id(s, CKO_PRIVATE_KEY, id, 3, &cnt);
+	assert_int_equal(cnt, 1);
+	/* C_SetAttributeValue of a token key: kept */
+	{
+		CK_ATTRIBUTE t[] = { { CKA_SIGN, &no, 1 } };
+
+		CK(F->C_SetAttributeValue(s, priv, t, 1));
+		s = fresh_user(SLOT_W);
+		priv = by_id(s, CKO_PRIVATE_KEY, id, 3, &cnt);
+		assert_false(attr_bool(s, priv, CKA_SIGN));
+		CKE(CKR_KEY_FUNCTION_NOT_PERMITTED,
+		    F->C_SignInit(s, &sha, priv));
+	}
+	CK(F->C_CloseSession(s));
+	/* another program renames the entry: its attributes follow */
+	st = load_w(PIN);
+	TU_OK(wks_store_rename(st, "rec-ec", "rec-ec2"));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	s = fresh_user(SLOT_W);
+	priv = by_id(s, CKO_PRIVATE_KEY, id, 3, &cnt);
+	assert_int_equal(cnt, 1);
+	CK(F->C_CloseSession(s));
+	/* ... deletes it and puts another key under the name: the new key
+	 * inherits nothing */
+	st = load_w(PIN);
+	TU_OK(wks_store_delete(st, "rec-ec2"));
+	TU_OK(tu_set_key_files(st, "rec-ec2", "ecc-key.pem",
+			       "server-ecc-cert.pem", PIN));
+	TU_OK(wks_store_delete(st, "rec-aes"));
+	{
+		uint8_t kv[32] = { 5 };
+
+		TU_OK(wks_store_set_secret_key(st, "rec-aes", "AES", kv, 32,
+					       PIN, PIN_LEN));
+	}
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	s = fresh_user(SLOT_W);
+	by_id(s, CKO_PRIVATE_KEY, id, 3, &cnt);
+	assert_int_equal(cnt, 0);
+	priv = one(s, CKO_PRIVATE_KEY, "rec-ec2");
+	assert_true(attr_bool(s, priv, CKA_SIGN));
+	v = attr(s, priv, CKA_ALLOWED_MECHANISMS, &n);
+	assert_true(n > sizeof(allowed));
+	free(v);
+	assert_int_equal(find_cls(s, CKO_PUBLIC_KEY, "rec-ec2", &k, 1), 1);
+	k = one(s, CKO_SECRET_KEY, "rec-aes");
+	assert_false(attr_bool(s, k, CKA_ALWAYS_AUTHENTICATE));
+	CK(F->C_CloseSession(s));
+}
+
+/* The record is safely absent: a store copied without it, or with one
+ * whose MAC does not verify, shows derived attributes; nothing fails. */
+static void test_pkcs11__attribute_record_absent(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1);
+	CK_BBOOL yes = CK_TRUE;
+	CK_ULONG bits = 1024, n;
+	CK_MECHANISM_TYPE allowed[] = { CKM_SHA256_RSA_PKCS };
+	CK_MECHANISM rsa = { CKM_RSA_PKCS_KEY_PAIR_GEN, NULL, 0 };
+	CK_OBJECT_HANDLE pub, priv;
+	char recpath[700];
+	uint8_t *rec, *v;
+	size_t rn;
+
+	(void)state;
+	snprintf(recpath, sizeof(recpath), "%s.p11", w_store);
+	{
+		CK_ATTRIBUTE pt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_MODULUS_BITS, &bits, sizeof(bits) } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "rec-rsa", 7 },
+				      { CKA_ALLOWED_MECHANISMS, allowed,
+					sizeof(allowed) },
+				      { CKA_ALWAYS_AUTHENTICATE, &yes, 1 } };
+
+		CK(F->C_GenerateKeyPair(s, &rsa, pt, 2, vt, 4, &pub, &priv));
+	}
+	s = fresh_user(SLOT_W);
+	priv = one(s, CKO_PRIVATE_KEY, "rec-rsa");
+	assert_true(attr_bool(s, priv, CKA_ALWAYS_AUTHENTICATE));
+	v = attr(s, priv, CKA_ALLOWED_MECHANISMS, &n);
+	assert_int_equal(n, sizeof(allowed));
+	free(v);
+	CK(F->C_CloseSession(s));
+	/* one byte of the record changed: its MAC fails, it is not used;
+	 * the objects have their derived attributes */
+	rec = tu_read_file(recpath, &rn);
+	assert_true(rn > 100);
+	rec[rn - 70] ^= 1;
+	tu_write_file(recpath, rec, rn);
+	s = fresh_user(SLOT_W);
+	priv = one(s, CKO_PRIVATE_KEY, "rec-rsa");
+	assert_false(attr_bool(s, priv, CKA_ALWAYS_AUTHENTICATE));
+	v = attr(s, priv, CKA_ALLOWED_MECHANISMS, &n);
+	assert_true(n > sizeof(allowed));
+	free(v);
+	CK(F->C_CloseSession(s));
+	/* truncated, or gone: the same */
+	tu_write_file(recpath, rec, 20);
+	s = fresh_user(SLOT_W);
+	assert_false(attr_bool(s, one(s, CKO_PRIVATE_KEY, "rec-rsa"),
+			       CKA_ALWAYS_AUTHENTICATE));
+	CK(F->C_CloseSession(s));
+	free(rec);
+	unlink(recpath);
+	s = fresh_user(SLOT_W);
+	assert_false(attr_bool(s, one(s, CKO_PRIVATE_KEY, "rec-rsa"),
+			       CKA_ALWAYS_AUTHENTICATE));
+	CK(F->C_CloseSession(s));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -4895,6 +5180,8 @@ int main(void)
 		T(share_ttl_bound),
 		T(share_logout_tool),
 		T(share_setuid),
+		T(attribute_record),
+		T(attribute_record_absent),
 #undef T
 	};
 
