@@ -364,13 +364,14 @@ else
 	fi
 	# wks-pkcs11-logout finds the module installed beside it (a
 	# configuration with one token whose store does not exist: not
-	# logged in)
+	# logged in; the module names the missing store on standard error)
 	printf '[token]\nlabel = inst\nstore = none.wks\n' >"$T/logout.conf"
-	if out=$(WKS_PKCS11_CONF="$T/logout.conf" "$P/bin/wks-pkcs11-logout" 2>&1) &&
-		[ "$out" = "inst: not logged in" ]; then
+	if out=$(WKS_PKCS11_CONF="$T/logout.conf" "$P/bin/wks-pkcs11-logout" 2>"$T/logout.err") &&
+		[ "$out" = "inst: not logged in" ] &&
+		grep -q "no store .*none.wks" "$T/logout.err"; then
 		ok "the installed wks-pkcs11-logout loads the installed module"
 	else
-		fail "installed wks-pkcs11-logout: $out"
+		fail "installed wks-pkcs11-logout: $out $(cat "$T/logout.err")"
 	fi
 	MF=$P/share/p11-kit/modules/wks.module
 	p11path=$(pkg-config --variable=p11_module_path p11-kit-1 2>/dev/null || true)
