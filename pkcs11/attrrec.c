@@ -255,13 +255,16 @@ w11_ritem *w11_rec_find(const w11_rec *r, const uint8_t entry[32],
 	return NULL;
 }
 
-w11_ritem *w11_rec_item(w11_rec *r, const uint8_t entry[32], uint8_t role,
+w11_ritem *w11_rec_item(w11_rec *r, const uint8_t entry_in[32], uint8_t role,
 			uint32_t index)
 {
-	w11_ritem *it = w11_rec_find(r, entry, role, index);
+	w11_ritem *it = w11_rec_find(r, entry_in, role, index);
+	uint8_t entry[32];
 
 	if (it)
 		return it;
+	/* (entry_in may point into the table, which may move) */
+	memcpy(entry, entry_in, 32);
 	if (grow_items(r) != 0)
 		return NULL;
 	it = &r->items[r->n++];
@@ -309,10 +312,13 @@ int w11_ritem_set(w11_ritem *it, uint64_t type, const void *val,
 	return 0;
 }
 
-void w11_rec_drop_entry(w11_rec *r, const uint8_t entry[32])
+void w11_rec_drop_entry(w11_rec *r, const uint8_t entry_in[32])
 {
+	uint8_t entry[32];
 	uint32_t k = 0;
 
+	/* (entry_in may point into an item freed here) */
+	memcpy(entry, entry_in, 32);
 	for (uint32_t i = 0; i < r->n; i++) {
 		if (memcmp(r->items[i].entry, entry, 32) == 0)
 			item_free(&r->items[i]);
@@ -322,10 +328,15 @@ void w11_rec_drop_entry(w11_rec *r, const uint8_t entry[32])
 	r->n = k;
 }
 
-void w11_rec_rebind(w11_rec *r, const uint8_t from[32], const uint8_t to[32])
+void w11_rec_rebind(w11_rec *r, const uint8_t from_in[32],
+		    const uint8_t to_in[32])
 {
+	uint8_t from[32], to[32];
 	uint32_t k = 0;
 
+	/* (either may point into an item changed here) */
+	memcpy(from, from_in, 32);
+	memcpy(to, to_in, 32);
 	if (memcmp(from, to, 32) == 0)
 		return;
 	/* An item already bound to `to` was written by the same edit: it

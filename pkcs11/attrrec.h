@@ -83,7 +83,8 @@ void w11_rec_free(w11_rec *r);
 w11_ritem *w11_rec_find(const w11_rec *r, const uint8_t entry[32],
 			uint8_t role, uint32_t index);
 /* The item of (entry, role, index), made if missing: NULL if no memory
- * or the record is full. */
+ * or the record is full.  (Here and below, `entry` may point into the
+ * record itself.) */
 w11_ritem *w11_rec_item(w11_rec *r, const uint8_t entry[32], uint8_t role,
 			uint32_t index);
 /* Set (replace) an attribute of an item: 0, or -1. */
