@@ -306,6 +306,18 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 			return fail(pc, "shared-login: expected yes or no");
 		return 0;
 	}
+	if (strcmp(k, "certificates") == 0) {
+		if (t->leaf_certs != 2)
+			return fail(pc, "\"certificates\" given twice in this "
+				    "[token] section");
+		if (strcmp(v, "all") == 0)
+			t->leaf_certs = 0;
+		else if (strcmp(v, "leaf") == 0)
+			t->leaf_certs = 1;
+		else
+			return fail(pc, "certificates: expected all or leaf");
+		return 0;
+	}
 	if (strcmp(k, "kek-cache-ttl") == 0) {
 		if (t->kek_ttl != -1)
 			return fail(pc, "\"kek-cache-ttl\" given twice in this "
@@ -322,8 +334,8 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 		return add_prop(pc, t, k, v);
 	}
 	return fail(pc, "unknown key \"%s\" (label, store, read-only, "
-		    "kek-cache-ttl, shared-login, or a wolfjce.* / libwks.* "
-		    "property)",
+		    "kek-cache-ttl, shared-login, certificates, or a wolfjce.* / "
+		    "libwks.* property)",
 		    shown(q, sizeof(q), k, 64));
 }
 
@@ -338,6 +350,8 @@ static int end_section(parse_ctx *pc, w11_conf *c)
 		t->read_only = 0;
 	if (t->shared_login == 2)
 		t->shared_login = 0;
+	if (t->leaf_certs == 2)
+		t->leaf_certs = 0;
 	if (!t->label || !t->store) {
 		/* the message names the section's line */
 		pc->line = t->line;
@@ -393,6 +407,7 @@ static int parse_line(parse_ctx *pc, w11_conf *c, char *s, char *e,
 		nt[c->ntokens].kek_ttl = -1;
 		nt[c->ntokens].read_only = 2; /* not given yet */
 		nt[c->ntokens].shared_login = 2;
+		nt[c->ntokens].leaf_certs = 2;
 		nt[c->ntokens].line = pc->line;
 		c->ntokens++;
 		return 0;

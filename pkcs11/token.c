@@ -345,7 +345,9 @@ static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 		W11_LOG("entry \"%s\": a key type the module does not use: "
 			"its certificates only", alias);
 	}
-	for (size_t i = 0; i < cc; i++) {
+	/* certificates = leaf: the CA certificates are not objects (OpenSSH
+	 * makes every certificate's key an identity) */
+	for (size_t i = 0; i < (t->conf->leaf_certs ? 1 : cc); i++) {
 		unsigned char cid[256];
 		size_t cid_len = id_len;
 
@@ -441,6 +443,8 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 			rv = build_secret_entry(t, st, al[i], l);
 			break;
 		case WKS_ENTRY_CERTIFICATE:
+			if (t->conf->leaf_certs)
+				break;
 			if ((err = wks_store_get_cert(&x, st, al[i], 0)) !=
 			    WKS_OK) {
 				w11_log_wks(al[i], err);

@@ -332,6 +332,74 @@ else
 	bad "ssh-agent: no SSH_AGENT_PID in wks-agent.sh"
 fi
 
+# ---- OpenSSH and a CA-issued key ---------------------------------------------------
+
+# OpenSSH makes every certificate object's key an identity: a key stored
+# with its chain (root -> intermediate -> leaf, made here by openssl) would
+# list the CA's keys, and the whole output of ssh-keygen -D in
+# authorized_keys let the CA's key log in.  The recipes' configuration for
+# OpenSSH (certificates = leaf) shows each key's own certificate only.
+mkdir ca
+(
+	cd ca
+	ca_ext=$'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign'
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout root.key \
+		-subj "/CN=Test Root CA" -days 30 -addext basicConstraints=critical,CA:true \
+		-addext keyUsage=critical,keyCertSign,cRLSign -out root.pem 2>/dev/null
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout int.key \
+		-subj "/CN=Test Intermediate CA" -out int.csr 2>/dev/null
+	openssl x509 -req -in int.csr -CA root.pem -CAkey root.key -days 30 \
+		-extfile <(printf '%s\n' "$ca_ext") -out int.pem 2>/dev/null
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout leaf.key \
+		-subj "/CN=leaf" -out leaf.csr 2>/dev/null
+	openssl x509 -req -in leaf.csr -CA int.pem -CAkey int.key -days 30 -out leaf.pem 2>/dev/null
+	cat leaf.pem int.pem root.pem >chain.pem
+	chmod 600 root.key
+	ssh-keygen -y -f root.key >root.ssh.pub
+	openssl pkey -in leaf.key -pubout -out leaf.pub.pem
+	ssh-keygen -i -m PKCS8 -f leaf.pub.pem >leaf.ssh.pub
+)
+wks import-key -k ca.wks --storepass "pass:$PIN" -a leaf --key ca/leaf.key --chain ca/chain.pem
+expect 0 "import-key leaf with its chain of 3"
+wks import-cert -k ca.wks --storepass "pass:$PIN" -a root --cert ca/root.pem
+expect 0 "import-cert root (a trusted certificate entry)"
+printf '[token]\nlabel = web\nstore = %s/ca.wks\n' "$T" >ca-all.conf
+WKS_PKCS11_CONF=$T/ca-all.conf recipe ssh-keygen
+check "certificates = all: ssh-keygen -D lists the CA's keys too (why the recipes use leaf)" \
+	test "$(grep -c '^ecdsa-' out)" -eq 3
+STORE=$T/ca.wks SSH_CONF=$T/ca-ssh.conf recipe ssh-conf
+expect 0 "recipe ssh-conf"
+WKS_PKCS11_CONF=$T/ca-ssh.conf recipe ssh-keygen
+expect 0 "ssh-keygen -D, certificates = leaf"
+check "ssh-keygen -D: exactly the leaf's key" \
+	test "$(cut -d' ' -f1,2 out)" = "$(cut -d' ' -f1,2 ca/leaf.ssh.pub)"
+cat out >>authorized_keys
+# the CA's own key is refused
+run ssh -i "$T/ca/root.key" -o IdentitiesOnly=yes wks-test uname -n
+expect 255 "ssh -i the root CA's key: refused"
+check "sshd accepted no login with the root CA's key" \
+	not grep -qF "$(ssh-keygen -lf ca/root.ssh.pub | awk '{ print $2 }')" <(grep 'Accepted publickey' sshd.log)
+# the leaf logs in, through the module and through an agent holding
+# exactly the store's key
+WKS_PKCS11_CONF=$T/ca-ssh.conf recipe ssh-login
+expect_out 0 "^$NODE\$" "ssh -I MODULE with the CA-issued key"
+logins=$((logins + 1))
+cp ca/leaf.ssh.pub leaf.ssh.pub
+accepted $logins leaf "ssh -I MODULE: the CA-issued leaf"
+mkdir ca-agent
+cd ca-agent
+WKS_PKCS11_CONF=$T/ca-ssh.conf recipe ssh-agent
+cd "$T"
+if [ -s ca-agent/wks-agent.sh ]; then
+	agent_pid=$(sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p' ca-agent/wks-agent.sh)
+	if [ -n "$agent_pid" ]; then PIDS+=("$agent_pid"); fi
+fi
+expect_out 0 "^$NODE\$" "ssh-add -s MODULE (certificates = leaf), then ssh with no module"
+logins=$((logins + 1))
+accepted $logins leaf "ssh through the agent: the leaf"
+check "ssh-add -l: exactly one identity, the leaf" \
+	test "$(grep -c ' leaf (ECDSA)$' out)-$(grep -c '(ECDSA)$\|(RSA)$' out)" = 1-1
+
 # ---- NSS ------------------------------------------------------------------------
 
 export NSSDB=$T/nssdb
