@@ -336,13 +336,17 @@ fi
 
 H=$T/home
 mkdir -p "$H/.config/pkcs11/modules"
-printf 'module: %s\n' "$MODULE" >"$H/.config/pkcs11/modules/wks.module"
 as=()
+LMOD=$MODULE
 if [ "$(id -u)" -eq 0 ]; then
 	as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 	chmod 711 "$T"
-	chmod -R a+rX "$H" p11.conf
+	# nobody loads a copy of the module: the checkout may lie in a folder
+	# other users cannot enter (root's home)
+	LMOD=$(other_user_path "$MODULE")
 fi
+printf 'module: %s\n' "$LMOD" >"$H/.config/pkcs11/modules/wks.module"
+if [ "${#as[@]}" -gt 0 ]; then chmod -R a+rX "$H" p11.conf; fi
 set +e
 (cd / && "${as[@]}" env HOME="$H" WKS_PKCS11_CONF="$WKS_PKCS11_CONF" \
 	bash -eu -c "$(recipe_text p11-kit-list-modules)" recipe-p11-kit-list-modules) >"$T/out" 2>"$T/err"
