@@ -375,6 +375,13 @@ mkdir client && (
 )
 read -r passed failed <client/counts
 export P11_KIT_SERVER_ADDRESS=unix:path=$SOCK/pkcs11
+# a listing of private keys through p11-kit 0.24, with no warning (the
+# module answered CKA_ALLOWED_MECHANISMS, whose length query p11-kit's RPC
+# cannot carry: CKR_DEVICE_ERROR, one warning per key)
+run privkeys pkcs11-tool --module "$CLIENT" --login --pin env:WKS_PIN --list-objects --type privkey
+if [ "$rc" -eq 0 ] && grep -q 'Private Key Object; EC' "$T/out" &&
+	! grep -Eq 'warning|CKR_' "$T/err"; then ok; else
+	bad "pkcs11-tool --list-objects --type privkey through p11-kit server: exit $rc, stderr: $(head -3 "$T/err")"; fi
 # p11-kit 0.24 does not carry CKM_ECDSA_SHA256 (docs/PKCS11.md)
 run ecdsa-sha256 pkcs11-tool --module "$CLIENT" --login --pin env:WKS_PIN --sign \
 	--id "$(id_of ec)" -m ECDSA-SHA256 -i p11.conf -o x.sig
