@@ -138,7 +138,9 @@ ssh_fp() { ssh-keygen -lf "$1" | awk '{ print $2; exit }'; }
 # ---- the store and the token --------------------------------------------------
 
 PIN=wks-pin-1
-(umask 077; printf '%s\n' "$PIN" >web.pin)
+# the PIN file as docs/PKCS11.md writes it (no line end), for every
+# reader: ssh's askpass program, NSS's -f, keytool's -storepass:file
+(umask 077; printf '%s' "$PIN" >web.pin)
 wks genkeypair -k web.wks --storepass "pass:$PIN" -a ec --keyalg EC --dname CN=localhost \
 	--ext san=dns:localhost,ip:127.0.0.1
 expect 0 "genkeypair ec"
