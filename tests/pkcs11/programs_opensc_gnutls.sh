@@ -531,6 +531,24 @@ recipe openssl-pkey OPENSSL_CONF="$OCNF"
 expect 0 "recipe openssl-pkey"
 if [ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "$(openssl x509 -in ec.wks.pem -pubkey -noout)" ]; then ok; else
 	bad "openssl pkey -pubout of the pkcs11: key is the certificate's key"; fi
+# "PIN files": pkcs11-provider's file: takes the first line (a line end,
+# LF or CRLF, is no part of the PIN), wks's file: too; a wrong PIN fails
+# (the private key needs the login)
+printf '%s\r\n' 'web-store-pw' >crlf.pin
+printf '%s' 'wrong-pin' >bad.pin
+for f in lf crlf bad; do
+	recipe openssl-pkcs11-conf OPENSSL_CONF="$T/ossl-$f.cnf" PIN_FILE="$T/$f.pin"
+	recipe openssl-pkey OPENSSL_CONF="$T/ossl-$f.cnf"
+	if [ "$f" = bad ]; then
+		if [ "$rc" -ne 0 ]; then ok; else bad "pkcs11-provider logged in with a wrong PIN file"; fi
+	elif [ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "$(openssl x509 -in ec.wks.pem -pubkey -noout)" ]; then
+		ok
+	else
+		bad "pkcs11-provider file: with a $f line end (exit $rc)"
+	fi
+done
+wks list -k web.wks --storepass "file:$T/crlf.pin"
+expect 0 "wks --storepass file: with a CRLF line end"
 
 # tls_ossl ALIAS VERSIONS: openssl s_server through pkcs11-provider.
 tls_ossl() {

@@ -420,6 +420,13 @@ openssl x509 -in nss/ec.pem -outform DER -out ec.nss.der 2>/dev/null || true
 check "certutil -L -n web:ec -a = the store's certificate" cmp -s ec.der ec.nss.der
 run modutil -dbdir "sql:$NSSDB" -list wks
 expect_out 0 "Token Name: web " "modutil -list wks shows the token"
+# "PIN files": NSS's -f takes the first line (LF or CRLF is no part of
+# the PIN): the key is found (u,u,u) only when logged in
+printf '%s\r\n' "$PIN" >crlf.pin
+run certutil -L -d "sql:$NSSDB" -h web -f "$T/crlf.pin"
+expect_out 0 '^web:ec +u,u,u$' "certutil -f with a CRLF PIN file"
+run certutil -L -d "sql:$NSSDB" -h web -f "$T/wrong.pin"
+check "certutil -f with a wrong PIN file fails" test "$rc" -ne 0
 
 # selfserv KEY PORT: the recipe in the background, with the key KEY.
 selfserv_start() {
@@ -502,6 +509,9 @@ if [ "$FULL" = 1 ]; then
 	run keytool -list -keystore NONE -storetype PKCS11 -addprovider SunPKCS11 \
 		-providerArg wks-pkcs11.cfg -storepass:file "$T/wrong.pin"
 	expect 1 "keytool with a wrong PIN"
+	run keytool -list -keystore NONE -storetype PKCS11 -addprovider SunPKCS11 \
+		-providerArg wks-pkcs11.cfg -storepass:file "$T/crlf.pin"
+	expect_out 0 "ec, PrivateKeyEntry" "keytool -storepass:file with a CRLF PIN file"
 fi
 
 export P11SIGN=$HERE/P11Sign.java
