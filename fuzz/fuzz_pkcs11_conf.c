@@ -63,6 +63,8 @@ static void check_conf(const w11_conf *c, size_t size)
 		CHECK(t->read_only == 0 || t->read_only == 1, "read-only");
 		CHECK(t->shared_login == 0 || t->shared_login == 1,
 		      "shared-login");
+		CHECK(t->leaf_certs == 0 || t->leaf_certs == 1,
+		      "certificates");
 		CHECK(t->kek_ttl == -1 ||
 		      (t->kek_ttl >= 1 && t->kek_ttl <= W11_CONF_TTL_MAX), "ttl");
 		/* the effective TTL is always bounded (the keyring's timeout
@@ -106,10 +108,12 @@ static char *write_back(const w11_conf *c, size_t *len)
 
 		n += (size_t)snprintf(out + n, cap - n,
 				      "[token]\nlabel = %s\nstore = %s\n"
-				      "read-only = %s\nshared-login = %s\n",
+				      "read-only = %s\nshared-login = %s\n"
+				      "certificates = %s\n",
 				      t->label, t->store,
 				      t->read_only ? "yes" : "no",
-				      t->shared_login ? "yes" : "no");
+				      t->shared_login ? "yes" : "no",
+				      t->leaf_certs ? "leaf" : "all");
 		if (t->kek_ttl != -1)
 			n += (size_t)snprintf(out + n, cap - n,
 					      "kek-cache-ttl = %ld\n",
@@ -134,6 +138,8 @@ static void check_same(const w11_conf *a, const w11_conf *b)
 		CHECK(x->read_only == y->read_only, "round trip: read-only");
 		CHECK(x->shared_login == y->shared_login,
 		      "round trip: shared-login");
+		CHECK(x->leaf_certs == y->leaf_certs,
+		      "round trip: certificates");
 		CHECK(x->kek_ttl == y->kek_ttl, "round trip: ttl");
 		CHECK(x->ttl == y->ttl, "round trip: effective ttl");
 		CHECK(x->nprops == y->nprops, "round trip: properties");

@@ -334,6 +334,18 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 			return fail(pc, "shared-login: expected yes or no");
 		return 0;
 	}
+	if (strcmp(k, "certificates") == 0) {
+		if (t->leaf_certs != 2)
+			return fail(pc, "\"certificates\" given twice in this "
+				    "[token] section");
+		if (strcmp(v, "all") == 0)
+			t->leaf_certs = 0;
+		else if (strcmp(v, "leaf") == 0)
+			t->leaf_certs = 1;
+		else
+			return fail(pc, "certificates: expected all or leaf");
+		return 0;
+	}
 	if (strcmp(k, "kek-cache-ttl") == 0) {
 		if (t->kek_ttl != -1)
 			return fail(pc, "\"kek-cache-ttl\" given twice in this "
@@ -359,8 +371,8 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 		return add_prop(pc, t, k, v);
 	}
 	return fail(pc, "unknown key \"%s\" (label, store, read-only, "
-		    "kek-cache-ttl, shared-login, or a wolfjce.* / libwks.* "
-		    "property)",
+		    "kek-cache-ttl, shared-login, certificates, or a wolfjce.* / "
+		    "libwks.* property)",
 		    shown(q, sizeof(q), k, 64));
 }
 
@@ -384,6 +396,8 @@ static int end_section(parse_ctx *pc, w11_conf *c)
 		    ttl_prop(t->prop_value[i], &v, &big) && !big)
 			t->ttl = v;
 	}
+	if (t->leaf_certs == 2)
+		t->leaf_certs = 0;
 	if (!t->label || !t->store) {
 		/* the message names the section's line */
 		pc->line = t->line;
@@ -439,6 +453,7 @@ static int parse_line(parse_ctx *pc, w11_conf *c, char *s, char *e,
 		nt[c->ntokens].kek_ttl = -1;
 		nt[c->ntokens].read_only = 2; /* not given yet */
 		nt[c->ntokens].shared_login = 2;
+		nt[c->ntokens].leaf_certs = 2;
 		nt[c->ntokens].line = pc->line;
 		c->ntokens++;
 		return 0;

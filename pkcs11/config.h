@@ -9,6 +9,7 @@
  *     read-only = no
  *     kek-cache-ttl = 300
  *     shared-login = no
+ *     certificates = all
  *     wolfjce.wks.iterationCount = 10000
  *
  * Pure C, no OpenSSL and no libwks: the fuzz target (fuzz/fuzz_pkcs11_conf.c)
@@ -43,6 +44,9 @@ typedef struct {
 	                    * wolfjce.keystore.kekCacheTtlSec, else 300 */
 	int shared_login;  /* 0 or 1: the login kept in the user's kernel
 	                    * keyring for the user's other processes */
+	int leaf_certs;    /* 0 or 1 (`certificates = leaf`): a key entry's
+	                    * leaf is its only certificate object, and
+	                    * trusted certificate entries are not shown */
 	size_t nprops;
 	char **prop_name;  /* wolfjce.* / libwks.* */
 	char **prop_value;

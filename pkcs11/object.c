@@ -271,23 +271,9 @@ static CK_RV bn_attr(w11_obj *o, CK_ATTRIBUTE_TYPE t, const EVP_PKEY *pk,
 	return rv;
 }
 
-static CK_RV allowed_mechs(w11_obj *o, CK_KEY_TYPE kt, int priv)
-{
-	CK_MECHANISM_TYPE list[64];
-	size_t n = 0;
-
-	for (size_t i = 0; i < w11_mech_count() && n < 64; i++) {
-		const w11_mech *m = w11_mech_at(i);
-		CK_FLAGS want = priv ? (CKF_SIGN | CKF_DECRYPT | CKF_DERIVE)
-				     : (CKF_VERIFY | CKF_ENCRYPT);
-
-		if (m->ktype == kt && (m->flags & want))
-			list[n++] = m->type;
-	}
-	return w11_attrs_set(&o->attrs, CKA_ALLOWED_MECHANISMS, list,
-			     n * sizeof(list[0]));
-}
-
+/* No CKA_ALLOWED_MECHANISMS: a key allows every mechanism of its type
+ * (C_GetMechanismList), which is what the attribute's absence says, and
+ * p11-kit 0.24's RPC cannot answer its length query (docs/PKCS11.md). */
 static CK_RV key_common(w11_obj *o, CK_KEY_TYPE kt, const unsigned char *id,
 			size_t id_len, int derive)
 {
@@ -372,7 +358,6 @@ CK_RV w11_obj_pubkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY_RECOVER, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 0)) ||
 	    (rv = public_parts(o, km->pub, 1)))
 		goto fail;
 	if (leaf)
@@ -417,7 +402,6 @@ CK_RV w11_obj_privkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN_RECOVER, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 1)) ||
 	    (rv = public_parts(o, km->pub, 0)))
 		goto fail;
 	if (leaf)
@@ -459,8 +443,7 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 1)))
+	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)))
 		goto fail;
 	*out = o;
 	return CKR_OK;

@@ -342,7 +342,9 @@ static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 		W11_LOG("entry \"%s\": a key type the module does not use: "
 			"its certificates only", alias);
 	}
-	for (size_t i = 0; i < cc; i++) {
+	/* certificates = leaf: the CA certificates are not objects (OpenSSH
+	 * makes every certificate's key an identity) */
+	for (size_t i = 0; i < (t->conf->leaf_certs ? 1 : cc); i++) {
 		unsigned char cid[256];
 		size_t cid_len = id_len;
 
@@ -429,6 +431,8 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 			rv = build_secret_entry(t, st, al[i], l);
 			break;
 		case WKS_ENTRY_CERTIFICATE:
+			if (t->conf->leaf_certs)
+				break;
 			if ((err = wks_store_get_cert(&x, st, al[i], 0)) !=
 			    WKS_OK) {
 				w11_log_wks(al[i], err);
@@ -549,7 +553,13 @@ static void rec_apply(w11_token *t, objlist *l, const w11_rec *rec,
 					o->km->force_auth = 1;
 				continue;
 			}
-			if (!w11_attrs_get(&o->attrs, (CK_ATTRIBUTE_TYPE)a->type))
+			/* (a key has no CKA_ALLOWED_MECHANISMS of its own:
+			 * the record's is the only one) */
+			if (!w11_attrs_get(&o->attrs, (CK_ATTRIBUTE_TYPE)a->type) &&
+			    !(a->type == CKA_ALLOWED_MECHANISMS &&
+			      (o->cls == CKO_PRIVATE_KEY ||
+			       o->cls == CKO_PUBLIC_KEY ||
+			       o->cls == CKO_SECRET_KEY)))
 				continue;
 			if (w11_attrs_set(&o->attrs, (CK_ATTRIBUTE_TYPE)a->type,
 					  a->val, a->len) != CKR_OK)

@@ -1063,8 +1063,13 @@ static CK_RV create_cert(w11_session *s, int token, const CK_ATTRIBUTE *t,
 	rv = w11_token_edit(s->tok, add_cert_keep_fn, &c);
 	if (rv == CKR_OK &&
 	    (*h = handle_of(s->tok, c.alias, c.role, c.index)) ==
-		    CK_INVALID_HANDLE)
+		    CK_INVALID_HANDLE) {
+		if (s->tok->conf->leaf_certs && c.role != W11_R_LEAF)
+			W11_LOG("certificate stored in \"%s\", which this "
+				"token (certificates = leaf) does not show",
+				c.alias ? c.alias : "?");
 		rv = CKR_FUNCTION_FAILED;
+	}
 	X509_free(x);
 	free(c.alias);
 	return rv;
