@@ -92,6 +92,7 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	CK_RV rv;
 	int err, same_pw;
 
+	/* t->resealed: filled by fn, read by the install, emptied here */
 	if ((rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
 	    (rv = w11_token_new_store(t, &st)) != CKR_OK)
 		goto done;
@@ -128,6 +129,11 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 done:
 	wks_lock_release(lk);
 	wks_store_free(st);
+	for (size_t i = 0; i < t->nresealed; i++)
+		free(t->resealed[i]);
+	free(t->resealed);
+	t->resealed = NULL;
+	t->nresealed = 0;
 	return rv;
 }
 
@@ -474,6 +480,7 @@ typedef struct {
 	const unsigned char *id;
 	size_t id_len;
 	X509 *cert;
+	w11_token *tok; /* add_cert_fn: its key's entry written again */
 	char *alias;  /* out */
 	int role;     /* out */
 	size_t index; /* out */
@@ -681,6 +688,9 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 		} else {
 			rv = w11_rv_of_set(wks_store_set_pkey(st, al[i], key,
 							  chain, cc, pin, n));
+			/* the same key: its objects keep their handles */
+			if (rv == CKR_OK && c->tok)
+				rv = w11_token_resealed(c->tok, al[i]);
 		}
 		EVP_PKEY_free(key);
 		if (rv == CKR_OK && !(c->alias = strdup(al[i])))
@@ -758,6 +768,7 @@ static CK_RV create_cert(w11_session *s, int token, const CK_ATTRIBUTE *t,
 		return rv;
 	}
 	c.cert = x;
+	c.tok = s->tok;
 	c.label = w11_tmpl(t, n, CKA_LABEL);
 	if (id && id->ulValueLen <= 256) {
 		c.id = id->pValue;

@@ -3135,6 +3135,38 @@ static void test_pkcs11__replaced_key_refused(void **state)
 	CK(F->C_CloseSession(s));
 }
 
+/* The module's own rewrites of an entry with the same key (C_SetPIN, a
+ * chain certificate: test_pkcs11__chain_shared_intermediate) keep its
+ * key objects' handles and the decrypted keys, though the entry's bytes
+ * changed. */
+static void test_pkcs11__own_edits_keep_handles(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec");
+	CK_OBJECT_HANDLE pk = one(s, CKO_PUBLIC_KEY, "ec");
+	CK_OBJECT_HANDLE a = one(s, CKO_SECRET_KEY, "aes");
+	CK_OBJECT_HANDLE o = one(s, CKO_PRIVATE_KEY, "other");
+	X509 *x = cert_of(s, "ec");
+	uint8_t in[16] = "sixteen byte msg", out[16], want[16];
+
+	(void)state;
+	ecb_block(aes_key, in, want);
+	signs_with(s, k, CKM_ECDSA_SHA256, X509_get0_pubkey(x));
+	CK(F->C_SetPIN(s, (CK_UTF8CHAR_PTR)PIN, PIN_LEN,
+		       (CK_UTF8CHAR_PTR) "new pin", 7));
+	/* every key with the store's password was written again */
+	assert_int_equal(one(s, CKO_PRIVATE_KEY, "ec"), k);
+	assert_int_equal(one(s, CKO_PUBLIC_KEY, "ec"), pk);
+	assert_int_equal(one(s, CKO_SECRET_KEY, "aes"), a);
+	/* a key with a password of its own was not */
+	assert_int_equal(one(s, CKO_PRIVATE_KEY, "other"), o);
+	signs_with(s, k, CKM_ECDSA_SHA256, X509_get0_pubkey(x));
+	CK(module_ecb(s, a, in, out));
+	assert_memory_equal(out, want, 16);
+	X509_free(x);
+	CK(F->C_CloseSession(s));
+}
+
 /* A certificate of `key` named `cn`, issued by `ik` (`ix`'s subject; NULL:
  * self-signed), a CA if `ca`. */
 static X509 *issue(EVP_PKEY *key, const char *cn, EVP_PKEY *ik, X509 *ix,
@@ -3222,6 +3254,10 @@ static void test_pkcs11__chain_shared_intermediate(void **state)
 
 		CK(F->C_CreateObject(s, t, 5, &h));
 	}
+	/* k2's key is the same object still (its entry was written again
+	 * with the same key) */
+	assert_int_equal(one(s, CKO_PRIVATE_KEY, "k2"), k2h);
+	signs_with(s, k2h, CKM_ECDSA_SHA256, k2);
 	/* the object answered is k2's chain certificate */
 	lab = attr(s, h, CKA_LABEL, &lab_len);
 	assert_int_equal(lab_len, 4);
@@ -3328,6 +3364,7 @@ int main(void)
 		T(deleted_key_refused),
 		T(replaced_key_refused),
 		T(chain_shared_intermediate),
+		T(own_edits_keep_handles),
 #undef T
 	};
 
