@@ -241,6 +241,7 @@ typedef struct {
 	const unsigned char *id; /* new CKA_ID: re-issued certificate */
 	size_t id_len;
 	int set_id;
+	w11_token *tok;
 } set_ctx;
 
 static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
@@ -278,6 +279,10 @@ static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
 	}
 	if (c->label)
 		rv = w11_rv_of_set(wks_store_rename(st, c->alias, c->label));
+	/* a new certificate, the same key: its objects keep their handles */
+	if (rv == CKR_OK && c->set_id)
+		rv = w11_token_resealed(c->tok, c->label ? c->label : c->alias,
+					c->alias);
 done:
 	X509_free(leaf);
 	X509_free(cert);
@@ -289,7 +294,7 @@ static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
 		       CK_ULONG n)
 {
 	w11_token *tok = s->tok;
-	set_ctx c = { 0 };
+	set_ctx c = { .tok = tok };
 	w11_obj *o;
 	CK_RV rv;
 

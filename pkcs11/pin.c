@@ -45,7 +45,7 @@ static CK_RV setpin_fn(wks_store *st, const char *pin, size_t n, void *arg)
 			rv = w11_rv_of_set(err);
 		} else if (err == WKS_OK) {
 			/* the same key: its objects keep their handles */
-			rv = w11_token_resealed(c->tok, al[i]);
+			rv = w11_token_resealed(c->tok, al[i], NULL);
 		}
 	}
 	wks_aliases_free(al);

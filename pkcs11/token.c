@@ -187,9 +187,7 @@ void w11_token_fini(w11_token *t)
 	w11_storeref_put(t->sref);
 	w11_secret_free(&t->pin);
 	free(t->canon);
-	for (size_t i = 0; i < t->nresealed; i++)
-		free(t->resealed[i]);
-	free(t->resealed);
+	w11_token_resealed_clear(t);
 	pthread_mutex_destroy(&t->edit);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
@@ -270,23 +268,31 @@ static w11_keymat *find_keymat(w11_token *t, wks_store *st, const char *alias,
 static w11_keymat *carry_keymat(w11_token *t, const char *alias,
 				int is_secret, const unsigned char ident[32])
 {
+	const char *was = NULL;
 	size_t i;
 
-	for (i = 0; i < t->nresealed; i++)
-		if (strcmp(t->resealed[i], alias) == 0)
-			break;
-	if (i == t->nresealed)
+	for (i = 0; i < t->nresealed && !was; i++)
+		if (strcmp(t->resealed[i].alias, alias) == 0)
+			was = t->resealed[i].was ? t->resealed[i].was : alias;
+	if (!was)
 		return NULL;
 	for (i = 0; i < t->nobjs; i++) {
 		w11_keymat *km = t->objs[i]->km;
+		char *a;
 
-		if (km && km->tok == t && !km->gone && km->alias &&
-		    km->is_secret == is_secret &&
-		    (t->objs[i]->flags & W11_OF_TOKEN) &&
-		    strcmp(km->alias, alias) == 0) {
-			memcpy(km->ident, ident, 32);
-			return km;
+		if (!km || km->tok != t || km->gone || !km->alias ||
+		    km->is_secret != is_secret ||
+		    !(t->objs[i]->flags & W11_OF_TOKEN) ||
+		    strcmp(km->alias, was) != 0)
+			continue;
+		if (strcmp(km->alias, alias) != 0) {
+			if (!(a = strdup(alias)))
+				return NULL;
+			free(km->alias);
+			km->alias = a;
 		}
+		memcpy(km->ident, ident, 32);
+		return km;
 	}
 	return NULL;
 }
@@ -663,19 +669,32 @@ done:
 	return rv;
 }
 
-CK_RV w11_token_resealed(w11_token *t, const char *alias)
+CK_RV w11_token_resealed(w11_token *t, const char *alias, const char *was)
 {
-	char **nv, *a;
+	struct w11_resealed *nv;
+	char *a = strdup(alias), *w = was ? strdup(was) : NULL;
 
-	if (!(a = strdup(alias)))
-		return CKR_HOST_MEMORY;
-	if (!(nv = realloc(t->resealed, (t->nresealed + 1) * sizeof(*nv)))) {
+	if (!a || (was && !w) ||
+	    !(nv = realloc(t->resealed, (t->nresealed + 1) * sizeof(*nv)))) {
 		free(a);
+		free(w);
 		return CKR_HOST_MEMORY;
 	}
 	t->resealed = nv;
-	t->resealed[t->nresealed++] = a;
+	t->resealed[t->nresealed].alias = a;
+	t->resealed[t->nresealed++].was = w;
 	return CKR_OK;
+}
+
+void w11_token_resealed_clear(w11_token *t)
+{
+	for (size_t i = 0; i < t->nresealed; i++) {
+		free(t->resealed[i].alias);
+		free(t->resealed[i].was);
+	}
+	free(t->resealed);
+	t->resealed = NULL;
+	t->nresealed = 0;
 }
 
 void w11_token_check(w11_token *t)

@@ -129,11 +129,7 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 done:
 	wks_lock_release(lk);
 	wks_store_free(st);
-	for (size_t i = 0; i < t->nresealed; i++)
-		free(t->resealed[i]);
-	free(t->resealed);
-	t->resealed = NULL;
-	t->nresealed = 0;
+	w11_token_resealed_clear(t);
 	return rv;
 }
 
@@ -690,7 +686,7 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 							  chain, cc, pin, n));
 			/* the same key: its objects keep their handles */
 			if (rv == CKR_OK && c->tok)
-				rv = w11_token_resealed(c->tok, al[i]);
+				rv = w11_token_resealed(c->tok, al[i], NULL);
 		}
 		EVP_PKEY_free(key);
 		if (rv == CKR_OK && !(c->alias = strdup(al[i])))

@@ -3163,6 +3163,22 @@ static void test_pkcs11__own_edits_keep_handles(void **state)
 	signs_with(s, k, CKM_ECDSA_SHA256, X509_get0_pubkey(x));
 	CK(module_ecb(s, a, in, out));
 	assert_memory_equal(out, want, 16);
+	/* a new CKA_ID (its self-signed certificate re-issued), then a new
+	 * label and CKA_ID in one call, on the same handle (as SunPKCS11's
+	 * KeyStore does) */
+	{
+		CK_OBJECT_HANDLE e = one(s, CKO_PRIVATE_KEY, "ed");
+		uint8_t id1[] = { 1, 2, 3 }, id2[] = { 4, 5, 6 };
+		CK_ATTRIBUTE t1[] = { { CKA_ID, id1, 3 } };
+		CK_ATTRIBUTE t2[] = { { CKA_LABEL, "ed-renamed", 10 },
+				      { CKA_ID, id2, 3 } };
+
+		CK(F->C_SetAttributeValue(s, e, t1, 1));
+		assert_int_equal(one(s, CKO_PRIVATE_KEY, "ed"), e);
+		CK(F->C_SetAttributeValue(s, e, t2, 2));
+		assert_int_equal(one(s, CKO_PRIVATE_KEY, "ed-renamed"), e);
+		signs_with(s, e, CKM_EDDSA, ed_key);
+	}
 	X509_free(x);
 	CK(F->C_CloseSession(s));
 }
