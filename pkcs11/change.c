@@ -290,7 +290,7 @@ static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
 	EVP_PKEY *pk = NULL;
 	size_t cc = 0;
 	CK_RV rv = CKR_OK;
-	int err;
+	int err, reissued = 0;
 
 	if (c->set_id) {
 		/* a self-signed certificate takes the new subject key
@@ -315,11 +315,17 @@ static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
 		    (rv = w11_rv_of_set(wks_store_set_pkey(st, c->alias, pk, &cert,
 						       1, pin, n))) != CKR_OK)
 			goto done;
+		reissued = 1;
 	}
 keep:
 	if (c->label &&
 	    (rv = w11_rv_of_set(wks_store_rename(st, c->alias, c->label))) !=
 		    CKR_OK)
+		goto done;
+	/* a new certificate, the same key: its objects keep their handles */
+	if (reissued &&
+	    (rv = w11_token_resealed(c->tok, c->label ? c->label : c->alias,
+				     c->alias)) != CKR_OK)
 		goto done;
 	rv = w11_rec_keep(c->tok, st, c->label ? c->label : c->alias, c->role,
 			  c->index, c->keep, c->nkeep);
@@ -348,7 +354,7 @@ static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
 		       CK_ULONG n)
 {
 	w11_token *tok = s->tok;
-	set_ctx c = { 0 };
+	set_ctx c = { .tok = tok };
 	w11_obj *o;
 	CK_RV rv;
 

@@ -308,6 +308,12 @@ struct w11_token {
 	size_t nsessions, nrw;   /* open sessions, read-write ones */
 	atomic_llong checked_ns; /* CLOCK_MONOTONIC of the last look at the
 				  * file by w11_token_check() */
+	struct w11_resealed {    /* entries the running edit of this module
+				  * wrote again with their key unchanged
+				  * (w11_token_resealed(); edit lock held) */
+		char *alias, *was;
+	} *resealed;
+	size_t nresealed;
 };
 
 #define W11_NOT_LOGGED_IN ((CK_USER_TYPE)-1)
@@ -647,6 +653,14 @@ CK_RV w11_self_signed(X509 **out, EVP_PKEY *key, const char *cn,
 typedef CK_RV (*w11_edit_fn)(wks_store *st, const char *pin, size_t pin_len,
 			     void *ctx);
 CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx);
+/* For an edit function: entry `alias` (`was` before the edit, if it was
+ * renamed too; else NULL) was written again with the same key (a new
+ * chain, a new password), so its key objects keep their handles and its
+ * decrypted key at the install that ends the edit, although its stored
+ * bytes, its identity, changed.  Edit lock held. */
+CK_RV w11_token_resealed(w11_token *t, const char *alias, const char *was);
+/* Forget the list (the end of an edit). */
+void w11_token_resealed_clear(w11_token *t);
 /* The same with the store loaded with `load_pw` and saved with `save_pw`
  * (C_SetPIN, C_InitToken); the edit lock held by the caller. */
 CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,

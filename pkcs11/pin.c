@@ -18,6 +18,7 @@
 typedef struct {
 	const char *old;
 	size_t old_len;
+	w11_token *tok;
 } pin_ctx;
 
 /* Every key whose password was the old store password takes the new
@@ -42,6 +43,9 @@ static CK_RV setpin_fn(wks_store *st, const char *pin, size_t n, void *arg)
 		if (err != WKS_OK && err != WKS_ERR_INTEGRITY) {
 			w11_log_wks(al[i], err);
 			rv = w11_rv_of_set(err);
+		} else if (err == WKS_OK) {
+			/* the same key: its objects keep their handles */
+			rv = w11_token_resealed(c->tok, al[i], NULL);
 		}
 	}
 	wks_aliases_free(al);
@@ -51,7 +55,7 @@ static CK_RV setpin_fn(wks_store *st, const char *pin, size_t n, void *arg)
 static CK_RV change_pin(w11_token *t, const char *old, size_t old_len,
 			const char *pin, size_t len)
 {
-	pin_ctx c = { old, old_len };
+	pin_ctx c = { old, old_len, t };
 	CK_RV rv;
 
 	if (!old || !pin)

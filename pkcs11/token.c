@@ -192,6 +192,7 @@ void w11_token_fini(w11_token *t)
 		free(t->rec_next);
 	}
 	free(t->canon);
+	w11_token_resealed_clear(t);
 	pthread_mutex_destroy(&t->edit);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
@@ -266,6 +267,41 @@ static w11_keymat *find_keymat(w11_token *t, wks_store *st, const char *alias,
 	return renamed;
 }
 
+/* The key material of an entry that an edit of this module wrote again
+ * with the same key (w11_token_resealed()): found by alias, it takes the
+ * entry's new identity.  Lock held (and the edit lock). */
+static w11_keymat *carry_keymat(w11_token *t, const char *alias,
+				int is_secret, const unsigned char ident[32])
+{
+	const char *was = NULL;
+	size_t i;
+
+	for (i = 0; i < t->nresealed && !was; i++)
+		if (strcmp(t->resealed[i].alias, alias) == 0)
+			was = t->resealed[i].was ? t->resealed[i].was : alias;
+	if (!was)
+		return NULL;
+	for (i = 0; i < t->nobjs; i++) {
+		w11_keymat *km = t->objs[i]->km;
+		char *a;
+
+		if (!km || km->tok != t || km->gone || !km->alias ||
+		    km->is_secret != is_secret ||
+		    !(t->objs[i]->flags & W11_OF_TOKEN) ||
+		    strcmp(km->alias, was) != 0)
+			continue;
+		if (strcmp(km->alias, alias) != 0) {
+			if (!(a = strdup(alias)))
+				return NULL;
+			free(km->alias);
+			km->alias = a;
+		}
+		memcpy(km->ident, ident, 32);
+		return km;
+	}
+	return NULL;
+}
+
 typedef struct {
 	w11_obj **v;
 	size_t n, cap;
@@ -316,7 +352,8 @@ static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 		rv = w11_rv_of_wks(err);
 		goto done;
 	}
-	km = find_keymat(t, st, alias, ident);
+	if (!(km = find_keymat(t, st, alias, ident)))
+		km = carry_keymat(t, alias, 0, ident);
 	if (km) {
 		w11_keymat_ref(km);
 	} else {
@@ -381,7 +418,8 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 		w11_log_wks(alias, err);
 		goto done;
 	}
-	km = find_keymat(t, st, alias, ident);
+	if (!(km = find_keymat(t, st, alias, ident)))
+		km = carry_keymat(t, alias, 1, ident);
 	if (km) {
 		w11_keymat_ref(km);
 	} else {
@@ -617,8 +655,9 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 	rec_apply(t, &l, &rec, verified);
 	w11_rec_free(&rec);
 	/* Unchanged token objects keep their handles: same role and
-	 * content under the same alias, or under an alias the store no
-	 * longer has (renamed); each old handle goes to one object. */
+	 * content (or the same key material: carried over by
+	 * carry_keymat()) under the same alias, or under an alias the store
+	 * no longer has (renamed); each old handle goes to one object. */
 	if (t->nobjs && !(used = calloc(t->nobjs, 1))) {
 		rv = CKR_HOST_MEMORY;
 		goto fail;
@@ -634,7 +673,8 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 
 				if (used[j] || !(p->flags & W11_OF_TOKEN) ||
 				    p->role != o->role ||
-				    memcmp(p->ident, o->ident, 32) != 0)
+				    (memcmp(p->ident, o->ident, 32) != 0 &&
+				     !(o->km && p->km == o->km)))
 					continue;
 				if (pass == 0 ? strcmp(p->alias, o->alias) != 0
 					      : wks_store_contains(st, p->alias))
@@ -752,6 +792,34 @@ done:
 	OPENSSL_cleanse(pin, sizeof(pin));
 	pthread_mutex_unlock(&t->edit);
 	return rv;
+}
+
+CK_RV w11_token_resealed(w11_token *t, const char *alias, const char *was)
+{
+	struct w11_resealed *nv;
+	char *a = strdup(alias), *w = was ? strdup(was) : NULL;
+
+	if (!a || (was && !w) ||
+	    !(nv = realloc(t->resealed, (t->nresealed + 1) * sizeof(*nv)))) {
+		free(a);
+		free(w);
+		return CKR_HOST_MEMORY;
+	}
+	t->resealed = nv;
+	t->resealed[t->nresealed].alias = a;
+	t->resealed[t->nresealed++].was = w;
+	return CKR_OK;
+}
+
+void w11_token_resealed_clear(w11_token *t)
+{
+	for (size_t i = 0; i < t->nresealed; i++) {
+		free(t->resealed[i].alias);
+		free(t->resealed[i].was);
+	}
+	free(t->resealed);
+	t->resealed = NULL;
+	t->nresealed = 0;
 }
 
 void w11_token_check(w11_token *t)

@@ -247,6 +247,7 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	CK_RV rv;
 	int err, same_pw, verified = 0;
 
+	/* t->resealed: filled by fn, read by the install, emptied here */
 	if ((rv = w11_token_writable(t)) != CKR_OK ||
 	    (rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
 	    (rv = w11_token_new_store(t, &st)) != CKR_OK)
@@ -312,6 +313,7 @@ done:
 	digests_free(&before);
 	wks_lock_release(lk);
 	wks_store_free(st);
+	w11_token_resealed_clear(t);
 	return rv;
 }
 
@@ -718,11 +720,12 @@ typedef struct {
 	const unsigned char *id;
 	size_t id_len;
 	X509 *cert;
+	w11_token *tok; /* the token (add_cert_fn: its key's entry written
+			 * again; the attribute record) */
 	char *alias;  /* out */
 	int role;     /* out */
 	size_t index; /* out */
-	/* what the attribute record keeps of the templates */
-	w11_token *tok;
+	/* what the attribute record keeps of the templates (tok: above) */
 	const CK_ATTRIBUTE *t1, *t2; /* private / secret key, public key */
 	CK_ULONG n1, n2;
 	int added;    /* out: the certificate was written (not found) */
@@ -952,6 +955,9 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 		} else {
 			rv = w11_rv_of_set(wks_store_set_pkey(st, al[i], key,
 							  chain, cc, pin, n));
+			/* the same key: its objects keep their handles */
+			if (rv == CKR_OK && c->tok)
+				rv = w11_token_resealed(c->tok, al[i], NULL);
 		}
 		EVP_PKEY_free(key);
 		if (rv == CKR_OK && !(c->alias = strdup(al[i])))
@@ -1054,12 +1060,12 @@ static CK_RV create_cert(w11_session *s, int token, const CK_ATTRIBUTE *t,
 		return rv;
 	}
 	c.cert = x;
+	c.tok = s->tok;
 	c.label = w11_tmpl(t, n, CKA_LABEL);
 	if (id && id->ulValueLen <= 256) {
 		c.id = id->pValue;
 		c.id_len = id->ulValueLen;
 	}
-	c.tok = s->tok;
 	rv = w11_token_edit(s->tok, add_cert_keep_fn, &c);
 	if (rv == CKR_OK &&
 	    (*h = handle_of(s->tok, c.alias, c.role, c.index)) ==

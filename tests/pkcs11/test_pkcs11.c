@@ -3608,6 +3608,9 @@ static void test_pkcs11__reload_secret_identity(void **state)
 	st = load_w(PIN);
 	TU_OK(wks_store_delete(st, "sa"));
 	TU_OK(wks_store_rename(st, "sb", "sa"));
+	/* a rename keeps the identity (the alias is not in the bytes) */
+	TU_OK(wks__store_entry_digest(da, st, "sa"));
+	assert_memory_equal(da, db, 32);
 	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
 	wks_store_free(st);
 	past_check_window();
@@ -3751,6 +3754,54 @@ static void test_pkcs11__replaced_key_refused(void **state)
 	CK(F->C_CloseSession(s));
 }
 
+/* The module's own rewrites of an entry with the same key (C_SetPIN, a
+ * chain certificate: test_pkcs11__chain_shared_intermediate) keep its
+ * key objects' handles and the decrypted keys, though the entry's bytes
+ * changed. */
+static void test_pkcs11__own_edits_keep_handles(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec");
+	CK_OBJECT_HANDLE pk = one(s, CKO_PUBLIC_KEY, "ec");
+	CK_OBJECT_HANDLE a = one(s, CKO_SECRET_KEY, "aes");
+	CK_OBJECT_HANDLE o = one(s, CKO_PRIVATE_KEY, "other");
+	X509 *x = cert_of(s, "ec");
+	uint8_t in[16] = "sixteen byte msg", out[16], want[16];
+
+	(void)state;
+	ecb_block(aes_key, in, want);
+	signs_with(s, k, CKM_ECDSA_SHA256, X509_get0_pubkey(x));
+	CK(F->C_SetPIN(s, (CK_UTF8CHAR_PTR)PIN, PIN_LEN,
+		       (CK_UTF8CHAR_PTR) "new pin", 7));
+	/* every key with the store's password was written again */
+	assert_int_equal(one(s, CKO_PRIVATE_KEY, "ec"), k);
+	assert_int_equal(one(s, CKO_PUBLIC_KEY, "ec"), pk);
+	assert_int_equal(one(s, CKO_SECRET_KEY, "aes"), a);
+	/* a key with a password of its own was not */
+	assert_int_equal(one(s, CKO_PRIVATE_KEY, "other"), o);
+	signs_with(s, k, CKM_ECDSA_SHA256, X509_get0_pubkey(x));
+	CK(module_ecb(s, a, in, out));
+	assert_memory_equal(out, want, 16);
+	/* a new CKA_ID (its self-signed certificate re-issued), then a new
+	 * label and CKA_ID in one call, on the same handle (as SunPKCS11's
+	 * KeyStore does) */
+	{
+		CK_OBJECT_HANDLE e = one(s, CKO_PRIVATE_KEY, "ed");
+		uint8_t id1[] = { 1, 2, 3 }, id2[] = { 4, 5, 6 };
+		CK_ATTRIBUTE t1[] = { { CKA_ID, id1, 3 } };
+		CK_ATTRIBUTE t2[] = { { CKA_LABEL, "ed-renamed", 10 },
+				      { CKA_ID, id2, 3 } };
+
+		CK(F->C_SetAttributeValue(s, e, t1, 1));
+		assert_int_equal(one(s, CKO_PRIVATE_KEY, "ed"), e);
+		CK(F->C_SetAttributeValue(s, e, t2, 2));
+		assert_int_equal(one(s, CKO_PRIVATE_KEY, "ed-renamed"), e);
+		signs_with(s, e, CKM_EDDSA, ed_key);
+	}
+	X509_free(x);
+	CK(F->C_CloseSession(s));
+}
+
 /* A certificate of `key` named `cn`, issued by `ik` (`ix`'s subject; NULL:
  * self-signed), a CA if `ca`. */
 static X509 *issue(EVP_PKEY *key, const char *cn, EVP_PKEY *ik, X509 *ix,
@@ -3838,6 +3889,10 @@ static void test_pkcs11__chain_shared_intermediate(void **state)
 
 		CK(F->C_CreateObject(s, t, 5, &h));
 	}
+	/* k2's key is the same object still (its entry was written again
+	 * with the same key) */
+	assert_int_equal(one(s, CKO_PRIVATE_KEY, "k2"), k2h);
+	signs_with(s, k2h, CKM_ECDSA_SHA256, k2);
 	/* the object answered is k2's chain certificate */
 	lab = attr(s, h, CKA_LABEL, &lab_len);
 	assert_int_equal(lab_len, 4);
@@ -5267,6 +5322,7 @@ int main(void)
 		T(attribute_record_absent),
 		T(certificates_leaf),
 		T(no_allowed_mechanisms),
+		T(own_edits_keep_handles),
 #undef T
 	};
 
