@@ -31,7 +31,7 @@ build() {
 		fuzz_load fuzz_load_pw fuzz_getkey fuzz_props fuzz_import fuzz_jks \
 		fuzz_bks fuzz_bcfks fuzz_printcert fuzz_certs fuzz_convert \
 		fuzz_cacheblob fuzz_uri fuzz_ref fuzz_pkcs11_conf fuzz_pkcs11_share \
-		fuzz_pkcs11_calls >/dev/null
+		fuzz_pkcs11_rec fuzz_pkcs11_calls >/dev/null
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -54,7 +54,7 @@ merge)
 	;;
 replay)
 	build
-	for t in ${2:-load load_pw getkey props import jks bks bcfks printcert certs convert cacheblob uri ref pkcs11_conf pkcs11_share pkcs11_calls}; do
+	for t in ${2:-load load_pw getkey props import jks bks bcfks printcert certs convert cacheblob uri ref pkcs11_conf pkcs11_share pkcs11_rec pkcs11_calls}; do
 		mkdir -p "fuzz/regressions/$t"
 		"$b/fuzz/fuzz_$t" -runs=0 "fuzz/corpus/$t" \
 			"fuzz/regressions/$t" 2>&1 | tail -1

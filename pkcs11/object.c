@@ -58,7 +58,7 @@ static void ident_of(w11_obj *o, const unsigned char *p, size_t n)
 	uint64_t idx = o->chain_index;
 
 	memset(o->ident, 0, sizeof(o->ident));
-	if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
+	if (!c || !EVP_DigestInit_ex(c, w11_md("SHA256"), NULL) ||
 	    !EVP_DigestUpdate(c, &r, 1) ||
 	    !EVP_DigestUpdate(c, &idx, sizeof(idx)) ||
 	    (p && !EVP_DigestUpdate(c, p, n)) ||
@@ -74,8 +74,24 @@ static CK_RV common(w11_obj *o, const char *label, int modifiable,
 	CK_RV rv;
 
 	if (o->flags & W11_OF_TOKEN) {
+		/* Unique per object: the same certificate in two entries'
+		 * chains has one identity but two aliases.  (So a rename
+		 * gives new ids: a WKS entry has no place to keep one.) */
+		unsigned char h[32], *b;
+		const char *al = o->alias ? o->alias : "";
+		size_t an = strlen(al) + 1;
+		int ok;
+
+		if (!(b = malloc(sizeof(o->ident) + an)))
+			return CKR_HOST_MEMORY;
+		memcpy(b, o->ident, sizeof(o->ident));
+		memcpy(b + sizeof(o->ident), al, an);
+		ok = w11_digest(h, "SHA256", b, sizeof(o->ident) + an);
+		free(b);
+		if (!ok)
+			return CKR_FUNCTION_FAILED;
 		for (int i = 0; i < 16; i++)
-			snprintf(uid + 2 * i, 3, "%02x", o->ident[i]);
+			snprintf(uid + 2 * i, 3, "%02x", h[i]);
 	} else {
 		snprintf(uid, sizeof(uid), "s%lu", (unsigned long)o->handle);
 	}
@@ -112,7 +128,7 @@ CK_RV w11_cert_id(unsigned char *out, size_t *len, size_t cap, X509 *x)
 	if (cap < 20 ||
 	    !X509_PUBKEY_get0_param(NULL, &bits, &n, NULL,
 				    X509_get_X509_PUBKEY(x)) ||
-	    n < 0 || !SHA1(bits, (size_t)n, out))
+	    n < 0 || !w11_digest(out, "SHA1", bits, (size_t)n))
 		return CKR_FUNCTION_FAILED;
 	*len = 20;
 	return CKR_OK;
@@ -213,7 +229,8 @@ CK_RV w11_obj_cert(w11_obj **out, X509 *x, int role, const char *alias,
 	    (rv = date_attr(o, CKA_START_DATE, X509_get0_notBefore(x))) ||
 	    (rv = date_attr(o, CKA_END_DATE, X509_get0_notAfter(x))))
 		goto fail;
-	SHA1(der, (size_t)n, sha);
+	if (!w11_digest(sha, "SHA1", der, (size_t)n))
+		memset(sha, 0, sizeof(sha));
 	if ((rv = w11_attrs_set(&o->attrs, CKA_CHECK_VALUE, sha, 3)))
 		goto fail;
 	n = i2d_X509_NAME(X509_get_issuer_name(x), &d);
@@ -254,23 +271,9 @@ static CK_RV bn_attr(w11_obj *o, CK_ATTRIBUTE_TYPE t, const EVP_PKEY *pk,
 	return rv;
 }
 
-static CK_RV allowed_mechs(w11_obj *o, CK_KEY_TYPE kt, int priv)
-{
-	CK_MECHANISM_TYPE list[64];
-	size_t n = 0;
-
-	for (size_t i = 0; i < w11_mech_count() && n < 64; i++) {
-		const w11_mech *m = w11_mech_at(i);
-		CK_FLAGS want = priv ? (CKF_SIGN | CKF_DECRYPT | CKF_DERIVE)
-				     : (CKF_VERIFY | CKF_ENCRYPT);
-
-		if (m->ktype == kt && (m->flags & want))
-			list[n++] = m->type;
-	}
-	return w11_attrs_set(&o->attrs, CKA_ALLOWED_MECHANISMS, list,
-			     n * sizeof(list[0]));
-}
-
+/* No CKA_ALLOWED_MECHANISMS: a key allows every mechanism of its type
+ * (C_GetMechanismList), which is what the attribute's absence says, and
+ * p11-kit 0.24's RPC cannot answer its length query (docs/PKCS11.md). */
 static CK_RV key_common(w11_obj *o, CK_KEY_TYPE kt, const unsigned char *id,
 			size_t id_len, int derive)
 {
@@ -346,14 +349,15 @@ CK_RV w11_obj_pubkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	o->flags = flags & ~W11_OF_PRIVATE;
 	o->km = w11_keymat_ref(km);
 	ident_of(o, km->ident, sizeof(km->ident));
-	if ((rv = common(o, alias, 1, !(flags & W11_OF_TOKEN))) ||
+	/* (a token key pair's public key object can be destroyed: the
+	 * attribute record says it is gone, the entry stays) */
+	if ((rv = common(o, alias, 1, 1)) ||
 	    (rv = key_common(o, kt, id, id_len, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, kt == CKK_RSA)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, 1)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY_RECOVER, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 0)) ||
 	    (rv = public_parts(o, km->pub, 1)))
 		goto fail;
 	if (leaf)
@@ -398,7 +402,6 @@ CK_RV w11_obj_privkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN_RECOVER, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 1)) ||
 	    (rv = public_parts(o, km->pub, 0)))
 		goto fail;
 	if (leaf)
@@ -440,8 +443,7 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 1)))
+	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)))
 		goto fail;
 	*out = o;
 	return CKR_OK;
@@ -492,7 +494,9 @@ static CK_RV secret_value(const w11_obj *o, CK_ATTRIBUTE_TYPE t,
 	BIGNUM *bn = NULL;
 	size_t n;
 
-	if (!km)
+	/* A token key's value never leaves the module, whatever an object
+	 * that shares its material says of itself (a copy, say). */
+	if (!km || km->tok)
 		return CKR_ATTRIBUTE_SENSITIVE;
 	if (o->cls == CKO_SECRET_KEY) {
 		if (!km->sec)
@@ -570,7 +574,9 @@ CK_RV w11_obj_attr(const w11_obj *o, CK_ATTRIBUTE_TYPE t,
 	 * the same context-specific login) */
 	if (t == CKA_ALWAYS_AUTHENTICATE &&
 	    (o->cls == CKO_PRIVATE_KEY || o->cls == CKO_SECRET_KEY)) {
-		*val = o->km && o->km->always_auth == 1 ? &yes : &no;
+		*val = o->km && (o->km->always_auth == 1 || o->km->force_auth)
+			   ? &yes
+			   : &no;
 		*len = sizeof(CK_BBOOL);
 		return CKR_OK;
 	}
