@@ -28,8 +28,10 @@
  * live, closed, destroyed, other-token and random ones), then
  * C_CloseAllSessions on every token (which ends the logins, session
  * objects and operations); a store file the calls changed is copied back
- * from its pristine copy, and the module is then finalised and
- * initialised again at the next input (also every RESET_EVERY inputs).
+ * from its pristine copy and an attribute record the module wrote beside
+ * it (STORE.p11) removed, and the token objects are then learnt anew at
+ * the next input (the module reloads a changed store; it is finalised and
+ * initialised again every RESET_EVERY inputs).
  *
  * Oracles (abort on violation; beyond "no crash, no sanitizer report"):
  *  - no byte string the module returns (an attribute value, a signature,
@@ -85,6 +87,11 @@
 #else
 #define FUZZ_P11_ITER "10000"
 #endif
+/* What the module writes (the tokens' wolfjce.wks.iterationCount): 10000
+ * in every build, since the attribute record beside a store
+ * (pkcs11/recfile.c) takes a count below 10000 for its default of
+ * 210000, which would make every write cost a second of PBKDF2. */
+#define FUZZ_P11_WRITE_ITER "10000"
 
 #define MAX_CALLS 48
 #define NSLOTS 3
@@ -348,8 +355,8 @@ static void make_stores(void)
 		"[token]\nlabel = b\nstore = %s\n"
 		"wolfjce.wks.iterationCount = %s\n\n"
 		"[token]\nlabel = ro\nstore = %s\nread-only = yes\n",
-		store_path[0], FUZZ_P11_ITER, store_path[1], FUZZ_P11_ITER,
-		store_path[2]);
+		store_path[0], FUZZ_P11_WRITE_ITER, store_path[1],
+		FUZZ_P11_WRITE_ITER, store_path[2]);
 	fclose(f);
 }
 
@@ -372,6 +379,19 @@ static int restore_stores(void)
 		if (stat(store_path[i], &store_st[i]) != 0)
 			DIE("stat");
 		changed = 1;
+	}
+	/* the attribute record beside each store (docs/PKCS11.md): none in
+	 * the pristine state */
+	for (int i = 0; i < NSLOTS; i++) {
+		char rec[sizeof(store_path[i]) + 8];
+
+		if ((size_t)snprintf(rec, sizeof(rec), "%s.p11", store_path[i]) >=
+		    sizeof(rec))
+			DIE("path");
+		if (unlink(rec) == 0)
+			changed = 1;
+		else if (errno != ENOENT)
+			DIE("unlink %s: %s", rec, strerror(errno));
 	}
 	return changed;
 }
@@ -657,6 +677,10 @@ static CK_SESSION_HANDLE pick_sess(rd *r, sess **ps, int *bad)
 	for (size_t i = 0; i < nS; i++)
 		if (S[i].open && idx-- == 0) {
 			*ps = &S[i];
+			if (trace)
+				fprintf(stderr, "   session %lu (token %d, "
+					"login %d)\n", (unsigned long)S[i].h,
+					S[i].slot, login[S[i].slot]);
 			return S[i].h;
 		}
 	DIE("pick_sess");
@@ -726,6 +750,12 @@ static CK_OBJECT_HANDLE pick_obj(rd *r, const sess *s, obj **po)
 	if (!o)
 		return (CK_OBJECT_HANDLE)a;
 	*po = o;
+	if (trace)
+		fprintf(stderr, "   object %lu: token %d, %s%s%s%s\"%s\" class %lu\n",
+			(unsigned long)o->h, o->slot, o->dead ? "destroyed, " : "",
+			o->priv ? "private, " : "", o->token ? "token, " : "",
+			o->tokkey ? "token key, " : "", o->label,
+			(unsigned long)o->cls);
 	return o->h;
 }
 
@@ -1556,9 +1586,11 @@ static void op_destroy(rd *r)
 	if (rv != CKR_OK || !s || !o)
 		return;
 	o->dead = 1;
-	/* a token key goes with its entry: its public key and
-	 * certificates (labels "A" and "A/n") */
-	if (o->token && o->label[0] && !renamed[o->slot]) {
+	/* a token private key goes with its entry: its public key and
+	 * certificates (labels "A" and "A/n"); a key entry's public key
+	 * goes alone (docs/PKCS11.md, "Writing to a token") */
+	if (o->token && o->cls == CKO_PRIVATE_KEY && o->label[0] &&
+	    !renamed[o->slot]) {
 		size_t ln = strlen(o->label);
 
 		for (size_t i = 0; i < nO; i++)
