@@ -134,6 +134,7 @@ CK_RV C_FindObjectsInit(CK_SESSION_HANDLE h, CK_ATTRIBUTE_PTR tmpl,
 		if (w11_obj_visible(t, o) && matches(o, tmpl, n))
 			s->found[s->nfound++] = o->handle;
 	}
+	s->find_gen = t->login_gen;
 	pthread_mutex_unlock(&t->lock);
 	s->finding = 1;
 put:
@@ -158,10 +159,27 @@ CK_RV C_FindObjects(CK_SESSION_HANDLE h, CK_OBJECT_HANDLE_PTR out,
 	} else if (!s->finding) {
 		rv = CKR_OPERATION_NOT_INITIALIZED;
 	} else {
+		w11_token *t = s->tok;
 		CK_ULONG k = 0;
+		int again;
 
-		while (k < max && s->pos < s->nfound)
-			out[k++] = s->found[s->pos++];
+		/* After a login or logout since C_FindObjectsInit, what the
+		 * search found is returned only if it is still there and
+		 * visible: a private object found while logged in is not
+		 * after C_Logout (issue 29 item 26, found by
+		 * fuzz/fuzz_pkcs11_calls.c). */
+		pthread_mutex_lock(&t->lock);
+		again = t->login_gen != s->find_gen;
+		while (k < max && s->pos < s->nfound) {
+			CK_OBJECT_HANDLE oh = s->found[s->pos++];
+			const w11_obj *o;
+
+			if (again && (!(o = w11_token_find(t, oh)) ||
+				      !w11_obj_visible(t, o)))
+				continue;
+			out[k++] = oh;
+		}
+		pthread_mutex_unlock(&t->lock);
 		*count = k;
 	}
 	w11_session_put(s);

@@ -500,6 +500,7 @@ struct w11_session {
 	int finding;
 	CK_OBJECT_HANDLE *found;
 	size_t nfound, pos;
+	uint64_t find_gen;       /* tok->login_gen at C_FindObjectsInit */
 };
 
 /* Look up a session, take its mutex; release with w11_session_put(). */

@@ -5266,6 +5266,46 @@ static void test_pkcs11__no_allowed_mechanisms(void **state)
 	}
 }
 
+/* ---- issue 29 item 26 (fuzz/fuzz_pkcs11_calls.c found it) --------------- */
+
+/* A search begun while logged in and continued after C_Logout returns no
+ * private object: after a logout none is visible in any session
+ * (fuzz/regressions/pkcs11_calls/find-across-logout-private). */
+static void test_pkcs11__find_across_logout(void **state)
+{
+	CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+	CK_ATTRIBUTE t = { CKA_CLASS, &cls, sizeof(cls) };
+	CK_SESSION_HANDLE s, s2;
+	CK_OBJECT_HANDLE h[64];
+	CK_ULONG n = 0, pub = 0, all = 0;
+
+	(void)state;
+	s = user_session(SLOT_MAIN, 0);
+	s2 = open_session(SLOT_MAIN, 0);
+	/* the secret keys, found in s, not yet read; everything in s2 */
+	CK(F->C_FindObjectsInit(s, &t, 1));
+	CK(F->C_FindObjectsInit(s2, NULL, 0));
+	CK(F->C_Logout(s));
+	CK(F->C_FindObjects(s, h, 64, &n));
+	assert_int_equal(n, 0);
+	CK(F->C_FindObjectsFinal(s));
+	/* the other session's search goes on with the public objects only */
+	CK(F->C_FindObjects(s2, h, 64, &n));
+	for (CK_ULONG i = 0; i < n; i++)
+		assert_false(attr_bool(s2, h[i], CKA_PRIVATE));
+	CK(F->C_FindObjectsFinal(s2));
+	pub = find(s2, NULL, 0, h, 64);
+	assert_int_equal(n, pub);
+	/* and a search begun logged out sees what it saw, logged in again */
+	CK(F->C_FindObjectsInit(s2, NULL, 0));
+	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	CK(F->C_FindObjects(s2, h, 64, &all));
+	assert_int_equal(all, pub);
+	CK(F->C_FindObjectsFinal(s2));
+	CK(F->C_CloseSession(s2));
+	CK(F->C_CloseSession(s));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -5323,6 +5363,7 @@ int main(void)
 		T(certificates_leaf),
 		T(no_allowed_mechanisms),
 		T(own_edits_keep_handles),
+		T(find_across_logout),
 #undef T
 	};
 
