@@ -65,6 +65,7 @@
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
@@ -421,8 +422,15 @@ static int trace;
 
 static void trace_rv(const char *call, CK_RV rv)
 {
-	if (trace)
-		fprintf(stderr, "  %s -> 0x%lx\n", call, (unsigned long)rv);
+	unsigned long e;
+
+	if (!trace)
+		return;
+	fprintf(stderr, "  %s -> 0x%lx\n", call, (unsigned long)rv);
+	/* what the call left on the caller's OpenSSL error queue */
+	while ((e = ERR_get_error()) != 0)
+		fprintf(stderr, "    (left on the error queue: %s)\n",
+			ERR_error_string(e, NULL));
 }
 
 static void trace_tmpl(const char *what, const CK_ATTRIBUTE *t, CK_ULONG n)
