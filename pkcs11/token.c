@@ -167,7 +167,8 @@ CK_RV w11_token_init(w11_token *t, CK_SLOT_ID slot,
 	t->conf = conf;
 	t->login = W11_NOT_LOGGED_IN;
 	atomic_init(&t->checked_ns, 0);
-	if (!(t->canon = canonical(conf->store)))
+	if (!(t->canon = canonical(conf->store)) ||
+	    !(t->rec_path = w11_rec_path(t)))
 		return CKR_HOST_MEMORY;
 	/* Stable for a store: from its canonical path. */
 	if (!w11_digest(h, "SHA256", t->canon, strlen(t->canon)))
@@ -192,6 +193,7 @@ void w11_token_fini(w11_token *t)
 		free(t->rec_next);
 	}
 	free(t->canon);
+	free(t->rec_path);
 	w11_token_resealed_clear(t);
 	pthread_mutex_destroy(&t->edit);
 	pthread_mutex_destroy(&t->lock);
@@ -606,6 +608,20 @@ static void rec_apply(w11_token *t, objlist *l, const w11_rec *rec,
 		l->v[k++] = o;
 	}
 	l->n = k;
+	/* the token's data objects: only a verified record's private ones */
+	for (uint32_t i = 0; i < rec->n; i++) {
+		const w11_ritem *it = &rec->items[i];
+		const w11_rattr *pa;
+		w11_obj *o;
+
+		if (it->kind != W11_REC_KIND_DATA)
+			continue;
+		pa = w11_ritem_get(it, CKA_PRIVATE);
+		if (!verified && (!pa || pa->len != 1 || pa->val[0]))
+			continue;
+		if (w11_obj_data(&o, it) == CKR_OK && list_add(l, o) != CKR_OK)
+			break; /* (list_add freed it) */
+	}
 }
 
 CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
@@ -616,7 +632,12 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 	CK_RV rv;
 
 	w11_rec rec = { 0 };
+	w11_fileid rfid;
 	int verified = 0;
+
+	/* (the record file's identity before it is read: a change after
+	 * that makes the next refresh read it again) */
+	w11_fileid_of(&rfid, t->rec_path ? t->rec_path : "");
 
 	/* the attribute record: the one the edit just wrote, else read
 	 * (with the login's password, if any: its MAC checked) */
@@ -697,6 +718,7 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 	old = t->sref;
 	t->sref = r;
 	t->fid = *fid;
+	t->rfid = rfid;
 	t->load_failed = 0;
 	pthread_mutex_unlock(&t->lock);
 	w11_storeref_put(old);
@@ -715,6 +737,17 @@ fail:
 	return rv;
 }
 
+/* Is the attribute record file the one the objects were built with?
+ * (Another process may change the record alone: a data object, an
+ * attribute.)  Lock held. */
+static int rec_unchanged(const w11_token *t)
+{
+	w11_fileid r;
+
+	w11_fileid_of(&r, t->rec_path ? t->rec_path : "");
+	return w11_fileid_eq(&r, &t->rfid);
+}
+
 CK_RV w11_token_refresh(w11_token *t)
 {
 	w11_fileid now, after;
@@ -727,14 +760,16 @@ CK_RV w11_token_refresh(w11_token *t)
 	(void)w11_share_adopt(t);
 	w11_fileid_of(&now, t->conf->store);
 	pthread_mutex_lock(&t->lock);
-	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid);
+	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid) &&
+	       rec_unchanged(t);
 	pthread_mutex_unlock(&t->lock);
 	if (same)
 		return CKR_OK;
 	pthread_mutex_lock(&t->edit);
 	w11_fileid_of(&now, t->conf->store);
 	pthread_mutex_lock(&t->lock);
-	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid);
+	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid) &&
+	       rec_unchanged(t);
 	if (!same && t->login != W11_NOT_LOGGED_IN && t->pin.len <= sizeof(pin)) {
 		memcpy(pin, t->pin.p, t->pin.len);
 		pin_len = t->pin.len;
