@@ -404,6 +404,8 @@ CK_RV w11_recfile_write(w11_token *t, w11_rec *rec, const char *pw,
 /* The attributes the record keeps (write.c): of an entry's objects, and
  * (with a value of that length) of a data object. */
 int w11_rec_persistable(CK_ATTRIBUTE_TYPE t);
+/* Is `len` a right length for kept attribute `type`? */
+int w11_rec_value_ok(CK_ATTRIBUTE_TYPE type, CK_ULONG len);
 int w11_rec_data_attr(CK_ATTRIBUTE_TYPE t, CK_ULONG len);
 /* A token data object from its item (object.c). */
 CK_RV w11_obj_data(w11_obj **out, const w11_ritem *it);

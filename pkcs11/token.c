@@ -537,24 +537,6 @@ static void mark_gone(w11_token *t, const objlist *l)
 	}
 }
 
-/* Is `a` a value the record may give attribute `type` (the types and
- * shapes w11_rec_persistable() keeps)? */
-static int rec_value_ok(uint64_t type, const w11_rattr *a)
-{
-	switch (type) {
-	case CKA_ID:
-		return a->len <= 256;
-	case CKA_START_DATE:
-	case CKA_END_DATE:
-		return a->len == 0 || a->len == sizeof(CK_DATE);
-	case CKA_ALLOWED_MECHANISMS:
-		return a->len % sizeof(CK_MECHANISM_TYPE) == 0 &&
-		       a->len <= 256 * sizeof(CK_MECHANISM_TYPE);
-	default:
-		return w11_rec_persistable(type) && a->len == sizeof(CK_BBOOL);
-	}
-}
-
 /* Give the token objects of `l` what the record says of them: only what
  * a verified record says of a private object; a public key object the
  * record marks deleted leaves the list.  Lock held. */
@@ -583,7 +565,7 @@ static void rec_apply(w11_token *t, objlist *l, const w11_rec *rec,
 		for (uint32_t j = 0; it && j < it->n; j++) {
 			const w11_rattr *a = &it->a[j];
 
-			if (!rec_value_ok(a->type, a))
+			if (!w11_rec_value_ok((CK_ATTRIBUTE_TYPE)a->type, a->len))
 				continue;
 			if (a->type == CKA_ALWAYS_AUTHENTICATE) {
 				/* (computed, not in the table: km says) */

@@ -84,6 +84,22 @@ CK_RV w11_rv_of_set(int err)
 
 /* ---- the attribute record during an edit ---------------------------------- */
 
+int w11_rec_value_ok(CK_ATTRIBUTE_TYPE type, CK_ULONG len)
+{
+	switch (type) {
+	case CKA_ID:
+		return len <= 256;
+	case CKA_START_DATE:
+	case CKA_END_DATE:
+		return len == 0 || len == sizeof(CK_DATE);
+	case CKA_ALLOWED_MECHANISMS:
+		return len % sizeof(CK_MECHANISM_TYPE) == 0 &&
+		       len <= 256 * sizeof(CK_MECHANISM_TYPE);
+	default:
+		return w11_rec_persistable(type) && len == sizeof(CK_BBOOL);
+	}
+}
+
 int w11_rec_persistable(CK_ATTRIBUTE_TYPE t)
 {
 	switch (t) {
@@ -117,27 +133,10 @@ CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
 		return CKR_OK;
 	for (CK_ULONG i = 0; i < n; i++) {
 		const CK_ATTRIBUTE *a = &tmpl[i];
-		int ok;
 
 		if (!w11_rec_persistable(a->type))
 			continue;
-		switch (a->type) {
-		case CKA_ID:
-			ok = a->ulValueLen <= 256;
-			break;
-		case CKA_START_DATE:
-		case CKA_END_DATE:
-			ok = a->ulValueLen == 0 || a->ulValueLen == sizeof(CK_DATE);
-			break;
-		case CKA_ALLOWED_MECHANISMS:
-			ok = a->ulValueLen % sizeof(CK_MECHANISM_TYPE) == 0 &&
-			     a->ulValueLen <= 256 * sizeof(CK_MECHANISM_TYPE);
-			break;
-		default:
-			ok = a->ulValueLen == sizeof(CK_BBOOL);
-			break;
-		}
-		if (!ok)
+		if (!w11_rec_value_ok(a->type, a->ulValueLen))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (!it) {
 			if (wks__store_entry_digest(d, st, alias) != WKS_OK)
