@@ -96,6 +96,8 @@ static uint8_t k_aes[32], k_hmac[32];
 static const uint8_t oid_p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce,
 				    0x3d, 0x03, 0x01, 0x07 };
 static const uint8_t oid_ed25519[] = { 0x06, 0x03, 0x2b, 0x65, 0x70 };
+static const uint8_t msg[] = "the quick brown fox jumps over the lazy dog";
+#define MSG_LEN (sizeof(msg) - 1)
 static const uint8_t iv16[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
 				  13, 14, 15 };
 
@@ -180,7 +182,7 @@ static const char *callname(const char *expr)
 	size_t n = 0;
 
 	if (!p)
-		p = expr;
+		p = strncmp(expr, "get_attr", 8) ? expr : "C_GetAttributeValue";
 	while (p[n] && p[n] != '(' && n + 1 < sizeof(buf))
 		n++;
 	memcpy(buf, p, n);
@@ -431,9 +433,9 @@ static int pub_of(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE h, EVP_PKEY **out)
 	return 0;
 }
 
-/* OpenSSL verifies a signature of msg (md NULL: Ed25519) */
+/* OpenSSL verifies a signature of data (md NULL: Ed25519) */
 static int ossl_verify(EVP_PKEY *k, const EVP_MD *md, int pss,
-		       const uint8_t *msg, size_t mlen, const uint8_t *sig,
+		       const uint8_t *data, size_t mlen, const uint8_t *sig,
 		       size_t slen)
 {
 	EVP_MD_CTX *m = EVP_MD_CTX_new();
@@ -444,7 +446,7 @@ static int ossl_verify(EVP_PKEY *k, const EVP_MD *md, int pss,
 		ok = EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING) >
 			     0 &&
 		     EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, 32) > 0;
-	ok = ok && EVP_DigestVerify(m, sig, slen, msg, mlen) == 1;
+	ok = ok && EVP_DigestVerify(m, sig, slen, data, mlen) == 1;
 	EVP_MD_CTX_free(m);
 	return ok;
 }
@@ -1084,11 +1086,22 @@ static int ck_find_rules(void)
 static int ck_find_null_value(void)
 {
 	CK_SESSION_HANDLE s;
-	CK_ATTRIBUTE t[] = { { CKA_LABEL, NULL, 5 } };
+	CK_ATTRIBUTE t[] = { { CKA_CLASS, NULL, sizeof(CK_OBJECT_CLASS) } };
+	CK_OBJECT_HANDLE h[8];
+	CK_ULONG n = 0;
+	CK_RV rv;
 
 	OPEN(s);
-	RV2(CKR_ARGUMENTS_BAD, CKR_ATTRIBUTE_VALUE_INVALID,
-	    F->C_FindObjectsInit(s, t, 1));
+	rv = F->C_FindObjectsInit(s, t, 1);
+	if (rv == CKR_OK) {
+		/* accepted: the search must then not crash either */
+		F->C_FindObjects(s, h, 8, &n);
+		F->C_FindObjectsFinal(s);
+	}
+	REQ(rv == CKR_ARGUMENTS_BAD || rv == CKR_ATTRIBUTE_VALUE_INVALID,
+	    "C_FindObjectsInit({CKA_CLASS, NULL, %zu}): %s, want "
+	    "CKR_ARGUMENTS_BAD or CKR_ATTRIBUTE_VALUE_INVALID",
+	    sizeof(CK_OBJECT_CLASS), rvname(rv));
 	OK(F->C_FindObjectsInit(s, NULL, 0));
 	OK(F->C_FindObjectsFinal(s));
 	return 0;
@@ -1397,31 +1410,59 @@ static int ck_copy_tightens(void)
 	return 0;
 }
 
-/* issue 29.1: a copy of a token key never gives its value out */
+/* issue 29.1: a copy of a token key never gives its value out, also once
+ * the key was used (its material decrypted) */
 static int ck_copy_token_key(void)
 {
+	static const struct {
+		CK_OBJECT_CLASS cls;
+		const char *label;
+		CK_ATTRIBUTE_TYPE secret;
+		CK_MECHANISM_TYPE use;
+	} keys[] = {
+		{ CKO_PRIVATE_KEY, "rsa", CKA_PRIVATE_EXPONENT,
+		  CKM_SHA256_RSA_PKCS },
+		{ CKO_PRIVATE_KEY, "ec", CKA_VALUE, CKM_ECDSA },
+		{ CKO_SECRET_KEY, "aes", CKA_VALUE, CKM_AES_ECB },
+	};
 	CK_SESSION_HANDLE s;
 	CK_OBJECT_HANDLE h, c;
 	CK_ATTRIBUTE t[] = { BOOL_(CKA_TOKEN, F_), BOOL_(CKA_SENSITIVE, F_),
 			     BOOL_(CKA_EXTRACTABLE, T_) };
 	CK_ATTRIBUTE t2[] = { BOOL_(CKA_TOKEN, F_) };
-	uint8_t v[600];
-	CK_ULONG vl = sizeof(v);
-	CK_RV rv;
+	uint8_t v[600], out[512];
+	CK_ULONG vl, ol;
+	size_t i;
 
 	OPEN(s);
 	LOGIN(s);
-	FIND(s, CKO_PRIVATE_KEY, "rsa", h);
-	rv = F->C_CopyObject(s, h, t, 3, &c);
-	if (rv == CKR_OK)
+	for (i = 0; i < N_(keys); i++) {
+		CK_MECHANISM m = { keys[i].use, NULL, 0 };
+
+		FIND(s, keys[i].cls, keys[i].label, h);
+		ol = sizeof(out);
+		if (keys[i].cls == CKO_SECRET_KEY) {
+			OK(F->C_EncryptInit(s, &m, h));
+			OK(F->C_Encrypt(s, (CK_BYTE_PTR)msg, 16, out, &ol));
+		} else {
+			OK(F->C_SignInit(s, &m, h));
+			OK(F->C_Sign(s, (CK_BYTE_PTR)msg, 32, out, &ol));
+		}
+		if (F->C_CopyObject(s, h, t, 3, &c) == CKR_OK) {
+			vl = sizeof(v);
+			RV(CKR_ATTRIBUTE_SENSITIVE,
+			   get_attr(s, c, keys[i].secret, v, &vl));
+			F->C_DestroyObject(s, c);
+		}
+		OK(F->C_CopyObject(s, h, t2, 1, &c));
+		vl = sizeof(v);
 		RV(CKR_ATTRIBUTE_SENSITIVE,
-		   get_attr(s, c, CKA_PRIVATE_EXPONENT, v, &vl));
-	OK(F->C_CopyObject(s, h, t2, 1, &c));
-	vl = sizeof(v);
-	RV(CKR_ATTRIBUTE_SENSITIVE, get_attr(s, c, CKA_PRIVATE_EXPONENT, v, &vl));
-	WANT_BOOL(s, c, CKA_TOKEN, CK_FALSE);
-	OK(F->C_DestroyObject(s, c));
-	FIND(s, CKO_PRIVATE_KEY, "rsa", h);
+		   get_attr(s, c, keys[i].secret, v, &vl));
+		WANT_BOOL(s, c, CKA_TOKEN, CK_FALSE);
+		WANT_BOOL(s, c, CKA_SENSITIVE, CK_TRUE);
+		OK(F->C_DestroyObject(s, c));
+		FIND(s, keys[i].cls, keys[i].label, h);
+	}
 	return 0;
 }
 
@@ -1755,8 +1796,6 @@ static int ck_attr_usage_kept(void)
 
 /* ---- signatures ------------------------------------------------------------ */
 
-static const uint8_t msg[] = "the quick brown fox jumps over the lazy dog";
-#define MSG_LEN (sizeof(msg) - 1)
 
 static int ck_sign_rsa_pkcs(void)
 {
@@ -3669,5 +3708,13 @@ int main(int argc, char **argv)
 	for (k = 0; k < nm; k++)
 		for (i = 0; i < N_CHECKS; i++)
 			free(mods[k].why[i]);
+	X509_free(x_rsa);
+	X509_free(x_ec);
+	X509_free(x_ed);
+	EVP_PKEY_free(k_rsa);
+	EVP_PKEY_free(k_ec);
+	EVP_PKEY_free(k_ed);
+	OPENSSL_cleanse(k_aes, sizeof(k_aes));
+	OPENSSL_cleanse(k_hmac, sizeof(k_hmac));
 	return failed;
 }
