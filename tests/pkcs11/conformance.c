@@ -2772,6 +2772,19 @@ static int ck_keygen_rsa(void)
 	WANT_BOOL(s, priv, CKA_SENSITIVE, CK_TRUE);
 	WANT_BOOL(s, priv, CKA_SIGN, CK_TRUE);
 	WANT_BOOL(s, priv, CKA_TOKEN, CK_FALSE);
+	{
+		CK_OBJECT_HANDLE f;
+		uint8_t pe[8];
+		CK_ULONG pel = sizeof(pe);
+
+		FIND(s, CKO_PRIVATE_KEY, "conf-rsa", f);
+		REQ(f == priv, "the label finds another private key");
+		FIND(s, CKO_PUBLIC_KEY, "conf-rsa", f);
+		REQ(f == pub, "the label finds another public key");
+		OK(get_attr(s, pub, CKA_PUBLIC_EXPONENT, pe, &pel));
+		REQ(pel >= 3 && !memcmp(pe + pel - 3, e, 3) &&
+		    (pel == 3 || !pe[0]), "CKA_PUBLIC_EXPONENT is not 65537");
+	}
 	OK(F->C_SignInit(s, &sm, priv));
 	OK(F->C_Sign(s, (CK_BYTE_PTR)msg, MSG_LEN, sig, &sl));
 	SUB(pub_of(s, pub, &pk));
