@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/bn.h>
@@ -282,6 +283,7 @@ static int find_one(CK_SESSION_HANDLE s, CK_OBJECT_CLASS cls,
 	CK_OBJECT_HANDLE hs[4];
 	CK_ULONG n = 0;
 
+	*h = CK_INVALID_HANDLE;
 	SUB(find_all(s, t, 2, hs, 4, &n));
 	REQ(n == 1, "%lu objects of class %lu labelled %s, want 1",
 	    (unsigned long)n, (unsigned long)cls, label);
@@ -605,6 +607,9 @@ static int ck_init_mutex_full(void)
 
 	OK(F->C_Finalize(NULL));
 	OK(F->C_Initialize(&a));
+	/* the later checks without these callbacks */
+	OK(F->C_Finalize(NULL));
+	OK(F->C_Initialize(NULL));
 	return 0;
 }
 
@@ -3407,21 +3412,27 @@ static void child(const char *path, size_t from, int fd, int setup)
 	if (setup)
 		_exit(0);
 	for (i = from; i < N_CHECKS; i++) {
+		struct timespec t0, t1;
 		int r;
 
 		if (!selected[i])
 			continue;
 		if (cx.kind != KIND_WKS && (checks[i].flags & WKS_ONLY)) {
-			dprintf(fd, "R %zu 2 a libwks extension\n", i);
+			dprintf(fd, "R %zu 2 0 a libwks extension\n", i);
 			continue;
 		}
 		dprintf(fd, "B %zu\n", i);
 		cx.why[0] = 0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		alarm(60);
 		r = checks[i].fn();
 		alarm(0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
 		one_line(cx.why);
-		dprintf(fd, "R %zu %d %s\n", i, r, cx.why);
+		dprintf(fd, "R %zu %d %ld %s\n", i, r,
+			(long)((t1.tv_sec - t0.tv_sec) * 1000 +
+			       (t1.tv_nsec - t0.tv_nsec) / 1000000),
+			cx.why);
 		/* the next check starts initialised, with no session */
 		F->C_Initialize(NULL);
 		if (find_slot() == 0)
@@ -3436,6 +3447,7 @@ typedef struct {
 	const char *name, *path;
 	int kind;
 	int raw[N_CHECKS]; /* S_* */
+	long ms[N_CHECKS];
 	char *why[N_CHECKS];
 	char err[600];
 } module;
@@ -3445,6 +3457,7 @@ static pid_t spawn(module *m, size_t from, int setup, FILE **out)
 	int p[2];
 	pid_t pid;
 
+	*out = NULL;
 	if (pipe(p) < 0)
 		return -1;
 	fflush(stdout);
@@ -3456,7 +3469,14 @@ static pid_t spawn(module *m, size_t from, int setup, FILE **out)
 		child(m->path, from, p[1], setup);
 	}
 	close(p[1]);
-	*out = fdopen(p[0], "r");
+	if (pid < 0 || !(*out = fdopen(p[0], "r"))) {
+		close(p[0]);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		return -1;
+	}
 	return pid;
 }
 
@@ -3496,7 +3516,11 @@ static void run_module(module *m)
 			   "file\nlog.level = ERROR\n", tok);
 		fclose(f);
 		setenv("SOFTHSM2_CONF", conf, 1);
-		pid = spawn(m, 0, 1, &out);
+		if ((pid = spawn(m, 0, 1, &out)) < 0) {
+			snprintf(m->err, sizeof(m->err), "fork: %s",
+				 strerror(errno));
+			return;
+		}
 		while (getline(&line, &cap, out) > 0)
 			if (line[0] == 'E')
 				snprintf(m->err, sizeof(m->err), "%s",
@@ -3531,6 +3555,7 @@ static void run_module(module *m)
 		while (getline(&line, &cap, out) > 0) {
 			size_t k;
 			int r, pos = 0;
+			long ms = 0;
 
 			line[strcspn(line, "\n")] = 0;
 			if (line[0] == 'E') {
@@ -3540,13 +3565,14 @@ static void run_module(module *m)
 				   sscanf(line + 2, "%zu", &k) == 1) {
 				begun = (long)k;
 			} else if (line[0] == 'R' &&
-				   sscanf(line + 2, "%zu %d %n", &k, &r,
-					  &pos) == 2 &&
+				   sscanf(line + 2, "%zu %d %ld %n", &k, &r, &ms,
+					  &pos) == 3 &&
 				   k < N_CHECKS) {
 				m->raw[k] = r == 0 ? S_PASS :
 					    r == 2 ? S_SKIP : S_FAIL;
 				free(m->why[k]);
 				m->why[k] = strdup(line + 2 + pos);
+				m->ms[k] = ms;
 				begun = -1;
 				next = k + 1;
 			}
@@ -3595,8 +3621,9 @@ static int judged(const module *m, size_t i)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: p11_conformance [--wks MODULE] [--softhsm2 MODULE] "
+		"usage: p11_conformance [--wks MODULE] [--softhsm2 MODULE] [-v] "
 		"[NAME-PREFIX ...]\n"
+		"  -v                 the time of each check\n"
 		"  --wks MODULE       libwks-pkcs11.so, on a store made here\n"
 		"  --softhsm2 MODULE  SoftHSM2 (the control), on a token made "
 		"here\n"
@@ -3608,7 +3635,7 @@ int main(int argc, char **argv)
 {
 	module mods[2];
 	size_t nm = 0, i, k;
-	int a, nsel = 0, failed = 0, any_prefix = 0;
+	int a, nsel = 0, failed = 0, any_prefix = 0, verbose = 0;
 	char *td;
 
 	memset(mods, 0, sizeof(mods));
@@ -3620,6 +3647,8 @@ int main(int argc, char **argv)
 			mods[nm].name = mods[nm].kind == KIND_WKS ? "libwks"
 								  : "softhsm2";
 			mods[nm++].path = argv[++a];
+		} else if (!strcmp(argv[a], "-v")) {
+			verbose = 1;
 		} else if (argv[a][0] == '-') {
 			usage();
 		} else {
@@ -3632,7 +3661,7 @@ int main(int argc, char **argv)
 		selected[i] = !any_prefix;
 		for (a = 1; a < argc; a++) {
 			if (argv[a][0] == '-') {
-				a++;
+				a += strcmp(argv[a], "-v") != 0;
 				continue;
 			}
 			if (!strncmp(checks[i].name, argv[a], strlen(argv[a])))
@@ -3667,9 +3696,12 @@ int main(int argc, char **argv)
 		if (!selected[i])
 			continue;
 		printf("%-34s", checks[i].name);
-		for (k = 0; k < nm; k++)
+		for (k = 0; k < nm; k++) {
 			printf(" %-9s", mods[k].err[0] && mods[k].raw[i] ==
 				       S_NONE ? "-" : rname[judged(&mods[k], i)]);
+			if (verbose)
+				printf(" %5ld ms ", mods[k].ms[i]);
+		}
 		printf("\n");
 		for (k = 0; k < nm; k++) {
 			int j = judged(&mods[k], i);
