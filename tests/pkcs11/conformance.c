@@ -534,6 +534,9 @@ static int printable_padded(const CK_UTF8CHAR *p, size_t n, const char *what)
 	return 0;
 }
 
+static X509 *self_signed(EVP_PKEY *k, const char *cn);
+static int put_cert(CK_SESSION_HANDLE s, X509 *x, const char *label);
+
 /* ---- C_Initialize / C_Finalize -------------------------------------------- */
 
 static int ck_init_not_initialized(void)
@@ -2072,6 +2075,15 @@ static int ck_sign_rules(void)
 	RV2(CKR_KEY_TYPE_INCONSISTENT, CKR_KEY_FUNCTION_NOT_PERMITTED,
 	    F->C_SignInit(s, &pkcs, aes));
 	RV(CKR_ARGUMENTS_BAD, F->C_SignInit(s, NULL, rsa));
+	{
+		CK_OBJECT_HANDLE pub;
+
+		FIND(s, CKO_PUBLIC_KEY, "rsa", pub);
+		RV2(CKR_KEY_TYPE_INCONSISTENT, CKR_KEY_FUNCTION_NOT_PERMITTED,
+		    F->C_SignInit(s, &pkcs, pub));
+		RV2(CKR_KEY_TYPE_INCONSISTENT, CKR_KEY_FUNCTION_NOT_PERMITTED,
+		    F->C_VerifyInit(s, &pkcs, rsa));
+	}
 	return 0;
 }
 
@@ -2142,6 +2154,10 @@ static int ck_aes_ecb(void)
 	FIND(s, CKO_SECRET_KEY, "aes", h);
 	OK(F->C_EncryptInit(s, &m, h));
 	RV(CKR_DATA_LEN_RANGE, F->C_Encrypt(s, (CK_BYTE_PTR)msg, 15, out, &ol));
+	/* a call that fails (but for a size answer) ends the operation */
+	ol = sizeof(out);
+	RV(CKR_OPERATION_NOT_INITIALIZED,
+	   F->C_Encrypt(s, (CK_BYTE_PTR)msg, 16, out, &ol));
 	return 0;
 }
 
@@ -2829,26 +2845,38 @@ static int ck_keygen_ec(void)
 	return rc;
 }
 
-/* a generated token key says so after C_Initialize */
+/* a generated token key says so, at once and after C_Initialize */
+static int local_says(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE priv,
+		      const char *when)
+{
+	CK_ULONG v = 0;
+	CK_BBOOL local = 0;
+
+	if (get_ulong(s, priv, CKA_KEY_GEN_MECHANISM, &v) ||
+	    v != CKM_EC_KEY_PAIR_GEN)
+		return failf("%s: CKA_KEY_GEN_MECHANISM 0x%lx, want "
+			     "CKM_EC_KEY_PAIR_GEN", when, (unsigned long)v);
+	if (get_bool(s, priv, CKA_LOCAL, &local) || !local)
+		return failf("%s: CKA_LOCAL false for a key the token "
+			     "generated", when);
+	return 0;
+}
+
 static int ck_attr_local(void)
 {
 	CK_SESSION_HANDLE s;
 	CK_OBJECT_HANDLE pub, priv;
-	CK_ULONG v = 0;
-	CK_BBOOL local = 0;
-	int rc = 0;
+	int rc;
 
 	OPENRW(s);
 	LOGIN(s);
 	SUB(gen_ec(s, "conf-local", CK_TRUE, NULL, 0, NULL, &pub, &priv));
-	SUB(reinit(&s));
-	FIND(s, CKO_PRIVATE_KEY, "conf-local", priv);
-	if (get_ulong(s, priv, CKA_KEY_GEN_MECHANISM, &v) ||
-	    v != CKM_EC_KEY_PAIR_GEN)
-		rc = failf("CKA_KEY_GEN_MECHANISM 0x%lx, want "
-			   "CKM_EC_KEY_PAIR_GEN", (unsigned long)v);
-	else if (get_bool(s, priv, CKA_LOCAL, &local) || !local)
-		rc = failf("CKA_LOCAL false for a key the token generated");
+	rc = local_says(s, priv, "right after C_GenerateKeyPair");
+	if (!rc) {
+		SUB(reinit(&s));
+		FIND(s, CKO_PRIVATE_KEY, "conf-local", priv);
+		rc = local_says(s, priv, "after C_Initialize");
+	}
 	F->C_DestroyObject(s, priv);
 	return rc;
 }
@@ -2975,6 +3003,123 @@ static int ck_mech_flags(void)
 	return 0;
 }
 
+/* ---- more rules --------------------------------------------------------------- */
+
+/* the legacy parallel functions */
+static int ck_function_status(void)
+{
+	CK_SESSION_HANDLE s;
+
+	OPEN(s);
+	RV(CKR_FUNCTION_NOT_PARALLEL, F->C_GetFunctionStatus(s));
+	RV(CKR_FUNCTION_NOT_PARALLEL, F->C_CancelFunction(s));
+	return 0;
+}
+
+static int ck_login_pin_null(void)
+{
+	CK_SESSION_HANDLE s;
+
+	OPEN(s);
+	RV(CKR_ARGUMENTS_BAD, F->C_Login(s, CKU_USER, NULL, 8));
+	LOGIN(s);
+	return 0;
+}
+
+static int ck_set_pin_read_only(void)
+{
+	CK_SESSION_HANDLE s;
+
+	OPEN(s);
+	LOGIN(s);
+	/* (the same PIN: nothing changes should a module not check) */
+	RV(CKR_SESSION_READ_ONLY,
+	   F->C_SetPIN(s, (CK_UTF8CHAR_PTR)PIN, strlen(PIN),
+		       (CK_UTF8CHAR_PTR)PIN, strlen(PIN)));
+	return 0;
+}
+
+static int ck_init_token_session_exists(void)
+{
+	CK_SESSION_HANDLE s;
+	CK_UTF8CHAR label[32];
+
+	memset(label, ' ', sizeof(label));
+	memcpy(label, TOKEN_LABEL, strlen(TOKEN_LABEL));
+	OPEN(s);
+	/* (a wrong SO PIN: nothing is erased should a module not check) */
+	RV(CKR_SESSION_EXISTS,
+	   F->C_InitToken(cx.slot, (CK_UTF8CHAR_PTR)"not the so pin", 14,
+			  label));
+	return 0;
+}
+
+static int ck_usage_enforced(void)
+{
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h;
+	CK_ATTRIBUTE t[] = {
+		ULA(CKA_CLASS, c_sec), ULA(CKA_KEY_TYPE, kt_aes),
+		BOOL_(CKA_TOKEN, F_), { CKA_VALUE, k_aes, 16 },
+		BOOL_(CKA_ENCRYPT, F_), BOOL_(CKA_DECRYPT, T_),
+		BOOL_(CKA_SIGN, F_),
+	};
+	CK_MECHANISM ecb = { CKM_AES_ECB, NULL, 0 };
+
+	OPEN(s);
+	LOGIN(s);
+	OK(F->C_CreateObject(s, t, N_(t), &h));
+	RV(CKR_KEY_FUNCTION_NOT_PERMITTED, F->C_EncryptInit(s, &ecb, h));
+	OK(F->C_DecryptInit(s, &ecb, h));
+	return 0;
+}
+
+/* PKCS#11: a read-write public session makes and destroys public token
+ * objects */
+static int ck_token_public_object(void)
+{
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h;
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *x = k ? self_signed(k, "conf-public") : NULL;
+	int rc;
+
+	EVP_PKEY_free(k);
+	REQ(x, "OpenSSL cannot make a certificate");
+	OPENRW(s);
+	rc = put_cert(s, x, "conf-public");
+	X509_free(x);
+	if (rc)
+		return rc;
+	FIND(s, CKO_CERTIFICATE, "conf-public", h);
+	OK(F->C_DestroyObject(s, h));
+	return 0;
+}
+
+static int ck_attr_certificate(void)
+{
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h;
+	uint8_t v[2048], *der = NULL, *subj = NULL;
+	CK_ULONG vl = sizeof(v), ct = 0;
+	int dl = i2d_X509(x_ec, &der),
+	    sl = i2d_X509_NAME(X509_get_subject_name(x_ec), &subj), rc = 0;
+
+	OPEN(s);
+	FIND(s, CKO_CERTIFICATE, "ec", h);
+	if (get_ulong(s, h, CKA_CERTIFICATE_TYPE, &ct) || ct != CKC_X_509)
+		rc = failf("CKA_CERTIFICATE_TYPE %lu", (unsigned long)ct);
+	else if (get_attr(s, h, CKA_VALUE, v, &vl) != CKR_OK ||
+		 vl != (CK_ULONG)dl || memcmp(v, der, vl))
+		rc = failf("CKA_VALUE is not the certificate's DER");
+	else if (vl = sizeof(v), get_attr(s, h, CKA_SUBJECT, v, &vl) != CKR_OK ||
+		 vl != (CK_ULONG)sl || memcmp(v, subj, vl))
+		rc = failf("CKA_SUBJECT is not the certificate's subject");
+	OPENSSL_free(der);
+	OPENSSL_free(subj);
+	return rc;
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 /*
@@ -2985,6 +3130,8 @@ static int ck_mech_flags(void)
  *     removes the entry when the check reports XPASS.
  */
 #define DEV_PIN_COUNT "known deviation: a WKS store has no PIN retry counter"
+#define DEV_PUBLIC_WRITE "known deviation: a WKS store is saved under its " \
+	"password (its MAC), so every token object needs a logged-in user"
 #define I30_1 "issue 30.1 (attributes that persist): "
 #define I30_2 "issue 30.2 (mechanisms; branch h-mech): "
 
@@ -3014,7 +3161,11 @@ static const struct check {
 	{ "session.open", ck_session_open, NULL, 0 },
 	{ "session.close", ck_session_close, NULL, 0 },
 	{ "session.close_all", ck_session_close_all, NULL, 0 },
+	{ "session.function_status", ck_function_status, NULL, 0 },
 	{ "login.wrong_pin", ck_login_wrong_pin, NULL, 0 },
+	{ "login.pin_null", ck_login_pin_null, NULL, 0 },
+	{ "login.set_pin_read_only", ck_set_pin_read_only, NULL, 0 },
+	{ "token.init_session_exists", ck_init_token_session_exists, NULL, 0 },
 	{ "login.states", ck_login_states, NULL, 0 },
 	{ "login.not_logged_in", ck_login_not_logged_in, NULL, 0 },
 	{ "login.user_type_invalid", ck_login_user_type, NULL, 0 },
@@ -3035,6 +3186,7 @@ static const struct check {
 	{ "attr.sensitive", ck_attr_sensitive, NULL, 0 },
 	{ "attr.several", ck_attr_several, NULL, 0 },
 	{ "attr.rsa_public", ck_attr_rsa_public, NULL, 0 },
+	{ "attr.certificate", ck_attr_certificate, NULL, 0 },
 	{ "object.create_session_secret", ck_create_session_secret, NULL, 0 },
 	{ "object.create_rules", ck_create_rules, NULL, 0 },
 	{ "object.set_read_only", ck_set_read_only, NULL, 0 },
@@ -3042,6 +3194,9 @@ static const struct check {
 	{ "object.copy_tightens", ck_copy_tightens, NULL, 0 },
 	{ "object.copy_token_key", ck_copy_token_key, NULL, 0 },
 	{ "object.destroy", ck_destroy_rules, NULL, 0 },
+	{ "object.usage_enforced", ck_usage_enforced, NULL, 0 },
+	{ "object.token_public_no_login", ck_token_public_object,
+	  DEV_PUBLIC_WRITE, 0 },
 	{ "object.data_session", ck_data_session, NULL, 0 },
 	{ "persist.data_token", ck_data_token,
 	  I30_1 "token CKO_DATA objects", 0 },
@@ -3225,7 +3380,8 @@ static int put_cert(CK_SESSION_HANDLE s, X509 *x, const char *label)
 
 	OPENSSL_free(der);
 	OPENSSL_free(subj);
-	RV(CKR_OK, rv);
+	REQ(rv == CKR_OK, "C_CreateObject(certificate %s): %s, want CKR_OK",
+	    label, rvname(rv));
 	return 0;
 }
 
