@@ -29,10 +29,10 @@
  * goes on in a new process).  The control's results are shown, never
  * judged.
  *
- * XFAIL: a check listed below (wks_xfail) as a known libwks deviation or
- * as waiting for an item of issue 30; it is reported, not failed, and an
- * XFAIL check that passes is reported as XPASS so that the list is
- * updated.  Checks of libwks's documented extensions of the specification
+ * XFAIL: a check whose entry in the table (at the end: its xfail text)
+ * names a known libwks deviation or the item of issue 30 it waits for; it
+ * is reported, not failed, and an XFAIL check that passes is reported as
+ * XPASS so that the entry is updated.  Checks of libwks's documented extensions of the specification
  * are SKIP on other modules.
  */
 #define _GNU_SOURCE
@@ -3582,17 +3582,18 @@ static void child(const char *path, size_t from, int fd, int setup)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		alarm(60);
 		r = checks[i].fn();
-		alarm(0);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		one_line(cx.why);
 		dprintf(fd, "R %zu %d %ld %s\n", i, r,
 			(long)((t1.tv_sec - t0.tv_sec) * 1000 +
 			       (t1.tv_nsec - t0.tv_nsec) / 1000000),
 			cx.why);
-		/* the next check starts initialised, with no session */
+		/* the next check starts initialised, with no session (a
+		 * hang here ends the process too: the next one goes on) */
 		F->C_Initialize(NULL);
 		if (find_slot() == 0)
 			F->C_CloseAllSessions(cx.slot);
+		alarm(0);
 	}
 	F->C_Finalize(NULL);
 	_exit(0);
