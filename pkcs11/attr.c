@@ -310,7 +310,7 @@ CK_RV w11_ec_point(unsigned char **out, size_t *len, const EVP_PKEY *pk)
 				OSSL_PKEY_PARAM_GROUP_NAME, name, sizeof(name),
 				NULL) ||
 			    (nid = OBJ_txt2nid(name)) == NID_undef ||
-			    !(g = EC_GROUP_new_by_curve_name(nid)) ||
+			    !(g = EC_GROUP_new_by_curve_name_ex(w11_libctx, NULL, nid)) ||
 			    !(pt = EC_POINT_new(g)) ||
 			    !EC_POINT_oct2point(g, pt, buf, n, NULL) ||
 			    !(n = EC_POINT_point2oct(g, pt,
@@ -365,7 +365,7 @@ CK_RV w11_key_id(unsigned char out[20], const EVP_PKEY *pk)
 
 	if (X509_PUBKEY_set(&xp, (EVP_PKEY *)pk) &&
 	    X509_PUBKEY_get0_param(NULL, &bits, &n, NULL, xp) && n >= 0 &&
-	    SHA1(bits, (size_t)n, out))
+	    w11_digest(out, "SHA1", bits, (size_t)n))
 		rv = CKR_OK;
 	X509_PUBKEY_free(xp);
 	return rv;
@@ -412,4 +412,20 @@ void w11_secret_free(w11_secret *s)
 	}
 	s->p = NULL;
 	s->len = 0;
+}
+
+int w11_mech_allowed(const w11_obj *o, CK_MECHANISM_TYPE m)
+{
+	const w11_attr *a = w11_attrs_get(&o->attrs, CKA_ALLOWED_MECHANISMS);
+	CK_MECHANISM_TYPE v;
+
+	/* absent or empty: any mechanism of the key's type */
+	if (!a || !a->len)
+		return 1;
+	for (CK_ULONG i = 0; i + sizeof(v) <= a->len; i += sizeof(v)) {
+		memcpy(&v, a->val + i, sizeof(v));
+		if (v == m)
+			return 1;
+	}
+	return 0;
 }

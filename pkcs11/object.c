@@ -58,7 +58,7 @@ static void ident_of(w11_obj *o, const unsigned char *p, size_t n)
 	uint64_t idx = o->chain_index;
 
 	memset(o->ident, 0, sizeof(o->ident));
-	if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
+	if (!c || !EVP_DigestInit_ex(c, w11_md("SHA256"), NULL) ||
 	    !EVP_DigestUpdate(c, &r, 1) ||
 	    !EVP_DigestUpdate(c, &idx, sizeof(idx)) ||
 	    (p && !EVP_DigestUpdate(c, p, n)) ||
@@ -77,18 +77,19 @@ static CK_RV common(w11_obj *o, const char *label, int modifiable,
 		/* Unique per object: the same certificate in two entries'
 		 * chains has one identity but two aliases.  (So a rename
 		 * gives new ids: a WKS entry has no place to keep one.) */
-		unsigned char h[32];
-		EVP_MD_CTX *c = EVP_MD_CTX_new();
+		unsigned char h[32], *b;
 		const char *al = o->alias ? o->alias : "";
+		size_t an = strlen(al) + 1;
+		int ok;
 
-		if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
-		    !EVP_DigestUpdate(c, o->ident, sizeof(o->ident)) ||
-		    !EVP_DigestUpdate(c, al, strlen(al) + 1) ||
-		    !EVP_DigestFinal_ex(c, h, NULL)) {
-			EVP_MD_CTX_free(c);
+		if (!(b = malloc(sizeof(o->ident) + an)))
+			return CKR_HOST_MEMORY;
+		memcpy(b, o->ident, sizeof(o->ident));
+		memcpy(b + sizeof(o->ident), al, an);
+		ok = w11_digest(h, "SHA256", b, sizeof(o->ident) + an);
+		free(b);
+		if (!ok)
 			return CKR_FUNCTION_FAILED;
-		}
-		EVP_MD_CTX_free(c);
 		for (int i = 0; i < 16; i++)
 			snprintf(uid + 2 * i, 3, "%02x", h[i]);
 	} else {
@@ -127,7 +128,7 @@ CK_RV w11_cert_id(unsigned char *out, size_t *len, size_t cap, X509 *x)
 	if (cap < 20 ||
 	    !X509_PUBKEY_get0_param(NULL, &bits, &n, NULL,
 				    X509_get_X509_PUBKEY(x)) ||
-	    n < 0 || !SHA1(bits, (size_t)n, out))
+	    n < 0 || !w11_digest(out, "SHA1", bits, (size_t)n))
 		return CKR_FUNCTION_FAILED;
 	*len = 20;
 	return CKR_OK;
@@ -228,7 +229,8 @@ CK_RV w11_obj_cert(w11_obj **out, X509 *x, int role, const char *alias,
 	    (rv = date_attr(o, CKA_START_DATE, X509_get0_notBefore(x))) ||
 	    (rv = date_attr(o, CKA_END_DATE, X509_get0_notAfter(x))))
 		goto fail;
-	SHA1(der, (size_t)n, sha);
+	if (!w11_digest(sha, "SHA1", der, (size_t)n))
+		memset(sha, 0, sizeof(sha));
 	if ((rv = w11_attrs_set(&o->attrs, CKA_CHECK_VALUE, sha, 3)))
 		goto fail;
 	n = i2d_X509_NAME(X509_get_issuer_name(x), &d);
@@ -269,23 +271,9 @@ static CK_RV bn_attr(w11_obj *o, CK_ATTRIBUTE_TYPE t, const EVP_PKEY *pk,
 	return rv;
 }
 
-static CK_RV allowed_mechs(w11_obj *o, CK_KEY_TYPE kt, int priv)
-{
-	CK_MECHANISM_TYPE list[64];
-	size_t n = 0;
-
-	for (size_t i = 0; i < w11_mech_count() && n < 64; i++) {
-		const w11_mech *m = w11_mech_at(i);
-		CK_FLAGS want = priv ? (CKF_SIGN | CKF_DECRYPT | CKF_DERIVE)
-				     : (CKF_VERIFY | CKF_ENCRYPT);
-
-		if (m->ktype == kt && (m->flags & want))
-			list[n++] = m->type;
-	}
-	return w11_attrs_set(&o->attrs, CKA_ALLOWED_MECHANISMS, list,
-			     n * sizeof(list[0]));
-}
-
+/* No CKA_ALLOWED_MECHANISMS: a key allows every mechanism of its type
+ * (C_GetMechanismList), which is what the attribute's absence says, and
+ * p11-kit 0.24's RPC cannot answer its length query (docs/PKCS11.md). */
 static CK_RV key_common(w11_obj *o, CK_KEY_TYPE kt, const unsigned char *id,
 			size_t id_len, int derive)
 {
@@ -361,14 +349,15 @@ CK_RV w11_obj_pubkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	o->flags = flags & ~W11_OF_PRIVATE;
 	o->km = w11_keymat_ref(km);
 	ident_of(o, km->ident, sizeof(km->ident));
-	if ((rv = common(o, alias, 1, !(flags & W11_OF_TOKEN))) ||
+	/* (a token key pair's public key object can be destroyed: the
+	 * attribute record says it is gone, the entry stays) */
+	if ((rv = common(o, alias, 1, 1)) ||
 	    (rv = key_common(o, kt, id, id_len, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, kt == CKK_RSA)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, 1)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY_RECOVER, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 0)) ||
 	    (rv = public_parts(o, km->pub, 1)))
 		goto fail;
 	if (leaf)
@@ -413,7 +402,6 @@ CK_RV w11_obj_privkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN_RECOVER, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 1)) ||
 	    (rv = public_parts(o, km->pub, 0)))
 		goto fail;
 	if (leaf)
@@ -455,9 +443,53 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 1)))
+	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)))
 		goto fail;
+	*out = o;
+	return CKR_OK;
+fail:
+	w11_obj_free(o);
+	return rv;
+}
+
+/* ---- token data objects (the attribute record's items of kind 2) ---------- */
+
+CK_RV w11_obj_data(w11_obj **out, const w11_ritem *it)
+{
+	static const CK_ATTRIBUTE_TYPE given[] = {
+		CKA_LABEL, CKA_APPLICATION, CKA_OBJECT_ID, CKA_VALUE,
+	};
+	const w11_rattr *pa = w11_ritem_get(it, CKA_PRIVATE);
+	int priv = pa && pa->len == 1 && pa->val[0];
+	char uid[72];
+	w11_obj *o;
+	CK_RV rv;
+
+	*out = NULL;
+	if (!(o = obj_new(CKO_DATA, W11_R_DATA, "")))
+		return CKR_HOST_MEMORY;
+	o->flags = W11_OF_TOKEN | (priv ? W11_OF_PRIVATE : 0);
+	memcpy(o->edig, it->entry, 32);
+	ident_of(o, it->entry, 32);
+	/* the object's own id, as its unique id ("d" and hex) */
+	uid[0] = 'd';
+	for (int i = 0; i < 32; i++)
+		snprintf(uid + 1 + 2 * i, 3, "%02x", it->entry[i]);
+	if ((rv = w11_attrs_ulong(&o->attrs, CKA_CLASS, CKO_DATA)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_TOKEN, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_PRIVATE, priv)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_MODIFIABLE, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_COPYABLE, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_DESTROYABLE, 1)) ||
+	    (rv = w11_attrs_set(&o->attrs, CKA_UNIQUE_ID, uid, 65)))
+		goto fail;
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		const w11_rattr *a = w11_ritem_get(it, given[i]);
+
+		if ((rv = w11_attrs_set(&o->attrs, given[i], a ? a->val : NULL,
+					a ? a->len : 0)) != CKR_OK)
+			goto fail;
+	}
 	*out = o;
 	return CKR_OK;
 fail:
@@ -587,7 +619,9 @@ CK_RV w11_obj_attr(const w11_obj *o, CK_ATTRIBUTE_TYPE t,
 	 * the same context-specific login) */
 	if (t == CKA_ALWAYS_AUTHENTICATE &&
 	    (o->cls == CKO_PRIVATE_KEY || o->cls == CKO_SECRET_KEY)) {
-		*val = o->km && o->km->always_auth == 1 ? &yes : &no;
+		*val = o->km && (o->km->always_auth == 1 || o->km->force_auth)
+			   ? &yes
+			   : &no;
 		*len = sizeof(CK_BBOOL);
 		return CKR_OK;
 	}
