@@ -23,7 +23,9 @@
 #                             openssh-client, openssh-server (ssh -I,
 #                             ssh-agent, sshd; not started by the
 #                             install), libnss3-tools (modutil, certutil,
-#                             selfserv).
+#                             selfserv), and softhsm2 (the control
+#                             of tests/pkcs11/conformance.c, the
+#                             pkcs11_conformance test).
 #                             pkcs11-provider 1.0 is in bookworm-backports
 #                             only: when it is missing, the backports
 #                             source is added as
@@ -57,6 +59,9 @@ if [ "${1:-build}" = test ]; then
 	want="$want $servers"
 	# PKCS#11 programs (tests/pkcs11/programs_opensc_gnutls.sh)
 	want="$want opensc gnutls-bin p11-kit-modules"
+	# SoftHSM2, the control of the conformance checks
+	# (tests/pkcs11/conformance.c)
+	want="$want softhsm2"
 fi
 if [ "${1:-build}" = servers ]; then
 	want=$servers
