@@ -147,7 +147,8 @@ static CK_RV derive_key(w11_session *s, CK_MECHANISM_PTR mech,
 		rv = CKR_TEMPLATE_INCONSISTENT;
 		goto done;
 	}
-	rv = token ? w11_token_secret(s, kt, secret, want, t, n, h)
+	rv = token ? w11_token_secret(s, kt, secret, want, t, n,
+				      CK_UNAVAILABLE_INFORMATION, h)
 		   : w11_session_secret(s, kt, secret, want, t, n,
 					CK_UNAVAILABLE_INFORMATION, h);
 done:

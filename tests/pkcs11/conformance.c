@@ -3168,14 +3168,13 @@ static int ck_attr_certificate(void)
  *   - issue 30 items not landed yet: each names its item; the integrator
  *     removes the entry when the check reports XPASS (item 1's attribute
  *     record has landed: its checks, persist.*, are expected to pass);
- *   - defects found by these checks and not fixed yet (DEV_LOCAL).
+ *   - defects found by these checks and not fixed yet (none today: the
+ *     last, a generated token key's CKA_LOCAL and CKA_KEY_GEN_MECHANISM,
+ *     is kept in the attribute record now).
  */
 #define DEV_PIN_COUNT "known deviation: a WKS store has no PIN retry counter"
 #define DEV_PUBLIC_WRITE "known deviation: a WKS store is saved under its " \
 	"password (its MAC), so every token object needs a logged-in user"
-#define DEV_LOCAL "not kept (the attribute record of issue 30.1 holds " \
-	"neither): a generated token key has CKA_LOCAL false and no " \
-	"CKA_KEY_GEN_MECHANISM"
 #define I30_2 "issue 30.2 (mechanisms; branch h-mech): "
 
 enum { WKS_ONLY = 1 };
@@ -3250,7 +3249,7 @@ static const struct check {
 	  0 },
 	{ "persist.usage_flags", ck_attr_usage_kept, NULL, 0 },
 	{ "persist.dates", ck_attr_dates, NULL, 0 },
-	{ "persist.local", ck_attr_local, DEV_LOCAL, 0 },
+	{ "persist.local", ck_attr_local, NULL, 0 },
 	{ "sign.rsa_pkcs", ck_sign_rsa_pkcs, NULL, 0 },
 	{ "sign.rsa_pkcs_raw", ck_sign_rsa_raw, NULL, 0 },
 	{ "sign.rsa_pss", ck_sign_rsa_pss, NULL, 0 },
