@@ -12,10 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
-#include <openssl/x509.h>
+#include "tu_ossl.h"
 
 #include "cache/cache.h"
 #include "config/config.h"

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
+#include "tu_ossl.h"
 
 #include "cache/cache.h"
 #include "store/store_int.h"

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include "tu_ossl.h"
 
 #include "crypto/kdf.h"
 

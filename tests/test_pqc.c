@@ -42,8 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/x509.h>
+#include "tu_ossl.h"
 
 #define VPW "wolfsslpassword"
 #define PW "pqc-store-password"

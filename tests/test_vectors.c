@@ -20,10 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/objects.h>
-#include <openssl/x509.h>
+#include "tu_ossl.h"
 
 #include "config/config.h"
 #include "format/format.h"

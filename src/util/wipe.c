@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
+#include "crypto/crypto.h"
 
 void wks_wipe(void *p, size_t n)
 {
 	if (p && n)
-		OPENSSL_cleanse(p, n);
+		wks__cleanse(p, n);
 }
 
 void wks_wipe_free(void *p, size_t n)
