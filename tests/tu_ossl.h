@@ -20,6 +20,8 @@
 #include <wolfssl/openssl/rand.h>
 #include <wolfssl/openssl/sha.h>
 #include <wolfssl/openssl/x509.h>
+#include <wolfssl/wolfcrypt/hash.h>
+#include <wolfssl/wolfcrypt/pwdbased.h>
 #else
 #include <openssl/bio.h>
 #include <openssl/err.h>

@@ -4,7 +4,8 @@
  *
  * wc_Sha512Transform() (wolfCrypt with OPENSSL_EXTRA, as Debian builds
  * it) runs one compression on a 128-byte block given as big-endian
- * bytes, on the state words of a wc_Sha512.  Without it (a wolfCrypt
+ * bytes, on the state words of a wc_Sha512; it byte-swaps the block in
+ * place first (5.5.4), so each call gets a fresh copy.  Without it (a wolfCrypt
  * built without OPENSSL_EXTRA) the kernel is the portable C one. */
 #include "crypto/kdf.h"
 
@@ -34,7 +35,7 @@ void wks__kdf_chain_openssl(uint64_t t[][8], size_t lanes,
                             uint32_t n)
 {
 	wc_Sha512 c;
-	uint8_t blk[128];
+	uint8_t blk[128], work[128];
 	size_t l;
 	uint32_t it;
 	int i;
@@ -51,12 +52,14 @@ void wks__kdf_chain_openssl(uint64_t t[][8], size_t lanes,
 		for (it = 0; it < n; it++) {
 			for (i = 0; i < 8; i++)
 				c.digest[i] = ist[i];
-			(void)wc_Sha512Transform(&c, blk);
+			memcpy(work, blk, sizeof(work));
+			(void)wc_Sha512Transform(&c, work);
 			for (i = 0; i < 8; i++)
 				put_be(blk + 8 * i, c.digest[i]);
 			for (i = 0; i < 8; i++)
 				c.digest[i] = ost[i];
-			(void)wc_Sha512Transform(&c, blk);
+			memcpy(work, blk, sizeof(work));
+			(void)wc_Sha512Transform(&c, work);
 			for (i = 0; i < 8; i++) {
 				put_be(blk + 8 * i, c.digest[i]);
 				t[l][i] ^= c.digest[i];
@@ -66,6 +69,7 @@ void wks__kdf_chain_openssl(uint64_t t[][8], size_t lanes,
 	wc_Sha512Free(&c);
 	wks_wipe(&c, sizeof(c));
 	wks_wipe(blk, sizeof(blk));
+	wks_wipe(work, sizeof(work));
 }
 #else
 void wks__kdf_chain_openssl(uint64_t t[][8], size_t lanes,

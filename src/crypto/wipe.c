@@ -1,3 +1,5 @@
+/* util/wipe.h's functions, on the backend's cleanse (crypto.h): here in
+ * crypto/, which util/ may not include. */
 #include "util/wipe.h"
 
 #include <stdlib.h>
