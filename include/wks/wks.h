@@ -789,6 +789,10 @@ WKS_API void wks_rekey_free(wks_rekey *rk);
  *   libwks.keystore.kekCacheMaxEntries  1024     >= 1; bad -> 1024
  *   libwks.keystore.kekCacheIdleSec     0 (off)  >= 0; bad -> 0
  *   libwks.kdf.impl                     native   "native" | "openssl"
+ *                                                (wolfCrypt build: also
+ *                                                "wolfcrypt", the same as
+ *                                                "openssl" there: the
+ *                                                backend's PBKDF2)
  *   libwks.kdf.threads                  0 (auto) 0..16; bad -> 0
  *   libwks.wks.maxFileSize              268435456 >= 1 (bytes); bad ->
  *                                                268435456
