@@ -54,3 +54,14 @@ for a in ED25519 ED448; do
 	leaf "$n" "$n-leafkey.key" "$n-cakey.key"
 done
 rm -f ./*.srl
+# tests/test_memdump.c's RSA key on the wolfCrypt build: RSA-1024 whose
+# PKCS#8 length is not a multiple of 16 (its last CBC block partial with
+# 6 to 15 key bytes), with a self-signed certificate.
+while :; do
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 \
+		-out memdump-rsa.key 2>/dev/null
+	n=$(openssl pkey -in memdump-rsa.key -outform DER | wc -c)
+	[ $((n % 16)) -ge 6 ] && break
+done
+openssl req -new -x509 -key memdump-rsa.key -subj /CN=memdump -days $days \
+	-out memdump-rsa.pem
