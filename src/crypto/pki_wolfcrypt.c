@@ -357,6 +357,43 @@ static int alg_supported(int i)
 	}
 }
 
+/* The bits of an RSA modulus: the first INTEGER of the SEQUENCE at der
+ * (RSAPrivateKey after its version, or RSAPublicKey), 0 if unreadable. */
+static size_t rsa_bits(const uint8_t *der, size_t len, int has_version)
+{
+	const uint8_t *p = der, *q, *qe;
+	span seq, n;
+	size_t bits;
+
+	if (!expect(&p, der + len, 0x30, &seq, NULL))
+		return 0;
+	q = seq.p;
+	qe = seq.p + seq.len;
+	if ((has_version && !expect(&q, qe, 0x02, &n, NULL)) ||
+	    !expect(&q, qe, 0x02, &n, NULL) || n.len == 0)
+		return 0;
+	while (n.len > 1 && n.p[0] == 0) {
+		n.p++;
+		n.len--;
+	}
+	for (bits = 8 * n.len; bits && !(n.p[0] & (1u << ((bits - 1) % 8)));
+	     bits--)
+		;
+	return bits;
+}
+
+#ifndef RSA_MAX_SIZE
+#define RSA_MAX_SIZE 4096
+#endif
+
+static int rsa_too_big(size_t bits)
+{
+	return wks__err(WKS_ERR_UNSUPPORTED, "cannot check an RSA key of %zu "
+	                "bits: wolfCrypt " LIBWOLFSSL_VERSION_STRING " here "
+	                "handles RSA up to %d bits (RSA_MAX_SIZE)", bits,
+	                RSA_MAX_SIZE);
+}
+
 /* chain[i] signed by chain[i + 1] (issuer). */
 static int check_link(const uint8_t *der, size_t len, const cert_parts *cp,
                       const uint8_t *idder, size_t idlen,
@@ -374,6 +411,9 @@ static int check_link(const uint8_t *der, size_t len, const cert_parts *cp,
 		                " here has no %s (the issuer's key algorithm)", i,
 		                name);
 	}
+	if ((alg == ALG_RSA || alg == ALG_PSS) &&
+	    rsa_bits(ip->key_bits.p, ip->key_bits.len, 0) > RSA_MAX_SIZE)
+		return rsa_too_big(rsa_bits(ip->key_bits.p, ip->key_bits.len, 0));
 	/* The issuer's public key as wolfCrypt's signature check takes it. */
 	InitDecodedCert(&dc, idder, (word32)idlen, NULL);
 	ret = ParseCert(&dc, CERT_TYPE, NO_VERIFY, NULL);
@@ -418,6 +458,8 @@ static int match_rsa(const wks_p8 *f, const cert_parts *c)
 	       e2l = sizeof(e2), idx = 0;
 	int err, ok;
 
+	if (rsa_bits(f->priv.p, f->priv.len, 1) > RSA_MAX_SIZE)
+		return rsa_too_big(rsa_bits(f->priv.p, f->priv.len, 1));
 	if (wc_InitRsaKey(&priv, NULL) != 0)
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	if (wc_InitRsaKey(&pub, NULL) != 0) {

@@ -65,3 +65,9 @@ while :; do
 done
 openssl req -new -x509 -key memdump-rsa.key -subj /CN=memdump -days $days \
 	-out memdump-rsa.pem
+# RSA-4200, self-signed: larger than Debian's wolfCrypt handles
+# (RSA_MAX_SIZE 4096), for test_setchecks__rsa_size.
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:4200 \
+	-out rsa4200.key 2>/dev/null
+openssl req -new -x509 -key rsa4200.key -subj /CN=rsa4200 -days $days \
+	-sha256 -out rsa4200.pem
