@@ -411,6 +411,8 @@ static int check_link(const uint8_t *der, size_t len, const cert_parts *cp,
 		                " here has no %s (the issuer's key algorithm)", i,
 		                name);
 	}
+	/* Its RSA refuses a modulus above RSA_MAX_SIZE: a signature it
+	 * cannot check is not a bad one. */
 	if ((alg == ALG_RSA || alg == ALG_PSS) &&
 	    rsa_bits(ip->key_bits.p, ip->key_bits.len, 0) > RSA_MAX_SIZE)
 		return rsa_too_big(rsa_bits(ip->key_bits.p, ip->key_bits.len, 0));
@@ -458,8 +460,6 @@ static int match_rsa(const wks_p8 *f, const cert_parts *c)
 	       e2l = sizeof(e2), idx = 0;
 	int err, ok;
 
-	if (rsa_bits(f->priv.p, f->priv.len, 1) > RSA_MAX_SIZE)
-		return rsa_too_big(rsa_bits(f->priv.p, f->priv.len, 1));
 	if (wc_InitRsaKey(&priv, NULL) != 0)
 		return wks__err(WKS_ERR_NOMEM, "out of memory");
 	if (wc_InitRsaKey(&pub, NULL) != 0) {
@@ -470,7 +470,12 @@ static int match_rsa(const wks_p8 *f, const cert_parts *c)
 	                           (word32)f->priv.len) != 0 ||
 	    idx != f->priv.len ||
 	    wc_RsaFlattenPublicKey(&priv, e1, &e1l, n1, &n1l) != 0) {
-		err = bad_key("RSA");
+		/* (a key beyond what this wolfCrypt's integers hold is not a
+		 * malformed one) */
+		if (rsa_bits(f->priv.p, f->priv.len, 1) > RSA_MAX_SIZE)
+			err = rsa_too_big(rsa_bits(f->priv.p, f->priv.len, 1));
+		else
+			err = bad_key("RSA");
 		goto done;
 	}
 	idx = 0;

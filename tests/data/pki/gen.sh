@@ -65,9 +65,14 @@ while :; do
 done
 openssl req -new -x509 -key memdump-rsa.key -subj /CN=memdump -days $days \
 	-out memdump-rsa.pem
-# RSA-4200, self-signed: larger than Debian's wolfCrypt handles
-# (RSA_MAX_SIZE 4096), for test_setchecks__rsa_size.
+# RSA-4200, self-signed, and rsa-leafkey's certificate signed by it:
+# larger than Debian's wolfCrypt verifies with (RSA_MAX_SIZE 4096), for
+# test_setchecks__rsa_size.
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:4200 \
 	-out rsa4200.key 2>/dev/null
 openssl req -new -x509 -key rsa4200.key -subj /CN=rsa4200 -days $days \
 	-sha256 -out rsa4200.pem
+openssl req -new -key rsa-leafkey.key -subj /CN=under4200 -out sub.csr
+openssl x509 -req -in sub.csr -CA rsa4200.pem -CAkey rsa4200.key \
+	-set_serial 5 -days $days -sha256 -out rsa4200-sub.pem 2>/dev/null
+rm -f sub.csr
