@@ -5335,6 +5335,72 @@ static void test_pkcs11__token_data_objects(void **state)
 	wksdump_ok(w_store, PIN);
 }
 
+/* Issue 30 item 1 with the shared login: a process that takes a login
+ * over gets the attribute record's key with it (no PBKDF2 for the
+ * record either), and the record's attributes of the private keys. */
+static void test_pkcs11__share_record_key(void **state)
+{
+	char store[700], serial[17];
+	CK_SLOT_ID slot;
+	CK_SESSION_HANDLE s;
+	CK_BBOOL yes = CK_TRUE;
+	uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03,
+			   0x01, 0x07 };
+	CK_MECHANISM_TYPE allowed[] = { CKM_ECDSA_SHA256 };
+	CK_MECHANISM ecm = { CKM_EC_KEY_PAIR_GEN, NULL, 0 };
+	CK_OBJECT_HANDLE pub, priv;
+	CK_ULONG n;
+	uint8_t *v;
+	long id;
+
+	(void)state;
+	id = syscall(SYS_add_key, "user", "libwks-test-probe", "x", (size_t)1,
+		     KEY_SPEC_USER_KEYRING);
+	if (id < 0) {
+		print_message("SKIP: no kernel keyring here (%s)\n",
+			      strerror(errno));
+		skip();
+	}
+	syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+	snprintf(store, sizeof(store), "%s/shared-rec.wks", dir);
+	copy_file(main_store, store);
+	share_init(store, 1, &slot, serial);
+	s = user_session(slot, 1);
+	{
+		CK_ATTRIBUTE pt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_EC_PARAMS, p256, sizeof(p256) } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "sh-rec", 6 },
+				      { CKA_ALLOWED_MECHANISMS, allowed,
+					sizeof(allowed) } };
+
+		CK(F->C_GenerateKeyPair(s, &ecm, pt, 2, vt, 3, &pub, &priv));
+	}
+	/* a fresh module instance takes the login over */
+	log_clear();
+	share_init(store, 1, &slot, serial);
+	s = open_session(slot, 0);
+	assert_int_equal(state_of(s), CKS_RO_USER_FUNCTIONS);
+	assert_true(log_has("shared login taken over"));
+	v = attr(s, one(s, CKO_PRIVATE_KEY, "sh-rec"), CKA_ALLOWED_MECHANISMS,
+		 &n);
+	assert_int_equal(n, sizeof(allowed));
+	free(v);
+	{
+		size_t ln;
+		char *p = (char *)tu_read_file(debug_log, &ln);
+
+		p = realloc(p, ln + 1);
+		assert_non_null(p);
+		p[ln] = '\0';
+		if (strstr(p, "attribute record's MAC key derived"))
+			fail_msg("the record's key was derived again:\n%s", p);
+		free(p);
+	}
+	CK(F->C_Logout(s));
+	unlink(store);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -5390,6 +5456,7 @@ int main(void)
 		T(attribute_record),
 		T(attribute_record_absent),
 		T(token_data_objects),
+		T(share_record_key),
 		T(certificates_leaf),
 		T(no_allowed_mechanisms),
 		T(own_edits_keep_handles),
