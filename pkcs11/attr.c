@@ -310,7 +310,7 @@ CK_RV w11_ec_point(unsigned char **out, size_t *len, const EVP_PKEY *pk)
 				OSSL_PKEY_PARAM_GROUP_NAME, name, sizeof(name),
 				NULL) ||
 			    (nid = OBJ_txt2nid(name)) == NID_undef ||
-			    !(g = EC_GROUP_new_by_curve_name(nid)) ||
+			    !(g = EC_GROUP_new_by_curve_name_ex(w11_libctx, NULL, nid)) ||
 			    !(pt = EC_POINT_new(g)) ||
 			    !EC_POINT_oct2point(g, pt, buf, n, NULL) ||
 			    !(n = EC_POINT_point2oct(g, pt,
@@ -365,7 +365,7 @@ CK_RV w11_key_id(unsigned char out[20], const EVP_PKEY *pk)
 
 	if (X509_PUBKEY_set(&xp, (EVP_PKEY *)pk) &&
 	    X509_PUBKEY_get0_param(NULL, &bits, &n, NULL, xp) && n >= 0 &&
-	    SHA1(bits, (size_t)n, out))
+	    w11_digest(out, "SHA1", bits, (size_t)n))
 		rv = CKR_OK;
 	X509_PUBKEY_free(xp);
 	return rv;

@@ -116,7 +116,7 @@ static CK_RV aes_params(const w11_mech *m, const CK_MECHANISM *mech,
 
 static CK_RV rsa_setup(w11_op *op)
 {
-	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_pkey(NULL, op->pkey, NULL);
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_pkey(w11_libctx, op->pkey, NULL);
 	int ok;
 
 	if (!c)

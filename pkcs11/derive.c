@@ -39,7 +39,7 @@ static CK_RV peer_key(EVP_PKEY **out, EVP_PKEY *base,
 	    OSSL_PARAM_BLD_push_octet_string(b, OSSL_PKEY_PARAM_PUB_KEY, pt,
 					     pt_len) &&
 	    (params = OSSL_PARAM_BLD_to_param(b)) &&
-	    (c = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL)) &&
+	    (c = EVP_PKEY_CTX_new_from_name(w11_libctx, "EC", NULL)) &&
 	    EVP_PKEY_fromdata_init(c) > 0 &&
 	    EVP_PKEY_fromdata(c, out, EVP_PKEY_PUBLIC_KEY, params) > 0)
 		rv = CKR_OK;
@@ -52,7 +52,7 @@ static CK_RV peer_key(EVP_PKEY **out, EVP_PKEY *base,
 static CK_RV ecdh(unsigned char **secret, size_t *len, EVP_PKEY *base,
 		  EVP_PKEY *peer)
 {
-	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_pkey(NULL, base, NULL);
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_pkey(w11_libctx, base, NULL);
 	CK_RV rv = CKR_FUNCTION_FAILED;
 
 	*secret = NULL;

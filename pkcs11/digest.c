@@ -170,7 +170,7 @@ static CK_RV random_bytes(CK_BYTE_PTR p, CK_ULONG n)
 	while (n) {
 		int chunk = n > (1u << 30) ? (1 << 30) : (int)n;
 
-		if (RAND_bytes(p, chunk) != 1)
+		if (RAND_bytes_ex(w11_libctx, p, chunk, 0) != 1)
 			return CKR_FUNCTION_FAILED;
 		p += chunk;
 		n -= (CK_ULONG)chunk;

@@ -51,7 +51,7 @@ size_t w11_curve_bytes(int nid)
 		return 32;
 	if (nid == NID_ED448)
 		return 57;
-	if ((g = EC_GROUP_new_by_curve_name(nid)) != NULL) {
+	if ((g = EC_GROUP_new_by_curve_name_ex(w11_libctx, NULL, nid)) != NULL) {
 		n = ((size_t)EC_GROUP_get_degree(g) + 7) / 8;
 		EC_GROUP_free(g);
 	}
@@ -88,7 +88,7 @@ static int push_bn(OSSL_PARAM_BLD *b, const char *key, const CK_ATTRIBUTE *a,
 static CK_RV from_data(EVP_PKEY **out, const char *type, OSSL_PARAM *params,
 		       int selection)
 {
-	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_name(NULL, type, NULL);
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_from_name(w11_libctx, type, NULL);
 	CK_RV rv = CKR_ATTRIBUTE_VALUE_INVALID;
 
 	*out = NULL;
@@ -169,7 +169,7 @@ static CK_RV ec_key(EVP_PKEY **out, int priv, int nid, const CK_ATTRIBUTE *t,
 	const CK_ATTRIBUTE *a;
 	CK_RV rv = CKR_OK;
 
-	if (!(g = EC_GROUP_new_by_curve_name(nid)) || !fb)
+	if (!(g = EC_GROUP_new_by_curve_name_ex(w11_libctx, NULL, nid)) || !fb)
 		return CKR_CURVE_NOT_SUPPORTED;
 	if (priv) {
 		if (!(a = need(t, n, CKA_VALUE, &rv)))
@@ -232,7 +232,7 @@ static CK_RV ed_key(EVP_PKEY **out, int priv, int nid, const CK_ATTRIBUTE *t,
 			return rv;
 		if (a->ulValueLen != fb)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
-		*out = EVP_PKEY_new_raw_private_key_ex(NULL, name, NULL,
+		*out = EVP_PKEY_new_raw_private_key_ex(w11_libctx, name, NULL,
 						       a->pValue, fb);
 	} else {
 		if (!(a = need(t, n, CKA_EC_POINT, &rv)) ||
@@ -241,7 +241,7 @@ static CK_RV ed_key(EVP_PKEY **out, int priv, int nid, const CK_ATTRIBUTE *t,
 			return rv;
 		if (pn != fb)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
-		*out = EVP_PKEY_new_raw_public_key_ex(NULL, name, NULL, pp, pn);
+		*out = EVP_PKEY_new_raw_public_key_ex(w11_libctx, name, NULL, pp, pn);
 	}
 	return *out ? CKR_OK : CKR_ATTRIBUTE_VALUE_INVALID;
 }
@@ -285,7 +285,7 @@ CK_RV w11_pkey_public(EVP_PKEY **out, EVP_PKEY *pk)
 	if (n <= 0)
 		return CKR_FUNCTION_FAILED;
 	p = der;
-	*out = d2i_PUBKEY(NULL, &p, n);
+	*out = d2i_PUBKEY_ex(NULL, &p, n, w11_libctx, NULL);
 	OPENSSL_free(der);
 	return *out ? CKR_OK : CKR_FUNCTION_FAILED;
 }

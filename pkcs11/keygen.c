@@ -75,7 +75,7 @@ CK_RV w11_self_signed(X509 **out, EVP_PKEY *key, const char *cn,
 		id = kid;
 		id_len = sizeof(kid);
 	}
-	if (!(x = X509_new()) || !X509_set_version(x, 2))
+	if (!(x = X509_new_ex(w11_libctx, NULL)) || !X509_set_version(x, 2))
 		goto done;
 	if (like) {
 		if (!X509_set_serialNumber(x,
@@ -86,7 +86,7 @@ CK_RV w11_self_signed(X509 **out, EVP_PKEY *key, const char *cn,
 		    !X509_set1_notAfter(x, X509_get0_notAfter(like)))
 			goto done;
 	} else {
-		if (RAND_bytes(serial, sizeof(serial)) != 1)
+		if (RAND_bytes_ex(w11_libctx, serial, sizeof(serial), 0) != 1)
 			goto done;
 		serial[0] &= 0x7f; /* positive */
 		serial[0] |= 0x01;
@@ -146,7 +146,7 @@ static CK_RV gen_pkey(EVP_PKEY **out, const w11_mech *m, const CK_ATTRIBUTE *t,
 			BN_free(e);
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		}
-		ok = (c = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL)) &&
+		ok = (c = EVP_PKEY_CTX_new_from_name(w11_libctx, "RSA", NULL)) &&
 		     EVP_PKEY_keygen_init(c) > 0 &&
 		     EVP_PKEY_CTX_set_rsa_keygen_bits(c, (int)bits) > 0 &&
 		     (!e || EVP_PKEY_CTX_set1_rsa_keygen_pubexp(c, e) > 0);
@@ -159,7 +159,7 @@ static CK_RV gen_pkey(EVP_PKEY **out, const w11_mech *m, const CK_ATTRIBUTE *t,
 		if (m->kind == W11_K_GEN_ED) {
 			if (nid != NID_ED25519 && nid != NID_ED448)
 				return CKR_CURVE_NOT_SUPPORTED;
-			ok = (c = EVP_PKEY_CTX_new_from_name(NULL,
+			ok = (c = EVP_PKEY_CTX_new_from_name(w11_libctx,
 				nid == NID_ED25519 ? "ED25519" : "ED448",
 				NULL)) &&
 			     EVP_PKEY_keygen_init(c) > 0;
@@ -168,7 +168,7 @@ static CK_RV gen_pkey(EVP_PKEY **out, const w11_mech *m, const CK_ATTRIBUTE *t,
 		if (nid != NID_X9_62_prime256v1 && nid != NID_secp384r1 &&
 		    nid != NID_secp521r1)
 			return CKR_CURVE_NOT_SUPPORTED;
-		ok = (c = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL)) &&
+		ok = (c = EVP_PKEY_CTX_new_from_name(w11_libctx, "EC", NULL)) &&
 		     EVP_PKEY_keygen_init(c) > 0 &&
 		     EVP_PKEY_CTX_set_group_name(c, OBJ_nid2sn(nid)) > 0;
 		break;
@@ -301,7 +301,7 @@ static CK_RV generate_key(w11_session *s, CK_MECHANISM_PTR mech,
 		return CKR_ATTRIBUTE_VALUE_INVALID;
 	if ((rv = w11_may_create(s, token, priv)) != CKR_OK)
 		return rv;
-	if (RAND_priv_bytes(key, (int)len) != 1)
+	if (RAND_priv_bytes_ex(w11_libctx, key, len, 0) != 1)
 		return CKR_FUNCTION_FAILED;
 	if (token)
 		rv = w11_token_secret(s, kt, key, len, t, n, h);

@@ -139,12 +139,19 @@ const EVP_MD *w11_md(const char *name)
 			return md;
 		pthread_mutex_lock(&fetch_lock);
 		if (!(md = atomic_load(&mds[i])) &&
-		    (md = EVP_MD_fetch(NULL, name, NULL)) != NULL)
+		    (md = EVP_MD_fetch(w11_libctx, name, NULL)) != NULL)
 			atomic_store(&mds[i], md);
 		pthread_mutex_unlock(&fetch_lock);
 		return md;
 	}
 	return NULL;
+}
+
+int w11_digest(unsigned char *out, const char *name, const void *p, size_t n)
+{
+	const EVP_MD *md = w11_md(name);
+
+	return md && EVP_Digest(p, n, out, NULL, md, NULL) == 1;
 }
 
 const EVP_MD *w11_md_of_ckm(CK_MECHANISM_TYPE t)
@@ -193,7 +200,7 @@ EVP_MAC *w11_hmac(void)
 		return m;
 	pthread_mutex_lock(&fetch_lock);
 	if (!(m = atomic_load(&hmac)) &&
-	    (m = EVP_MAC_fetch(NULL, "HMAC", NULL)) != NULL)
+	    (m = EVP_MAC_fetch(w11_libctx, "HMAC", NULL)) != NULL)
 		atomic_store(&hmac, m);
 	pthread_mutex_unlock(&fetch_lock);
 	return m;
@@ -235,7 +242,7 @@ const EVP_CIPHER *w11_aes(int kind, size_t key_len)
 		 cipher_modes[mode]);
 	pthread_mutex_lock(&fetch_lock);
 	if (!(c = atomic_load(&ciphers[size][mode])) &&
-	    (c = EVP_CIPHER_fetch(NULL, name, NULL)) != NULL)
+	    (c = EVP_CIPHER_fetch(w11_libctx, name, NULL)) != NULL)
 		atomic_store(&ciphers[size][mode], c);
 	pthread_mutex_unlock(&fetch_lock);
 	return c;

@@ -21,6 +21,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <openssl/provider.h>
+
 #include "p11.h"
 
 #ifndef WKS_PKCS11_DEFAULT_CONF
@@ -28,6 +30,34 @@
 #endif
 
 w11_module w11_g;
+OSSL_LIB_CTX *w11_libctx;
+static OSSL_PROVIDER *default_prov;
+
+/* The module's library context with OpenSSL's default provider: nothing
+ * of the application's configuration (its openssl.cnf, its providers,
+ * its default properties) reaches it. */
+static CK_RV libctx_new(void)
+{
+	if (!(w11_libctx = OSSL_LIB_CTX_new()))
+		return CKR_HOST_MEMORY;
+	if (!(default_prov = OSSL_PROVIDER_load(w11_libctx, "default"))) {
+		W11_LOG("OpenSSL's default provider could not be loaded");
+		return CKR_GENERAL_ERROR;
+	}
+	return CKR_OK;
+}
+
+/* After everything made in the context is freed (the module is built
+ * -z nodelete: it stays mapped, and the next C_Initialize makes a new
+ * context). */
+static void libctx_free(void)
+{
+	if (default_prov)
+		OSSL_PROVIDER_unload(default_prov);
+	default_prov = NULL;
+	OSSL_LIB_CTX_free(w11_libctx);
+	w11_libctx = NULL;
+}
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -56,6 +86,7 @@ static void teardown(void)
 	w11_g.conf = NULL;
 	pthread_rwlock_destroy(&w11_g.sess_lock);
 	w11_mech_fini();
+	libctx_free();
 	w11_g.initialized = 0;
 }
 
@@ -253,7 +284,7 @@ CK_RV C_Initialize(CK_VOID_PTR pInitArgs)
 	w11_g.no_threads = no_threads;
 	pthread_rwlock_init(&w11_g.sess_lock, NULL);
 	w11_g.next_sess = 1;
-	if ((rv = load_conf()) != CKR_OK)
+	if ((rv = libctx_new()) != CKR_OK || (rv = load_conf()) != CKR_OK)
 		goto fail;
 	if (w11_g.conf->ntokens &&
 	    !(w11_g.tokens = calloc(w11_g.conf->ntokens,

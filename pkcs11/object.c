@@ -58,7 +58,7 @@ static void ident_of(w11_obj *o, const unsigned char *p, size_t n)
 	uint64_t idx = o->chain_index;
 
 	memset(o->ident, 0, sizeof(o->ident));
-	if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
+	if (!c || !EVP_DigestInit_ex(c, w11_md("SHA256"), NULL) ||
 	    !EVP_DigestUpdate(c, &r, 1) ||
 	    !EVP_DigestUpdate(c, &idx, sizeof(idx)) ||
 	    (p && !EVP_DigestUpdate(c, p, n)) ||
@@ -81,7 +81,7 @@ static CK_RV common(w11_obj *o, const char *label, int modifiable,
 		EVP_MD_CTX *c = EVP_MD_CTX_new();
 		const char *al = o->alias ? o->alias : "";
 
-		if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
+		if (!c || !EVP_DigestInit_ex(c, w11_md("SHA256"), NULL) ||
 		    !EVP_DigestUpdate(c, o->ident, sizeof(o->ident)) ||
 		    !EVP_DigestUpdate(c, al, strlen(al) + 1) ||
 		    !EVP_DigestFinal_ex(c, h, NULL)) {
@@ -127,7 +127,7 @@ CK_RV w11_cert_id(unsigned char *out, size_t *len, size_t cap, X509 *x)
 	if (cap < 20 ||
 	    !X509_PUBKEY_get0_param(NULL, &bits, &n, NULL,
 				    X509_get_X509_PUBKEY(x)) ||
-	    n < 0 || !SHA1(bits, (size_t)n, out))
+	    n < 0 || !w11_digest(out, "SHA1", bits, (size_t)n))
 		return CKR_FUNCTION_FAILED;
 	*len = 20;
 	return CKR_OK;
@@ -228,7 +228,8 @@ CK_RV w11_obj_cert(w11_obj **out, X509 *x, int role, const char *alias,
 	    (rv = date_attr(o, CKA_START_DATE, X509_get0_notBefore(x))) ||
 	    (rv = date_attr(o, CKA_END_DATE, X509_get0_notAfter(x))))
 		goto fail;
-	SHA1(der, (size_t)n, sha);
+	if (!w11_digest(sha, "SHA1", der, (size_t)n))
+		memset(sha, 0, sizeof(sha));
 	if ((rv = w11_attrs_set(&o->attrs, CKA_CHECK_VALUE, sha, 3)))
 		goto fail;
 	n = i2d_X509_NAME(X509_get_issuer_name(x), &d);

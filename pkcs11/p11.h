@@ -61,6 +61,15 @@
 
 #define W11_EXPORT __attribute__((visibility("default")))
 
+/* ---- the module's own OpenSSL library context (module.c) ----------------
+ * Every OpenSSL call of the module (and every store it makes) works in
+ * this context, never in the application's default one: that one may
+ * route back into the application's providers (pkcs11-provider, which
+ * may be the caller, holding its own locks).  Made by C_Initialize with
+ * OpenSSL's default provider loaded into it, freed by C_Finalize (and in
+ * a fork()ed child) after everything made in it. */
+extern OSSL_LIB_CTX *w11_libctx;
+
 /* ---- debug log (log.c): off unless WKS_PKCS11_DEBUG is set ------------ */
 
 extern int w11_debug;
@@ -450,8 +459,11 @@ struct w11_mech {
 const w11_mech *w11_mech_find(CK_MECHANISM_TYPE t);
 size_t w11_mech_count(void);
 const w11_mech *w11_mech_at(size_t i);
-/* The EVP_MD of a digest name, fetched once per process. */
+/* The EVP_MD of a digest name, fetched from w11_libctx once per
+ * initialisation. */
 const EVP_MD *w11_md(const char *name);
+/* out = digest `name` (SHA1, SHA256, ...) of p[0..n): 1, or 0 on error. */
+int w11_digest(unsigned char *out, const char *name, const void *p, size_t n);
 /* The EVP_MD of a CKM_SHA* / CKG_MGF1_SHA* value, NULL if unknown. */
 const EVP_MD *w11_md_of_ckm(CK_MECHANISM_TYPE t);
 const EVP_MD *w11_md_of_mgf(CK_ULONG mgf);

@@ -107,7 +107,7 @@ static CK_RV new_pkey_ctx(w11_op *op)
 	EVP_PKEY_CTX *ctx;
 	int v = is_verify(op), ok;
 
-	if (!(ctx = EVP_PKEY_CTX_new_from_pkey(NULL, op->pkey, NULL)))
+	if (!(ctx = EVP_PKEY_CTX_new_from_pkey(w11_libctx, op->pkey, NULL)))
 		return CKR_HOST_MEMORY;
 	ok = (v ? EVP_PKEY_verify_init(ctx) : EVP_PKEY_sign_init(ctx)) > 0;
 	if (ok && m->kind == W11_K_RSA_PKCS) {
@@ -478,7 +478,7 @@ static CK_RV do_sign(w11_op *op, const unsigned char *data, size_t len,
 		}
 		n = *out_len;
 		rv = (mc = EVP_MD_CTX_new()) &&
-			     EVP_DigestSignInit_ex(mc, NULL, NULL, NULL, NULL,
+			     EVP_DigestSignInit_ex(mc, NULL, NULL, w11_libctx, NULL,
 						   op->pkey, NULL) > 0 &&
 			     EVP_DigestSign(mc, sig, &n, data ? data
 							      : (const unsigned char *)"",
@@ -544,7 +544,7 @@ static CK_RV do_verify(w11_op *op, const unsigned char *data, size_t len,
 		}
 		rv = CKR_SIGNATURE_INVALID;
 		if ((mc = EVP_MD_CTX_new()) &&
-		    EVP_DigestVerifyInit_ex(mc, NULL, NULL, NULL, NULL,
+		    EVP_DigestVerifyInit_ex(mc, NULL, NULL, w11_libctx, NULL,
 					    op->pkey, NULL) > 0 &&
 		    EVP_DigestVerify(mc, sig, sig_n,
 				     data ? data : (const unsigned char *)"",

@@ -164,7 +164,8 @@ CK_RV w11_token_init(w11_token *t, CK_SLOT_ID slot,
 	if (!(t->canon = canonical(conf->store)))
 		return CKR_HOST_MEMORY;
 	/* Stable for a store: from its canonical path. */
-	SHA256((const unsigned char *)t->canon, strlen(t->canon), h);
+	if (!w11_digest(h, "SHA256", t->canon, strlen(t->canon)))
+		return CKR_GENERAL_ERROR;
 	for (int i = 0; i < 8; i++)
 		snprintf(t->serial + 2 * i, 3, "%02x", h[i]);
 	pthread_mutex_init(&t->edit, NULL);
@@ -194,7 +195,7 @@ CK_RV w11_token_new_store(w11_token *t, wks_store **out)
 	int err;
 
 	*out = NULL;
-	if ((err = wks_store_new(&st)) != WKS_OK)
+	if ((err = wks_store_new_ex(&st, w11_libctx, NULL)) != WKS_OK)
 		return CKR_HOST_MEMORY;
 	for (size_t i = 0; i < c->nprops; i++)
 		if ((err = wks_store_set_property(st, c->prop_name[i],
@@ -283,7 +284,7 @@ static void hash_ident(unsigned char out[32], const char *kind,
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 
 	memset(out, 0, 32);
-	if (c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) &&
+	if (c && EVP_DigestInit_ex(c, w11_md("SHA256"), NULL) &&
 	    EVP_DigestUpdate(c, kind, strlen(kind) + 1) &&
 	    EVP_DigestUpdate(c, p, n))
 		EVP_DigestFinal_ex(c, out, NULL);

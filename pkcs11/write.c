@@ -190,7 +190,7 @@ CK_RV w11_new_alias(char **out, wks_store *st, const CK_ATTRIBUTE *label,
 		unsigned char r[4];
 		char buf[64];
 
-		if (RAND_bytes(r, sizeof(r)) != 1)
+		if (RAND_bytes_ex(w11_libctx, r, sizeof(r), 0) != 1)
 			return CKR_FUNCTION_FAILED;
 		snprintf(buf, sizeof(buf), "%s-%02x%02x%02x%02x", what, r[0],
 			 r[1], r[2], r[3]);
@@ -774,7 +774,8 @@ static CK_RV create_cert(w11_session *s, int token, const CK_ATTRIBUTE *t,
 		return CKR_TEMPLATE_INCOMPLETE;
 	p = v->pValue;
 	if (v->ulValueLen > 1 << 24 ||
-	    !(x = d2i_X509(NULL, &p, (long)v->ulValueLen)) ||
+	    !(x = X509_new_ex(w11_libctx, NULL)) ||
+	    !d2i_X509(&x, &p, (long)v->ulValueLen) ||
 	    p != (const unsigned char *)v->pValue + v->ulValueLen) {
 		X509_free(x);
 		return CKR_ATTRIBUTE_VALUE_INVALID;

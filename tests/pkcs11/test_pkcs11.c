@@ -3210,6 +3210,275 @@ static void test_pkcs11__seed_random(void **state)
 	CK(F->C_Initialize(NULL));
 }
 
+/* ---- issue 29 items 12, 13, 14, 18, 19, 21 (diagnostics, own library
+ * context) ------------------------------------------------------------------ */
+
+/* Item 21: the module never works in the application's default OpenSSL
+ * library context.  A child (this program again, WKS_TEST_NULL_DEFAULT
+ * set) loads only OpenSSL's "null" provider into its default context, so
+ * that every fetch there fails, and then drives the module through
+ * parsing, signing, verifying, encryption, HMAC, digests, random, ECDH,
+ * key generation (with its self-signed certificate and a save), imports
+ * and a second initialisation.  The child prints the failing step. */
+#include <openssl/provider.h>
+
+#define NC(step, call) do { \
+	CK_RV rv_ = (call); \
+	if (rv_ != CKR_OK) { \
+		fprintf(stderr, "null-default child: %s: %s: 0x%lx\n", step, \
+			#call, (unsigned long)rv_); \
+		_exit(1); \
+	} \
+} while (0)
+
+static CK_OBJECT_HANDLE nc_one(CK_SESSION_HANDLE s, CK_OBJECT_CLASS cls,
+			       const char *label)
+{
+	CK_ATTRIBUTE t[2] = { { CKA_CLASS, &cls, sizeof(cls) },
+			      { CKA_LABEL, (void *)label, strlen(label) } };
+	CK_OBJECT_HANDLE h = 0;
+	CK_ULONG n = 0;
+
+	NC(label, F->C_FindObjectsInit(s, t, 2));
+	NC(label, F->C_FindObjects(s, &h, 1, &n));
+	NC(label, F->C_FindObjectsFinal(s));
+	if (n != 1) {
+		fprintf(stderr, "null-default child: no object %s\n", label);
+		_exit(1);
+	}
+	return h;
+}
+
+static void nc_sign_verify(CK_SESSION_HANDLE s, CK_MECHANISM *m,
+			   CK_OBJECT_HANDLE priv, CK_OBJECT_HANDLE pub,
+			   const char *what)
+{
+	uint8_t sig[1024];
+	CK_ULONG n = sizeof(sig);
+
+	NC(what, F->C_SignInit(s, m, priv));
+	NC(what, F->C_Sign(s, msg, MSG_LEN, sig, &n));
+	NC(what, F->C_VerifyInit(s, m, pub));
+	NC(what, F->C_Verify(s, msg, MSG_LEN, sig, n));
+}
+
+static int null_default_child(void)
+{
+	CK_C_GetFunctionList gfl;
+	CK_SESSION_HANDLE s, w;
+	CK_OBJECT_HANDLE h[64], k, pub, priv;
+	CK_ULONG n = 0, len;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	uint8_t buf[4096], buf2[4096], point[200];
+	EVP_MD *md;
+
+	if (!OSSL_PROVIDER_load(NULL, "null")) {
+		fprintf(stderr, "null-default child: no null provider\n");
+		return 1;
+	}
+	/* the default context is unusable: the test can fail */
+	if ((md = EVP_MD_fetch(NULL, "SHA256", NULL)) != NULL) {
+		fprintf(stderr, "null-default child: SHA256 still fetched\n");
+		return 1;
+	}
+	if (!(lib = dlopen(WKS_PKCS11_MODULE, RTLD_NOW | RTLD_LOCAL)) ||
+	    !(gfl = (CK_C_GetFunctionList)(uintptr_t)dlsym(lib,
+		"C_GetFunctionList")) || gfl(&F) != CKR_OK) {
+		fprintf(stderr, "null-default child: no module\n");
+		return 1;
+	}
+	NC("init", F->C_Initialize(NULL));
+	/* parsing, without a login */
+	NC("open", F->C_OpenSession(SLOT_MAIN, CKF_SERIAL_SESSION, NULL, NULL,
+				    &s));
+	NC("find", F->C_FindObjectsInit(s, NULL, 0));
+	NC("find", F->C_FindObjects(s, h, 64, &n));
+	NC("find", F->C_FindObjectsFinal(s));
+	if (n < 8) {
+		fprintf(stderr, "null-default child: %lu objects\n",
+			(unsigned long)n);
+		return 1;
+	}
+	/* signatures, verified by the module */
+	NC("login", F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	{
+		CK_MECHANISM rsa = { CKM_SHA256_RSA_PKCS, NULL, 0 };
+		CK_RSA_PKCS_PSS_PARAMS pp = { CKM_SHA256, CKG_MGF1_SHA256, 32 };
+		CK_MECHANISM pss = { CKM_SHA256_RSA_PKCS_PSS, &pp, sizeof(pp) };
+		CK_MECHANISM ec = { CKM_ECDSA_SHA256, NULL, 0 };
+		CK_MECHANISM ed = { CKM_EDDSA, NULL, 0 };
+
+		nc_sign_verify(s, &rsa, nc_one(s, CKO_PRIVATE_KEY, "rsa"),
+			       nc_one(s, CKO_PUBLIC_KEY, "rsa"), "RSA");
+		nc_sign_verify(s, &pss, nc_one(s, CKO_PRIVATE_KEY, "rsa"),
+			       nc_one(s, CKO_PUBLIC_KEY, "rsa"), "RSA-PSS");
+		nc_sign_verify(s, &ec, nc_one(s, CKO_PRIVATE_KEY, "ec"),
+			       nc_one(s, CKO_PUBLIC_KEY, "ec"), "ECDSA");
+		nc_sign_verify(s, &ed, nc_one(s, CKO_PRIVATE_KEY, "ed"),
+			       nc_one(s, CKO_PUBLIC_KEY, "ed"), "EdDSA");
+	}
+	/* RSA-OAEP, AES-GCM, HMAC, digest, random */
+	{
+		CK_RSA_PKCS_OAEP_PARAMS op = { CKM_SHA256, CKG_MGF1_SHA256,
+					       CKZ_DATA_SPECIFIED, NULL, 0 };
+		CK_MECHANISM oaep = { CKM_RSA_PKCS_OAEP, &op, sizeof(op) };
+		uint8_t iv[12] = { 1 };
+		CK_GCM_PARAMS g = { iv, 12, 96, NULL, 0, 128 };
+		CK_MECHANISM gcm = { CKM_AES_GCM, &g, sizeof(g) };
+		CK_MECHANISM hm = { CKM_SHA256_HMAC, NULL, 0 };
+		CK_MECHANISM dg = { CKM_SHA256, NULL, 0 };
+		CK_ULONG n2 = sizeof(buf2);
+
+		len = sizeof(buf);
+		NC("OAEP", F->C_EncryptInit(s, &oaep,
+					   nc_one(s, CKO_PUBLIC_KEY, "rsa")));
+		NC("OAEP", F->C_Encrypt(s, msg, MSG_LEN, buf, &len));
+		NC("OAEP", F->C_DecryptInit(s, &oaep,
+					   nc_one(s, CKO_PRIVATE_KEY, "rsa")));
+		NC("OAEP", F->C_Decrypt(s, buf, len, buf2, &n2));
+		k = nc_one(s, CKO_SECRET_KEY, "aes");
+		len = sizeof(buf);
+		NC("GCM", F->C_EncryptInit(s, &gcm, k));
+		NC("GCM", F->C_Encrypt(s, msg, MSG_LEN, buf, &len));
+		n2 = sizeof(buf2);
+		NC("GCM", F->C_DecryptInit(s, &gcm, k));
+		NC("GCM", F->C_Decrypt(s, buf, len, buf2, &n2));
+		nc_sign_verify(s, &hm, nc_one(s, CKO_SECRET_KEY, "hmac"),
+			       nc_one(s, CKO_SECRET_KEY, "hmac"), "HMAC");
+		len = sizeof(buf);
+		NC("digest", F->C_DigestInit(s, &dg));
+		NC("digest", F->C_Digest(s, msg, MSG_LEN, buf, &len));
+		NC("random", F->C_GenerateRandom(s, buf, 64));
+	}
+	/* ECDH with the key's own public point; an imported public key */
+	{
+		CK_OBJECT_HANDLE ecpub = nc_one(s, CKO_PUBLIC_KEY, "ec"), out;
+		CK_ATTRIBUTE pa = { CKA_EC_POINT, point, sizeof(point) };
+		CK_ATTRIBUTE pe = { CKA_EC_PARAMS, buf2, sizeof(buf2) };
+		CK_OBJECT_CLASS cls = CKO_SECRET_KEY, pcls = CKO_PUBLIC_KEY;
+		CK_KEY_TYPE kt = CKK_GENERIC_SECRET, ekt = CKK_EC;
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof(cls) },
+				     { CKA_KEY_TYPE, &kt, sizeof(kt) },
+				     { CKA_TOKEN, &no, 1 } };
+		CK_ECDH1_DERIVE_PARAMS p = { CKD_NULL, 0, NULL, 0, NULL };
+		CK_MECHANISM m = { CKM_ECDH1_DERIVE, &p, sizeof(p) };
+		CK_MECHANISM ec = { CKM_ECDSA_SHA256, NULL, 0 };
+
+		NC("EC point", F->C_GetAttributeValue(s, ecpub, &pa, 1));
+		NC("EC params", F->C_GetAttributeValue(s, ecpub, &pe, 1));
+		p.pPublicData = point;
+		p.ulPublicDataLen = pa.ulValueLen;
+		NC("ECDH", F->C_DeriveKey(s, &m, nc_one(s, CKO_PRIVATE_KEY,
+						       "ec"), t, 3, &out));
+		{
+			CK_ATTRIBUTE it[] = {
+				{ CKA_CLASS, &pcls, sizeof(pcls) },
+				{ CKA_KEY_TYPE, &ekt, sizeof(ekt) },
+				{ CKA_EC_PARAMS, buf2, pe.ulValueLen },
+				{ CKA_EC_POINT, point, pa.ulValueLen },
+				{ CKA_VERIFY, &yes, 1 },
+			};
+
+			NC("import", F->C_CreateObject(s, it, 5, &k));
+			nc_sign_verify(s, &ec, nc_one(s, CKO_PRIVATE_KEY, "ec"),
+				       k, "ECDSA, imported key");
+		}
+	}
+	/* a certificate object from its DER */
+	{
+		CK_OBJECT_CLASS cc = CKO_CERTIFICATE;
+		CK_CERTIFICATE_TYPE ct = CKC_X_509;
+		CK_ATTRIBUTE v = { CKA_VALUE, buf, sizeof(buf) };
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &cc, sizeof(cc) },
+				     { CKA_CERTIFICATE_TYPE, &ct, sizeof(ct) },
+				     { CKA_VALUE, buf, 0 } };
+
+		NC("cert", F->C_GetAttributeValue(s,
+			nc_one(s, CKO_CERTIFICATE, "ca"), &v, 1));
+		t[2].ulValueLen = v.ulValueLen;
+		NC("cert", F->C_CreateObject(s, t, 3, &k));
+	}
+	/* key generation on a token: a self-signed certificate, a save */
+	NC("open w", F->C_OpenSession(SLOT_W, CKF_SERIAL_SESSION |
+				      CKF_RW_SESSION, NULL, NULL, &w));
+	NC("login w", F->C_Login(w, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	{
+		uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d,
+				   0x03, 0x01, 0x07 };
+		CK_ULONG bits = 1024, klen = 32;
+		CK_MECHANISM ecm = { CKM_EC_KEY_PAIR_GEN, NULL, 0 };
+		CK_MECHANISM rsam = { CKM_RSA_PKCS_KEY_PAIR_GEN, NULL, 0 };
+		CK_MECHANISM aesm = { CKM_AES_KEY_GEN, NULL, 0 };
+		CK_MECHANISM ec = { CKM_ECDSA_SHA256, NULL, 0 };
+		CK_ATTRIBUTE pt[] = { { CKA_EC_PARAMS, p256, sizeof(p256) } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "nulldef", 7 } };
+		CK_ATTRIBUTE rt[] = { { CKA_MODULUS_BITS, &bits,
+					sizeof(bits) } };
+		CK_ATTRIBUTE at[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_VALUE_LEN, &klen, sizeof(klen) },
+				      { CKA_LABEL, "nulldef-aes", 11 } };
+
+		NC("EC keygen", F->C_GenerateKeyPair(w, &ecm, pt, 1, vt, 2,
+						     &pub, &priv));
+		nc_sign_verify(w, &ec, priv, pub, "generated EC key");
+		NC("RSA keygen", F->C_GenerateKeyPair(w, &rsam, rt, 1, NULL, 0,
+						      &pub, &priv));
+		NC("AES keygen", F->C_GenerateKey(w, &aesm, at, 3, &k));
+	}
+	NC("finalize", F->C_Finalize(NULL));
+	/* a new initialisation, a new context: the saved store reads back */
+	NC("init 2", F->C_Initialize(NULL));
+	NC("open 2", F->C_OpenSession(SLOT_W, CKF_SERIAL_SESSION, NULL, NULL,
+				      &w));
+	NC("login 2", F->C_Login(w, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
+	{
+		CK_MECHANISM ec = { CKM_ECDSA_SHA256, NULL, 0 };
+
+		nc_sign_verify(w, &ec, nc_one(w, CKO_PRIVATE_KEY, "nulldef"),
+			       nc_one(w, CKO_PUBLIC_KEY, "nulldef"),
+			       "saved EC key");
+	}
+	NC("finalize 2", F->C_Finalize(NULL));
+	return 0;
+}
+
+/* The child runs before main(): cmocka plays no part in it. */
+__attribute__((constructor)) static void null_default_main(void)
+{
+	if (getenv("WKS_TEST_NULL_DEFAULT"))
+		_exit(null_default_child());
+}
+
+static void test_pkcs11__own_libctx(void **state)
+{
+	char path[4096];
+	ssize_t n;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	assert_true(n > 0);
+	path[n] = '\0';
+	CK(F->C_Finalize(NULL));
+	unsetenv("WKS_PKCS11_DEBUG");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("WKS_TEST_NULL_DEFAULT", "1", 1);
+		setenv("OPENSSL_CONF", "/dev/null", 1);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	setenv("WKS_PKCS11_DEBUG", debug_log, 1);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("the module used the default library context "
+			 "(child status 0x%x; its message above)", st);
+	CK(F->C_Initialize(NULL));
+}
+
 
 int main(void)
 {
@@ -3247,6 +3516,8 @@ int main(void)
 		T(data_objects),
 		T(init_reserved),
 		T(seed_random),
+		/* issue 29 items 12, 13, 14, 18, 19, 21 */
+		T(own_libctx),
 #undef T
 	};
 
