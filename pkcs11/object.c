@@ -270,17 +270,21 @@ static CK_RV bn_attr(w11_obj *o, CK_ATTRIBUTE_TYPE t, const EVP_PKEY *pk,
 	return rv;
 }
 
+/* The mechanisms of the table that take the key type and do what the
+ * object can: 0 a public key (verify, encrypt, wrap), 1 a private key
+ * (sign, decrypt, derive, unwrap), 2 a secret key (all of them). */
 static CK_RV allowed_mechs(w11_obj *o, CK_KEY_TYPE kt, int priv)
 {
 	CK_MECHANISM_TYPE list[64];
+	CK_FLAGS pub = CKF_VERIFY | CKF_ENCRYPT | CKF_WRAP;
+	CK_FLAGS prv = CKF_SIGN | CKF_DECRYPT | CKF_DERIVE | CKF_UNWRAP;
+	CK_FLAGS want = priv == 2 ? (pub | prv) : priv ? prv : pub;
 	size_t n = 0;
 
 	for (size_t i = 0; i < w11_mech_count() && n < 64; i++) {
 		const w11_mech *m = w11_mech_at(i);
-		CK_FLAGS want = priv ? (CKF_SIGN | CKF_DECRYPT | CKF_DERIVE)
-				     : (CKF_VERIFY | CKF_ENCRYPT);
 
-		if (m->ktype == kt && (m->flags & want))
+		if (w11_mech_takes(m, kt) && (m->flags & want))
 			list[n++] = m->type;
 	}
 	return w11_attrs_set(&o->attrs, CKA_ALLOWED_MECHANISMS, list,
@@ -434,6 +438,11 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 		     unsigned flags)
 {
 	CK_KEY_TYPE kt = km->ktype;
+	/* by default: AES and DES3 keys encrypt, AES (CMAC) and generic
+	 * secrets (HMAC) sign; CKA_WRAP, CKA_UNWRAP and CKA_DERIVE are
+	 * given by a template */
+	int cipher = kt == CKK_AES || kt == CKK_DES3;
+	int mac = kt == CKK_AES || kt == CKK_GENERIC_SECRET;
 	w11_obj *o;
 	CK_RV rv;
 
@@ -449,15 +458,15 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_EXTRACTABLE, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_ALWAYS_SENSITIVE, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_NEVER_EXTRACTABLE, 0)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, kt == CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_DECRYPT, kt == CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN, kt != CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, kt != CKK_AES)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, cipher)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_DECRYPT, cipher)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN, mac)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, mac)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 1)))
+	    (rv = allowed_mechs(o, kt, 2)))
 		goto fail;
 	*out = o;
 	return CKR_OK;

@@ -1550,7 +1550,7 @@ static void test_pkcs11__mechanisms(void **state)
 
 	(void)state;
 	CK(F->C_GetMechanismList(SLOT_MAIN, NULL, &n));
-	assert_int_equal(n, 39);
+	assert_int_equal(n, 50);
 	n = 3;
 	CKE(CKR_BUFFER_TOO_SMALL, F->C_GetMechanismList(SLOT_MAIN, list, &n));
 	CK(F->C_GetMechanismList(SLOT_MAIN, list, &n));
@@ -1571,7 +1571,7 @@ static void test_pkcs11__mechanisms(void **state)
 	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_AES_KEY_GEN, &info));
 	assert_int_equal(info.ulMaxKeySize, 32);
 	CKE(CKR_MECHANISM_INVALID,
-	    F->C_GetMechanismInfo(SLOT_MAIN, CKM_DES3_CBC, &info));
+	    F->C_GetMechanismInfo(SLOT_MAIN, CKM_DES_CBC, &info));
 	CKE(CKR_SLOT_ID_INVALID, F->C_GetMechanismInfo(9, CKM_SHA256, &info));
 }
 
@@ -3480,6 +3480,622 @@ static void test_pkcs11__own_libctx(void **state)
 }
 
 
+/* ---- issue 30 item 2: mechanisms (DES3, AES key wrap, HKDF, ECDH KDFs,
+ * AES-CMAC) ----------------------------------------------------------------- */
+
+/* A session secret key from its value; `flags` gives CKA_WRAP, CKA_UNWRAP,
+ * CKA_DERIVE, CKA_EXTRACTABLE and CKA_SENSITIVE (bit 0..4) as given. */
+enum { MK_WRAP = 1, MK_UNWRAP = 2, MK_DERIVE = 4, MK_EXTR = 8, MK_PLAIN = 16 };
+static CK_OBJECT_HANDLE mk_secret(CK_SESSION_HANDLE s, CK_KEY_TYPE kt,
+				  const uint8_t *v, size_t n, unsigned flags)
+{
+	CK_OBJECT_CLASS sec = CKO_SECRET_KEY;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	CK_ATTRIBUTE t[] = {
+		{ CKA_CLASS, &sec, sizeof(sec) },
+		{ CKA_KEY_TYPE, &kt, sizeof(kt) },
+		{ CKA_VALUE, (void *)v, n },
+		{ CKA_WRAP, flags & MK_WRAP ? &yes : &no, 1 },
+		{ CKA_UNWRAP, flags & MK_UNWRAP ? &yes : &no, 1 },
+		{ CKA_DERIVE, flags & MK_DERIVE ? &yes : &no, 1 },
+		{ CKA_EXTRACTABLE, flags & MK_EXTR ? &yes : &no, 1 },
+		{ CKA_SENSITIVE, flags & MK_PLAIN ? &no : &yes, 1 },
+	};
+	CK_OBJECT_HANDLE h = 0;
+
+	CK(F->C_CreateObject(s, t, 8, &h));
+	return h;
+}
+
+static size_t ossl_cipher(const char *name, const uint8_t *key,
+			  const uint8_t *iv, int enc, const uint8_t *in,
+			  size_t n, uint8_t *out, int pad)
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int l1 = 0, l2 = 0;
+
+	assert_true(EVP_CipherInit_ex2(c, EVP_get_cipherbyname(name), key, iv,
+				       enc, NULL));
+	EVP_CIPHER_CTX_set_padding(c, pad);
+	assert_true(EVP_CipherUpdate(c, out, &l1, in, (int)n));
+	assert_true(EVP_CipherFinal_ex(c, out + l1, &l2));
+	EVP_CIPHER_CTX_free(c);
+	return (size_t)(l1 + l2);
+}
+
+static int odd_parity(const uint8_t *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int ones = 0;
+
+		for (int b = 0; b < 8; b++)
+			ones += (k[i] >> b) & 1;
+		if (!(ones & 1))
+			return 0;
+	}
+	return 1;
+}
+
+/* Triple DES: keys made, generated, stored as Java DESede entries and
+ * read from them; ECB, CBC and CBC_PAD against OpenSSL. */
+static void test_pkcs11__des3(void **state)
+{
+	static const struct {
+		CK_MECHANISM_TYPE m;
+		const char *name;
+		int pad;
+	} modes[] = {
+		{ CKM_DES3_ECB, "DES-EDE3-ECB", 0 },
+		{ CKM_DES3_CBC, "DES-EDE3-CBC", 0 },
+		{ CKM_DES3_CBC_PAD, "DES-EDE3-CBC", 1 },
+	};
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1);
+	CK_MECHANISM_INFO info;
+	CK_MECHANISM gen = { CKM_DES3_KEY_GEN, NULL, 0 };
+	CK_OBJECT_CLASS sec = CKO_SECRET_KEY;
+	CK_KEY_TYPE des3 = CKK_DES3;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	uint8_t key[24], iv[8], data[100], want[128], got[128], back[128];
+	CK_OBJECT_HANDLE k, g, h[4];
+	CK_ULONG n, total;
+	uint8_t *v;
+	wks_store *st;
+
+	(void)state;
+	CK(F->C_GetMechanismInfo(SLOT_W, CKM_DES3_CBC, &info));
+	assert_int_equal(info.flags, CKF_ENCRYPT | CKF_DECRYPT);
+	assert_int_equal(info.ulMinKeySize, 24);
+	assert_int_equal(info.ulMaxKeySize, 24);
+	CK(F->C_GetMechanismInfo(SLOT_W, CKM_DES3_KEY_GEN, &info));
+	assert_int_equal(info.flags, CKF_GENERATE);
+	RAND_bytes(key, sizeof(key));
+	RAND_bytes(iv, sizeof(iv));
+	RAND_bytes(data, sizeof(data));
+	k = mk_secret(s, CKK_DES3, key, 24, 0);
+	assert_int_equal(attr_ulong(s, k, CKA_KEY_TYPE), CKK_DES3);
+	assert_true(attr_bool(s, k, CKA_ENCRYPT));
+	assert_false(attr_bool(s, k, CKA_SIGN));
+	{
+		/* 16 bytes (two-key) is not a CKK_DES3 key */
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &sec, sizeof(sec) },
+				     { CKA_KEY_TYPE, &des3, sizeof(des3) },
+				     { CKA_VALUE, key, 16 } };
+
+		CKE(CKR_ATTRIBUTE_VALUE_INVALID, F->C_CreateObject(s, t, 3, &g));
+	}
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		CK_MECHANISM m = { modes[i].m, iv, 8 };
+		size_t len = modes[i].pad ? 100 : 96, wn;
+
+		if (modes[i].m == CKM_DES3_ECB) {
+			m.pParameter = NULL;
+			m.ulParameterLen = 0;
+		}
+		wn = ossl_cipher(modes[i].name, key, iv, 1, data, len, want,
+				 modes[i].pad);
+		CK(F->C_EncryptInit(s, &m, k));
+		n = 0;
+		CK(F->C_Encrypt(s, data, len, NULL, &n));
+		assert_int_equal(n, wn);
+		n = 3;
+		CKE(CKR_BUFFER_TOO_SMALL, F->C_Encrypt(s, data, len, got, &n));
+		assert_int_equal(n, wn);
+		CK(F->C_Encrypt(s, data, len, got, &n));
+		assert_int_equal(n, wn);
+		assert_memory_equal(got, want, wn);
+		/* multi-part in odd pieces */
+		CK(F->C_EncryptInit(s, &m, k));
+		total = 0;
+		for (size_t off = 0; off < len; off += 5) {
+			size_t part = len - off < 5 ? len - off : 5;
+
+			n = sizeof(got) - total;
+			CK(F->C_EncryptUpdate(s, data + off, part, got + total,
+					      &n));
+			total += n;
+		}
+		n = sizeof(got) - total;
+		CK(F->C_EncryptFinal(s, got + total, &n));
+		total += n;
+		assert_int_equal(total, wn);
+		assert_memory_equal(got, want, wn);
+		/* and back */
+		CK(F->C_DecryptInit(s, &m, k));
+		n = sizeof(back);
+		CK(F->C_Decrypt(s, want, wn, back, &n));
+		assert_int_equal(n, len);
+		assert_memory_equal(back, data, len);
+		CK(F->C_DecryptInit(s, &m, k));
+		total = 0;
+		for (size_t off = 0; off < wn; off += 11) {
+			size_t part = wn - off < 11 ? wn - off : 11;
+
+			n = sizeof(back) - total;
+			CK(F->C_DecryptUpdate(s, want + off, part,
+					      back + total, &n));
+			total += n;
+		}
+		n = sizeof(back) - total;
+		CK(F->C_DecryptFinal(s, back + total, &n));
+		total += n;
+		assert_int_equal(total, len);
+		assert_memory_equal(back, data, len);
+		if (!modes[i].pad) {
+			CK(F->C_EncryptInit(s, &m, k));
+			n = sizeof(got);
+			CKE(CKR_DATA_LEN_RANGE,
+			    F->C_Encrypt(s, data, 13, got, &n));
+		}
+	}
+	{
+		/* an AES-sized IV, an AES key */
+		CK_MECHANISM bad = { CKM_DES3_CBC, data, 16 };
+		CK_MECHANISM ecb = { CKM_DES3_ECB, NULL, 0 };
+
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_EncryptInit(s, &bad, k));
+		CKE(CKR_KEY_TYPE_INCONSISTENT,
+		    F->C_EncryptInit(s, &ecb, one(s, CKO_SECRET_KEY, "aes")));
+	}
+	/* generated: 24 bytes with DES's odd parity */
+	{
+		CK_ATTRIBUTE t[] = { { CKA_TOKEN, &no, 1 },
+				     { CKA_SENSITIVE, &no, 1 },
+				     { CKA_EXTRACTABLE, &yes, 1 } };
+
+		CK(F->C_GenerateKey(s, &gen, t, 3, &g));
+		assert_int_equal(attr_ulong(s, g, CKA_KEY_TYPE), CKK_DES3);
+		assert_int_equal(attr_ulong(s, g, CKA_KEY_GEN_MECHANISM),
+				 CKM_DES3_KEY_GEN);
+		v = attr(s, g, CKA_VALUE, &n);
+		assert_int_equal(n, 24);
+		assert_true(odd_parity(v, 24));
+		free(v);
+	}
+	/* a Java DESede entry is a CKK_DES3 key */
+	st = load_w(PIN);
+	TU_OK(wks_store_set_secret_key(st, "java-desede", "DESede", key, 24,
+				       PIN, PIN_LEN));
+	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+	wks_store_free(st);
+	k = one(s, CKO_SECRET_KEY, "java-desede");
+	assert_int_equal(attr_ulong(s, k, CKA_KEY_TYPE), CKK_DES3);
+	{
+		CK_MECHANISM m = { CKM_DES3_CBC, iv, 8 };
+		size_t wn = ossl_cipher("DES-EDE3-CBC", key, iv, 1, data, 96,
+					want, 0);
+
+		CK(F->C_EncryptInit(s, &m, k));
+		n = sizeof(got);
+		CK(F->C_Encrypt(s, data, 96, got, &n));
+		assert_int_equal(n, wn);
+		assert_memory_equal(got, want, wn);
+	}
+	/* and a token DES3 key made through the module is a DESede entry */
+	{
+		CK_ATTRIBUTE t[] = { { CKA_TOKEN, &yes, 1 },
+				     { CKA_LABEL, "p11-des3", 8 } };
+		wks_key *wk = NULL;
+		const uint8_t *kv;
+		size_t kl;
+		char *alg = NULL;
+
+		CK(F->C_GenerateKey(s, &gen, t, 2, &g));
+		assert_int_equal(find_cls(s, CKO_SECRET_KEY, "p11-des3", h, 4),
+				 1);
+		assert_int_equal(attr_ulong(s, h[0], CKA_KEY_TYPE), CKK_DES3);
+		st = load_w(PIN);
+		TU_OK(wks_store_secret_algorithm(&alg, st, "p11-des3"));
+		assert_string_equal(alg, "DESede");
+		wks_free(alg);
+		TU_OK(wks_store_get_key(&wk, st, "p11-des3", PIN, PIN_LEN));
+		kv = wks_key_data(wk, &kl);
+		assert_int_equal(kl, 24);
+		assert_true(odd_parity(kv, kl));
+		wks_key_free(wk);
+		wks_store_free(st);
+		wksdump_ok(w_store, PIN);
+	}
+	CK(F->C_CloseSession(s));
+}
+
+static const char *rfc3394_kek = "000102030405060708090a0b0c0d0e0f"
+				 "101112131415161718191a1b1c1d1e1f";
+
+/* Wrap `k` under `w` with the size query and a short buffer first. */
+static uint8_t *wrap1(CK_SESSION_HANDLE s, CK_MECHANISM *m,
+		      CK_OBJECT_HANDLE w, CK_OBJECT_HANDLE k, CK_ULONG *n)
+{
+	uint8_t *out;
+	CK_ULONG need;
+
+	*n = 0;
+	CK(F->C_WrapKey(s, m, w, k, NULL, n));
+	need = *n;
+	out = malloc(need + 1);
+	assert_non_null(out);
+	*n = need - 1;
+	CKE(CKR_BUFFER_TOO_SMALL, F->C_WrapKey(s, m, w, k, out, n));
+	assert_int_equal(*n, need);
+	CK(F->C_WrapKey(s, m, w, k, out, n));
+	assert_int_equal(*n, need);
+	return out;
+}
+
+static CK_OBJECT_HANDLE unwrap1(CK_SESSION_HANDLE s, CK_MECHANISM *m,
+				CK_OBJECT_HANDLE u, const uint8_t *in,
+				CK_ULONG n, CK_KEY_TYPE kt)
+{
+	CK_OBJECT_CLASS sec = CKO_SECRET_KEY;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	CK_ATTRIBUTE t[] = {
+		{ CKA_CLASS, &sec, sizeof(sec) },
+		{ CKA_KEY_TYPE, &kt, sizeof(kt) },
+		{ CKA_SENSITIVE, &no, 1 },
+		{ CKA_EXTRACTABLE, &yes, 1 },
+	};
+	CK_OBJECT_HANDLE h = 0;
+
+	CK(F->C_UnwrapKey(s, m, u, (CK_BYTE_PTR)in, n, t, 4, &h));
+	return h;
+}
+
+/* AES key wrap: RFC 3394 and RFC 5649's vectors, OpenSSL, and the rules
+ * of what may be wrapped. */
+static void test_pkcs11__key_wrap(void **state)
+{
+	static const struct {
+		CK_MECHANISM_TYPE m;
+		size_t kek_len;
+		CK_KEY_TYPE kt;
+		const char *key, *wrapped;
+		const char *kek; /* NULL: rfc3394_kek */
+	} vec[] = {
+		/* RFC 3394 4.1, 4.3, 4.6 */
+		{ CKM_AES_KEY_WRAP, 16, CKK_AES,
+		  "00112233445566778899aabbccddeeff",
+		  "1fa68b0a8112b447aef34bd8fb5a7b829d3e862371d2cfe5", NULL },
+		{ CKM_AES_KEY_WRAP, 32, CKK_AES,
+		  "00112233445566778899aabbccddeeff",
+		  "64e8c3f9ce0f5ba263e9777905818a2a93c8191e7d6e8ae7", NULL },
+		{ CKM_AES_KEY_WRAP, 32, CKK_AES,
+		  "00112233445566778899aabbccddeeff"
+		  "000102030405060708090a0b0c0d0e0f",
+		  "28c9f404c4b810f4cbccb35cfb87f8263f5786e2d80ed326"
+		  "cbc7f0e71a99f43bfb988b9b7a02dd21", NULL },
+		/* RFC 5649 6 */
+		{ CKM_AES_KEY_WRAP_PAD, 24, CKK_GENERIC_SECRET,
+		  "c37b7e6492584340bed12207808941155068f738",
+		  "138bdeaa9b8fa7fc61f97742e72248ee5ae6ae5360d1ae6a"
+		  "5f54f373fa543b6a",
+		  "5840df6e29b02af1ab493b705bf16ea1ae8338f4dcc176a8" },
+		{ CKM_AES_KEY_WRAP_PAD, 24, CKK_GENERIC_SECRET, "466f7250617369",
+		  "afbeb0f07dfbf5419200f2ccb50bb24f",
+		  "5840df6e29b02af1ab493b705bf16ea1ae8338f4dcc176a8" },
+	};
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_MECHANISM_INFO info;
+	CK_OBJECT_CLASS sec = CKO_SECRET_KEY;
+	CK_KEY_TYPE aes = CKK_AES;
+	CK_BBOOL yes = CK_TRUE;
+	uint8_t buf[128];
+	CK_ULONG n;
+
+	(void)state;
+	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_AES_KEY_WRAP, &info));
+	assert_int_equal(info.flags, CKF_WRAP | CKF_UNWRAP | CKF_ENCRYPT |
+					     CKF_DECRYPT);
+	assert_int_equal(info.ulMinKeySize, 16);
+	assert_int_equal(info.ulMaxKeySize, 32);
+	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_AES_KEY_WRAP_PAD, &info));
+	assert_true(info.flags & CKF_UNWRAP);
+	for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+		CK_MECHANISM m = { vec[i].m, NULL, 0 };
+		size_t kl, vl, wl;
+		uint8_t *kek = tu_unhex(vec[i].kek ? vec[i].kek : rfc3394_kek,
+					&kl);
+		uint8_t *kv = tu_unhex(vec[i].key, &vl);
+		uint8_t *wv = tu_unhex(vec[i].wrapped, &wl), *out, *v;
+		CK_OBJECT_HANDLE w, k, u;
+
+		w = mk_secret(s, CKK_AES, kek, vec[i].kek_len,
+			      MK_WRAP | MK_UNWRAP);
+		k = mk_secret(s, vec[i].kt, kv, vl, MK_EXTR);
+		out = wrap1(s, &m, w, k, &n);
+		assert_int_equal(n, wl);
+		assert_memory_equal(out, wv, wl);
+		/* OpenSSL agrees */
+		{
+			char name[32];
+
+			snprintf(name, sizeof(name), "AES-%zu-WRAP%s",
+				 vec[i].kek_len * 8,
+				 vec[i].m == CKM_AES_KEY_WRAP_PAD ? "-PAD" : "");
+			assert_int_equal(ossl_cipher(name, kek, NULL, 1, kv, vl,
+						     buf, 1),
+					 wl);
+			assert_memory_equal(buf, wv, wl);
+		}
+		/* the key it wrapped, unwrapped */
+		u = unwrap1(s, &m, w, wv, wl, vec[i].kt);
+		v = attr(s, u, CKA_VALUE, &n);
+		assert_int_equal(n, vl);
+		assert_memory_equal(v, kv, vl);
+		free(v);
+		assert_false(attr_bool(s, u, CKA_LOCAL));
+		assert_false(attr_bool(s, u, CKA_ALWAYS_SENSITIVE));
+		assert_false(attr_bool(s, u, CKA_NEVER_EXTRACTABLE));
+		/* tampered: refused */
+		wv[wl - 1] ^= 1;
+		{
+			CK_KEY_TYPE kt = vec[i].kt;
+			CK_ATTRIBUTE t[] = { { CKA_CLASS, &sec, sizeof(sec) },
+					     { CKA_KEY_TYPE, &kt, sizeof(kt) } };
+
+			CKE(CKR_WRAPPED_KEY_INVALID,
+			    F->C_UnwrapKey(s, &m, w, wv, wl, t, 2, &u));
+			CKE(CKR_WRAPPED_KEY_LEN_RANGE,
+			    F->C_UnwrapKey(s, &m, w, wv, wl - 1, t, 2, &u));
+		}
+		wv[wl - 1] ^= 1;
+		/* C_Encrypt / C_Decrypt with the same mechanism */
+		{
+			CK_OBJECT_HANDLE e = mk_secret(s, CKK_AES, kek,
+						       vec[i].kek_len, 0);
+
+			CK(F->C_EncryptInit(s, &m, e));
+			n = 0;
+			CK(F->C_Encrypt(s, kv, vl, NULL, &n));
+			assert_int_equal(n, wl);
+			CK(F->C_Encrypt(s, kv, vl, buf, &n));
+			assert_int_equal(n, wl);
+			assert_memory_equal(buf, wv, wl);
+			CK(F->C_DecryptInit(s, &m, e));
+			n = 0;
+			CK(F->C_Decrypt(s, wv, wl, NULL, &n));
+			assert_int_equal(n, wl - 8); /* at most */
+			n = vl - 1;
+			CKE(CKR_BUFFER_TOO_SMALL,
+			    F->C_Decrypt(s, wv, wl, buf, &n));
+			assert_int_equal(n, vec[i].m == CKM_AES_KEY_WRAP_PAD
+						    ? vl
+						    : wl - 8);
+			n = vl;
+			CK(F->C_Decrypt(s, wv, wl, buf, &n));
+			assert_int_equal(n, vl);
+			assert_memory_equal(buf, kv, vl);
+			CK(F->C_EncryptInit(s, &m, e));
+			CKE(CKR_FUNCTION_NOT_SUPPORTED,
+			    F->C_EncryptUpdate(s, kv, vl, buf, &n));
+		}
+		free(out);
+		free(kek);
+		free(kv);
+		free(wv);
+	}
+	/* what may be wrapped, with what */
+	{
+		uint8_t kek[16] = { 1 }, kv[32] = { 2 };
+		CK_MECHANISM kw = { CKM_AES_KEY_WRAP, NULL, 0 };
+		CK_MECHANISM kwp = { CKM_AES_KEY_WRAP_PAD, NULL, 0 };
+		CK_MECHANISM badp = { CKM_AES_KEY_WRAP, kek, 4 };
+		CK_MECHANISM iv = { CKM_AES_KEY_WRAP, kek, 8 };
+		CK_OBJECT_HANDLE w = mk_secret(s, CKK_AES, kek, 16,
+					       MK_WRAP | MK_UNWRAP);
+		CK_OBJECT_HANDLE nowrap = mk_secret(s, CKK_AES, kek, 16, 0);
+		CK_OBJECT_HANDLE gw = mk_secret(s, CKK_GENERIC_SECRET, kek, 16,
+						MK_WRAP);
+		CK_OBJECT_HANDLE ok = mk_secret(s, CKK_AES, kv, 32, MK_EXTR);
+		CK_OBJECT_HANDLE fixed = mk_secret(s, CKK_AES, kv, 32, 0);
+		CK_OBJECT_HANDLE odd = mk_secret(s, CKK_GENERIC_SECRET, kv, 20,
+						 MK_EXTR);
+		CK_OBJECT_HANDLE u;
+		uint8_t *out;
+
+		/* a sensitive, extractable key leaves only wrapped */
+		out = wrap1(s, &kw, w, ok, &n);
+		{
+			CK_ATTRIBUTE a = { CKA_VALUE, buf, sizeof(buf) };
+
+			CKE(CKR_ATTRIBUTE_SENSITIVE,
+			    F->C_GetAttributeValue(s, ok, &a, 1));
+		}
+		free(out);
+		/* an initial value of its own: RFC 3394 2.2.3 */
+		out = wrap1(s, &iv, w, ok, &n);
+		u = unwrap1(s, &iv, w, out, n, CKK_AES);
+		{
+			CK_ULONG vn;
+			uint8_t *v = attr(s, u, CKA_VALUE, &vn);
+
+			assert_memory_equal(v, kv, 32);
+			free(v);
+		}
+		{
+			/* not under the default initial value */
+			CK_ATTRIBUTE t[] = { { CKA_CLASS, &sec, sizeof(sec) },
+					     { CKA_KEY_TYPE, &aes,
+					       sizeof(aes) } };
+
+			CKE(CKR_WRAPPED_KEY_INVALID,
+			    F->C_UnwrapKey(s, &kw, w, out, n, t, 2, &u));
+		}
+		free(out);
+		n = sizeof(buf);
+		CKE(CKR_MECHANISM_PARAM_INVALID,
+		    F->C_WrapKey(s, &badp, w, ok, buf, &n));
+		CKE(CKR_KEY_UNEXTRACTABLE, F->C_WrapKey(s, &kw, w, fixed, buf,
+							 &n));
+		/* a token key is never extractable, never wrapped */
+		CKE(CKR_KEY_UNEXTRACTABLE,
+		    F->C_WrapKey(s, &kwp, w, one(s, CKO_SECRET_KEY, "aes"), buf,
+				 &n));
+		CKE(CKR_KEY_UNEXTRACTABLE,
+		    F->C_WrapKey(s, &kwp, w, one(s, CKO_SECRET_KEY, "hmac"),
+				 buf, &n));
+		CKE(CKR_KEY_NOT_WRAPPABLE,
+		    F->C_WrapKey(s, &kwp, w, one(s, CKO_PRIVATE_KEY, "ec"), buf,
+				 &n));
+		CKE(CKR_KEY_FUNCTION_NOT_PERMITTED,
+		    F->C_WrapKey(s, &kw, nowrap, ok, buf, &n));
+		CKE(CKR_WRAPPING_KEY_TYPE_INCONSISTENT,
+		    F->C_WrapKey(s, &kw, gw, ok, buf, &n));
+		CKE(CKR_WRAPPING_KEY_HANDLE_INVALID,
+		    F->C_WrapKey(s, &kw, 0x7777777, ok, buf, &n));
+		CKE(CKR_KEY_HANDLE_INVALID,
+		    F->C_WrapKey(s, &kw, w, 0x7777777, buf, &n));
+		CKE(CKR_KEY_SIZE_RANGE, F->C_WrapKey(s, &kw, w, odd, buf, &n));
+		CKE(CKR_MECHANISM_INVALID,
+		    F->C_WrapKey(s, &(CK_MECHANISM){ CKM_AES_CBC, kek, 16 }, w,
+				 ok, buf, &n));
+		CKE(CKR_ARGUMENTS_BAD, F->C_WrapKey(s, &kw, w, ok, buf, NULL));
+		CKE(CKR_ARGUMENTS_BAD, F->C_WrapKey(s, NULL, w, ok, buf, &n));
+		/* padded: any length */
+		n = sizeof(buf);
+		CK(F->C_WrapKey(s, &kwp, w, odd, buf, &n));
+		assert_int_equal(n, 32);
+		/* CKA_WRAP_WITH_TRUSTED: only under a CKA_TRUSTED key, which
+		 * no template can make */
+		{
+			CK_ATTRIBUTE t[] = {
+				{ CKA_CLASS, &sec, sizeof(sec) },
+				{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+				{ CKA_VALUE, kv, 16 },
+				{ CKA_EXTRACTABLE, &yes, 1 },
+				{ CKA_WRAP_WITH_TRUSTED, &yes, 1 },
+			};
+			CK_ATTRIBUTE tr[] = {
+				{ CKA_CLASS, &sec, sizeof(sec) },
+				{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+				{ CKA_VALUE, kv, 16 },
+				{ CKA_WRAP, &yes, 1 },
+				{ CKA_TRUSTED, &yes, 1 },
+			};
+			CK_OBJECT_HANDLE wt;
+
+			CK(F->C_CreateObject(s, t, 5, &wt));
+			n = sizeof(buf);
+			CKE(CKR_KEY_NOT_WRAPPABLE,
+			    F->C_WrapKey(s, &kw, w, wt, buf, &n));
+			CKE(CKR_ATTRIBUTE_READ_ONLY,
+			    F->C_CreateObject(s, tr, 5, &wt));
+		}
+		/* the unwrapping key's CKA_UNWRAP, the template's checks */
+		n = sizeof(buf);
+		CK(F->C_WrapKey(s, &kw, w, ok, buf, &n));
+		{
+			CK_ATTRIBUTE cls_only[] = { { CKA_CLASS, &sec,
+						      sizeof(sec) } };
+			CK_ATTRIBUTE with_value[] = {
+				{ CKA_CLASS, &sec, sizeof(sec) },
+				{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+				{ CKA_VALUE, kv, 32 },
+			};
+			CK_ATTRIBUTE bad_shape[] = {
+				{ CKA_CLASS, &sec, sizeof(sec) },
+				{ CKA_LABEL, NULL, 5 },
+			};
+			CK_ATTRIBUTE trusted[] = {
+				{ CKA_CLASS, &sec, sizeof(sec) },
+				{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+				{ CKA_TRUSTED, &yes, 1 },
+			};
+			CK_ATTRIBUTE len16[] = {
+				{ CKA_CLASS, &sec, sizeof(sec) },
+				{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+				{ CKA_VALUE_LEN, &(CK_ULONG){ 16 },
+				  sizeof(CK_ULONG) },
+			};
+
+			CKE(CKR_TEMPLATE_INCOMPLETE,
+			    F->C_UnwrapKey(s, &kw, w, buf, n, cls_only, 1, &u));
+			CKE(CKR_TEMPLATE_INCONSISTENT,
+			    F->C_UnwrapKey(s, &kw, w, buf, n, with_value, 3,
+					   &u));
+			CKE(CKR_ATTRIBUTE_VALUE_INVALID,
+			    F->C_UnwrapKey(s, &kw, w, buf, n, bad_shape, 2,
+					   &u));
+			CKE(CKR_ATTRIBUTE_READ_ONLY,
+			    F->C_UnwrapKey(s, &kw, w, buf, n, trusted, 3, &u));
+			CKE(CKR_TEMPLATE_INCONSISTENT,
+			    F->C_UnwrapKey(s, &kw, w, buf, n, len16, 3, &u));
+			CKE(CKR_KEY_FUNCTION_NOT_PERMITTED,
+			    F->C_UnwrapKey(s, &kw, nowrap, buf, n, with_value,
+					   2, &u));
+			CKE(CKR_UNWRAPPING_KEY_HANDLE_INVALID,
+			    F->C_UnwrapKey(s, &kw, 0x7777777, buf, n,
+					   with_value, 2, &u));
+			CKE(CKR_ARGUMENTS_BAD,
+			    F->C_UnwrapKey(s, &kw, w, NULL, n, with_value, 2,
+					   &u));
+			CKE(CKR_ARGUMENTS_BAD,
+			    F->C_UnwrapKey(s, &kw, w, buf, n, with_value, 2,
+					   NULL));
+			/* a default unwrapped key is sensitive */
+			CK(F->C_UnwrapKey(s, &kw, w, buf, n, with_value, 2,
+					  &u));
+			{
+				CK_ATTRIBUTE a = { CKA_VALUE, kv, 32 };
+
+				CKE(CKR_ATTRIBUTE_SENSITIVE,
+				    F->C_GetAttributeValue(s, u, &a, 1));
+			}
+		}
+	}
+	CK(F->C_CloseSession(s));
+	/* a token key unwrapped into the store: an AES entry */
+	s = user_session(SLOT_W, 1);
+	{
+		uint8_t kek[16] = { 3 }, kv[16] = { 4 };
+		CK_MECHANISM kw = { CKM_AES_KEY_WRAP, NULL, 0 };
+		CK_OBJECT_HANDLE w = mk_secret(s, CKK_AES, kek, 16,
+					       MK_WRAP | MK_UNWRAP);
+		CK_OBJECT_HANDLE k = mk_secret(s, CKK_AES, kv, 16, MK_EXTR), u;
+		CK_ATTRIBUTE t[] = {
+			{ CKA_CLASS, &sec, sizeof(sec) },
+			{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+			{ CKA_TOKEN, &yes, 1 },
+			{ CKA_LABEL, "unwrapped", 9 },
+		};
+		wks_key *wk = NULL;
+		const uint8_t *v;
+		size_t vl;
+		wks_store *st;
+
+		n = sizeof(buf);
+		CK(F->C_WrapKey(s, &kw, w, k, buf, &n));
+		CK(F->C_UnwrapKey(s, &kw, w, buf, n, t, 4, &u));
+		assert_true(attr_bool(s, u, CKA_TOKEN));
+		st = load_w(PIN);
+		TU_OK(wks_store_get_key(&wk, st, "unwrapped", PIN, PIN_LEN));
+		v = wks_key_data(wk, &vl);
+		assert_int_equal(vl, 16);
+		assert_memory_equal(v, kv, 16);
+		wks_key_free(wk);
+		wks_store_free(st);
+	}
+	CK(F->C_CloseSession(s));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3518,6 +4134,9 @@ int main(void)
 		T(seed_random),
 		/* issue 29 items 12, 13, 14, 18, 19, 21 */
 		T(own_libctx),
+		/* issue 30 item 2 (mechanisms) */
+		T(des3),
+		T(key_wrap),
 #undef T
 	};
 
