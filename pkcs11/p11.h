@@ -590,6 +590,9 @@ CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 			CK_ULONG pub_n, const CK_ATTRIBUTE *priv_t,
 			CK_ULONG priv_n, CK_OBJECT_HANDLE *pub_h,
 			CK_OBJECT_HANDLE *priv_h);
+/* C_CreateObject's work in a session already held (write.c). */
+CK_RV w11_create_object(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
+			CK_OBJECT_HANDLE *h);
 /* Checks before a new object: CKR_OK, or why it may not be made (a
  * read-only session for a token object, no login for a token or private
  * object, a write-protected token). */

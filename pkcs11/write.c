@@ -963,6 +963,12 @@ static CK_RV create_object(w11_session *s, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 	return create_key(s, cls, token, t, n, h);
 }
 
+CK_RV w11_create_object(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
+			CK_OBJECT_HANDLE *h)
+{
+	return create_object(s, (CK_ATTRIBUTE_PTR)t, n, h);
+}
+
 CK_RV C_CreateObject(CK_SESSION_HANDLE hs, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 		     CK_OBJECT_HANDLE_PTR h)
 {

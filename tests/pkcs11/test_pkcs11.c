@@ -33,6 +33,7 @@
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/kdf.h>
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
@@ -4096,6 +4097,461 @@ static void test_pkcs11__key_wrap(void **state)
 	CK(F->C_CloseSession(s));
 }
 
+/* HKDF with OpenSSL's EVP_KDF, independently of the module. */
+static void ossl_hkdf(const char *md, int mode, const uint8_t *ikm, size_t il,
+		      const uint8_t *salt, size_t sl, const uint8_t *info,
+		      size_t nl, uint8_t *out, size_t len)
+{
+	EVP_KDF *k = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF_CTX *c = EVP_KDF_CTX_new(k);
+	OSSL_PARAM p[6], *q = p;
+
+	*q++ = OSSL_PARAM_construct_utf8_string("digest", (char *)md, 0);
+	*q++ = OSSL_PARAM_construct_int("mode", &mode);
+	*q++ = OSSL_PARAM_construct_octet_string("key", (void *)ikm, il);
+	if (sl)
+		*q++ = OSSL_PARAM_construct_octet_string("salt", (void *)salt,
+							 sl);
+	if (nl)
+		*q++ = OSSL_PARAM_construct_octet_string("info", (void *)info,
+							 nl);
+	*q = OSSL_PARAM_construct_end();
+	assert_true(EVP_KDF_derive(c, out, len, p) > 0);
+	EVP_KDF_CTX_free(c);
+	EVP_KDF_free(k);
+}
+
+static CK_OBJECT_HANDLE hkdf1(CK_SESSION_HANDLE s, CK_MECHANISM_TYPE mt,
+			      CK_HKDF_PARAMS *p, CK_OBJECT_HANDLE base,
+			      CK_ULONG len, CK_RV want)
+{
+	CK_MECHANISM m = { mt, p, sizeof(*p) };
+	CK_OBJECT_CLASS cls = mt == CKM_HKDF_DATA ? CKO_DATA : CKO_SECRET_KEY;
+	CK_KEY_TYPE kt = CKK_GENERIC_SECRET;
+	CK_BBOOL no = CK_FALSE, yes = CK_TRUE;
+	CK_ATTRIBUTE t[] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_VALUE_LEN, &len, sizeof(len) },
+		{ CKA_SENSITIVE, &no, 1 },
+		{ CKA_EXTRACTABLE, &yes, 1 },
+		{ CKA_KEY_TYPE, &kt, sizeof(kt) },
+	};
+	CK_OBJECT_HANDLE h = 0;
+
+	CKE(want, F->C_DeriveKey(s, &m, base, t, mt == CKM_HKDF_DATA ? 2 : 5,
+				 &h));
+	return h;
+}
+
+/* HKDF: RFC 5869's test cases 1 and 3, OpenSSL for SHA-384/512, every
+ * salt type, extract and expand alone, HKDF_DATA, bad parameters. */
+static void test_pkcs11__hkdf(void **state)
+{
+	static const char *okm1 = "3cb25f25faacd57a90434f64d0362f2a2d2d0a90"
+				  "cf1a5a4c5db02d56ecc4c5bf34007208d5b88718"
+				  "5865";
+	static const char *prk1 = "077709362c2e32df0ddc3f0dc47bba6390b6c73b"
+				  "b50f9c3122ec844ad7c2b3e5";
+	static const char *okm3 = "8da4e775a563c18f715f802a063c5a31b8a11f5c"
+				  "5ee1879ec3454e5f3c738d2d9d201395faa4b61a"
+				  "96c8";
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_MECHANISM_INFO info;
+	uint8_t ikm[22], salt[13], inf[10], want[200];
+	size_t l1, l2, l3;
+	uint8_t *o1 = tu_unhex(okm1, &l1), *p1 = tu_unhex(prk1, &l2),
+		*o3 = tu_unhex(okm3, &l3), *v;
+	CK_OBJECT_HANDLE base, k, sk;
+	CK_HKDF_PARAMS p;
+	CK_ULONG n;
+
+	(void)state;
+	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_HKDF_DERIVE, &info));
+	assert_int_equal(info.flags, CKF_DERIVE);
+	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_HKDF_DATA, &info));
+	assert_int_equal(info.flags, CKF_DERIVE);
+	memset(ikm, 0x0b, sizeof(ikm));
+	for (int i = 0; i < 13; i++)
+		salt[i] = (uint8_t)i;
+	for (int i = 0; i < 10; i++)
+		inf[i] = (uint8_t)(0xf0 + i);
+	base = mk_secret(s, CKK_GENERIC_SECRET, ikm, 22, MK_DERIVE);
+	/* RFC 5869 A.1: extract and expand */
+	memset(&p, 0, sizeof(p));
+	p.bExtract = CK_TRUE;
+	p.bExpand = CK_TRUE;
+	p.prfHashMechanism = CKM_SHA256;
+	p.ulSaltType = CKF_HKDF_SALT_DATA;
+	p.pSalt = salt;
+	p.ulSaltLen = 13;
+	p.pInfo = inf;
+	p.ulInfoLen = 10;
+	k = hkdf1(s, CKM_HKDF_DERIVE, &p, base, 42, CKR_OK);
+	assert_int_equal(attr_ulong(s, k, CKA_KEY_TYPE), CKK_GENERIC_SECRET);
+	v = attr(s, k, CKA_VALUE, &n);
+	assert_int_equal(n, 42);
+	assert_memory_equal(v, o1, 42);
+	free(v);
+	/* the same into a data object */
+	k = hkdf1(s, CKM_HKDF_DATA, &p, base, 42, CKR_OK);
+	assert_int_equal(attr_ulong(s, k, CKA_CLASS), CKO_DATA);
+	v = attr(s, k, CKA_VALUE, &n);
+	assert_int_equal(n, 42);
+	assert_memory_equal(v, o1, 42);
+	free(v);
+	/* the salt as a key's value */
+	sk = mk_secret(s, CKK_GENERIC_SECRET, salt, 13, MK_DERIVE);
+	p.ulSaltType = CKF_HKDF_SALT_KEY;
+	p.pSalt = NULL;
+	p.ulSaltLen = 0;
+	p.hSaltKey = sk;
+	k = hkdf1(s, CKM_HKDF_DERIVE, &p, base, 42, CKR_OK);
+	v = attr(s, k, CKA_VALUE, &n);
+	assert_memory_equal(v, o1, 42);
+	free(v);
+	p.hSaltKey = mk_secret(s, CKK_GENERIC_SECRET, salt, 13, 0);
+	hkdf1(s, CKM_HKDF_DERIVE, &p, base, 42,
+	      CKR_KEY_FUNCTION_NOT_PERMITTED);
+	p.hSaltKey = 0x7777777;
+	hkdf1(s, CKM_HKDF_DERIVE, &p, base, 42, CKR_MECHANISM_PARAM_INVALID);
+	/* extract only: the PRK; then expand only from it */
+	p.ulSaltType = CKF_HKDF_SALT_DATA;
+	p.pSalt = salt;
+	p.ulSaltLen = 13;
+	p.bExpand = CK_FALSE;
+	k = hkdf1(s, CKM_HKDF_DERIVE, &p, base, 32, CKR_OK);
+	v = attr(s, k, CKA_VALUE, &n);
+	assert_int_equal(n, 32);
+	assert_memory_equal(v, p1, 32);
+	hkdf1(s, CKM_HKDF_DERIVE, &p, base, 42, CKR_TEMPLATE_INCONSISTENT);
+	{
+		CK_OBJECT_HANDLE prk = mk_secret(s, CKK_HKDF, v, 32, MK_DERIVE);
+
+		free(v);
+		p.bExtract = CK_FALSE;
+		p.bExpand = CK_TRUE;
+		k = hkdf1(s, CKM_HKDF_DERIVE, &p, prk, 42, CKR_OK);
+		v = attr(s, k, CKA_VALUE, &n);
+		assert_memory_equal(v, o1, 42);
+		free(v);
+	}
+	/* RFC 5869 A.3: no salt, no info */
+	p.bExtract = CK_TRUE;
+	p.ulSaltType = CKF_HKDF_SALT_NULL;
+	p.pSalt = NULL;
+	p.ulSaltLen = 0;
+	p.pInfo = NULL;
+	p.ulInfoLen = 0;
+	k = hkdf1(s, CKM_HKDF_DERIVE, &p, base, 42, CKR_OK);
+	v = attr(s, k, CKA_VALUE, &n);
+	assert_memory_equal(v, o3, 42);
+	free(v);
+	/* SHA-384 and SHA-512, against OpenSSL */
+	{
+		static const CK_MECHANISM_TYPE h[] = { CKM_SHA384, CKM_SHA512 };
+		static const char *names[] = { "SHA384", "SHA512" };
+
+		for (int i = 0; i < 2; i++) {
+			p.prfHashMechanism = h[i];
+			p.ulSaltType = CKF_HKDF_SALT_DATA;
+			p.pSalt = salt;
+			p.ulSaltLen = 13;
+			p.pInfo = inf;
+			p.ulInfoLen = 10;
+			ossl_hkdf(names[i], 0, ikm, 22, salt, 13, inf, 10, want,
+				  100);
+			k = hkdf1(s, CKM_HKDF_DERIVE, &p, base, 100, CKR_OK);
+			v = attr(s, k, CKA_VALUE, &n);
+			assert_int_equal(n, 100);
+			assert_memory_equal(v, want, 100);
+			free(v);
+		}
+	}
+	/* an AES key from HKDF, usable at once */
+	{
+		CK_MECHANISM m = { CKM_HKDF_DERIVE, &p, sizeof(p) };
+		CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+		CK_KEY_TYPE aes = CKK_AES;
+		CK_ULONG len = 32;
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof(cls) },
+				     { CKA_KEY_TYPE, &aes, sizeof(aes) },
+				     { CKA_VALUE_LEN, &len, sizeof(len) } };
+		CK_ATTRIBUTE t2[] = { { CKA_CLASS, &cls, sizeof(cls) },
+				      { CKA_KEY_TYPE, &aes, sizeof(aes) } };
+
+		p.prfHashMechanism = CKM_SHA256;
+		CK(F->C_DeriveKey(s, &m, base, t, 3, &k));
+		assert_int_equal(attr_ulong(s, k, CKA_KEY_TYPE), CKK_AES);
+		len = 20;
+		CKE(CKR_TEMPLATE_INCONSISTENT,
+		    F->C_DeriveKey(s, &m, base, t, 3, &k));
+		CKE(CKR_TEMPLATE_INCOMPLETE,
+		    F->C_DeriveKey(s, &m, base, t2, 2, &k));
+	}
+	/* HKDF keys: generated with CKM_HKDF_KEY_GEN */
+	{
+		CK_MECHANISM gen = { CKM_HKDF_KEY_GEN, NULL, 0 };
+		CK_ULONG len = 32;
+		CK_BBOOL yes = CK_TRUE;
+		CK_ATTRIBUTE t[] = { { CKA_VALUE_LEN, &len, sizeof(len) },
+				     { CKA_DERIVE, &yes, 1 } };
+		CK_OBJECT_HANDLE g;
+
+		CK(F->C_GenerateKey(s, &gen, t, 2, &g));
+		assert_int_equal(attr_ulong(s, g, CKA_KEY_TYPE), CKK_HKDF);
+		hkdf1(s, CKM_HKDF_DERIVE, &p, g, 42, CKR_OK);
+	}
+	/* the base key's type and CKA_DERIVE */
+	hkdf1(s, CKM_HKDF_DERIVE, &p, mk_secret(s, CKK_GENERIC_SECRET, ikm, 22, 0),
+	      42, CKR_KEY_FUNCTION_NOT_PERMITTED);
+	hkdf1(s, CKM_HKDF_DERIVE, &p,
+	      mk_secret(s, CKK_AES, ikm, 16, MK_DERIVE), 42,
+	      CKR_KEY_TYPE_INCONSISTENT);
+	hkdf1(s, CKM_HKDF_DERIVE, &p, one(s, CKO_SECRET_KEY, "hmac"), 42,
+	      CKR_KEY_FUNCTION_NOT_PERMITTED);
+	hkdf1(s, CKM_HKDF_DERIVE, &p, 0x7777777, 42, CKR_KEY_HANDLE_INVALID);
+	/* too long: 255 blocks at most */
+	hkdf1(s, CKM_HKDF_DERIVE, &p, base, 255 * 32 + 1, CKR_KEY_SIZE_RANGE);
+	/* bad parameters */
+	{
+		CK_HKDF_PARAMS b = p;
+		CK_MECHANISM m = { CKM_HKDF_DERIVE, &p, sizeof(p) - 1 };
+		CK_OBJECT_HANDLE h;
+
+		CKE(CKR_MECHANISM_PARAM_INVALID,
+		    F->C_DeriveKey(s, &m, base, NULL, 0, &h));
+		m.pParameter = NULL;
+		m.ulParameterLen = 0;
+		CKE(CKR_MECHANISM_PARAM_INVALID,
+		    F->C_DeriveKey(s, &m, base, NULL, 0, &h));
+		b.bExtract = b.bExpand = CK_FALSE;
+		hkdf1(s, CKM_HKDF_DERIVE, &b, base, 42,
+		      CKR_MECHANISM_PARAM_INVALID);
+		b = p;
+		b.prfHashMechanism = CKM_MD5;
+		hkdf1(s, CKM_HKDF_DERIVE, &b, base, 42,
+		      CKR_MECHANISM_PARAM_INVALID);
+		b = p;
+		b.ulSaltType = 8;
+		hkdf1(s, CKM_HKDF_DERIVE, &b, base, 42,
+		      CKR_MECHANISM_PARAM_INVALID);
+		b = p;
+		b.ulSaltType = CKF_HKDF_SALT_DATA;
+		b.pSalt = NULL;
+		b.ulSaltLen = 13;
+		hkdf1(s, CKM_HKDF_DERIVE, &b, base, 42,
+		      CKR_MECHANISM_PARAM_INVALID);
+		b = p;
+		b.ulSaltType = CKF_HKDF_SALT_NULL;
+		b.pSalt = salt;
+		b.ulSaltLen = 13;
+		hkdf1(s, CKM_HKDF_DERIVE, &b, base, 42,
+		      CKR_MECHANISM_PARAM_INVALID);
+		b = p;
+		b.pInfo = NULL;
+		b.ulInfoLen = 10;
+		hkdf1(s, CKM_HKDF_DERIVE, &b, base, 42,
+		      CKR_MECHANISM_PARAM_INVALID);
+		b = p;
+		b.ulInfoLen = 1UL << 20;
+		hkdf1(s, CKM_HKDF_DERIVE, &b, base, 42,
+		      CKR_MECHANISM_PARAM_INVALID);
+	}
+	free(o1);
+	free(p1);
+	free(o3);
+	CK(F->C_CloseSession(s));
+}
+
+/* The ANSI X9.63 KDF written out (SEC 1 3.6.1), independent of the
+ * module's X963KDF. */
+static void x963_ref(const char *md, const uint8_t *z, size_t zl,
+		     const uint8_t *info, size_t il, uint8_t *out, size_t len)
+{
+	const EVP_MD *d = EVP_get_digestbyname(md);
+	size_t hl = (size_t)EVP_MD_get_size(d), done = 0;
+
+	for (uint32_t ctr = 1; done < len; ctr++) {
+		uint8_t c[4] = { (uint8_t)(ctr >> 24), (uint8_t)(ctr >> 16),
+				 (uint8_t)(ctr >> 8), (uint8_t)ctr };
+		uint8_t h[64];
+		EVP_MD_CTX *x = EVP_MD_CTX_new();
+
+		assert_true(EVP_DigestInit_ex(x, d, NULL) &&
+			    EVP_DigestUpdate(x, z, zl) &&
+			    EVP_DigestUpdate(x, c, 4) &&
+			    (!il || EVP_DigestUpdate(x, info, il)) &&
+			    EVP_DigestFinal_ex(x, h, NULL));
+		EVP_MD_CTX_free(x);
+		memcpy(out + done, h, len - done < hl ? len - done : hl);
+		done += len - done < hl ? len - done : hl;
+	}
+}
+
+/* ECDH with the standard KDFs: CKD_SHA1_KDF ... CKD_SHA512_KDF, with and
+ * without shared data, against the KDF written out above. */
+static void test_pkcs11__ecdh_kdf(void **state)
+{
+	static const struct {
+		CK_ULONG kdf;
+		const char *md;
+	} kdfs[] = {
+		{ CKD_SHA1_KDF, "SHA1" },     { CKD_SHA224_KDF, "SHA224" },
+		{ CKD_SHA256_KDF, "SHA256" }, { CKD_SHA384_KDF, "SHA384" },
+		{ CKD_SHA512_KDF, "SHA512" },
+	};
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_OBJECT_HANDLE k = one(s, CKO_PRIVATE_KEY, "ec"), out;
+	EVP_PKEY *peer = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *x = cert_of(s, "ec");
+	uint8_t point[65], z[32], want[100], shared[] = "shared info";
+	size_t pl = sizeof(point), zl = sizeof(z);
+	CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+	CK_KEY_TYPE kt = CKK_GENERIC_SECRET;
+	CK_BBOOL no = CK_FALSE, yes = CK_TRUE;
+	CK_ULONG len;
+	CK_ATTRIBUTE t[] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_KEY_TYPE, &kt, sizeof(kt) },
+		{ CKA_SENSITIVE, &no, 1 },
+		{ CKA_EXTRACTABLE, &yes, 1 },
+		{ CKA_VALUE_LEN, &len, sizeof(len) },
+	};
+	CK_ECDH1_DERIVE_PARAMS p;
+	CK_MECHANISM m = { CKM_ECDH1_DERIVE, &p, sizeof(p) };
+	EVP_PKEY_CTX *pc;
+	CK_ULONG gl;
+	uint8_t *got;
+
+	(void)state;
+	assert_true(EVP_PKEY_get_octet_string_param(peer,
+			OSSL_PKEY_PARAM_PUB_KEY, point, sizeof(point), &pl));
+	pc = EVP_PKEY_CTX_new(peer, NULL);
+	assert_true(EVP_PKEY_derive_init(pc) > 0);
+	assert_true(EVP_PKEY_derive_set_peer(pc, X509_get0_pubkey(x)) > 0);
+	assert_true(EVP_PKEY_derive(pc, z, &zl) > 0);
+	EVP_PKEY_CTX_free(pc);
+	memset(&p, 0, sizeof(p));
+	p.pPublicData = point;
+	p.ulPublicDataLen = pl;
+	for (size_t i = 0; i < sizeof(kdfs) / sizeof(kdfs[0]); i++) {
+		for (int sd = 0; sd < 2; sd++) {
+			p.kdf = kdfs[i].kdf;
+			p.pSharedData = sd ? shared : NULL;
+			p.ulSharedDataLen = sd ? sizeof(shared) - 1 : 0;
+			/* longer than the shared secret and than a digest */
+			len = sd ? 100 : 16;
+			x963_ref(kdfs[i].md, z, zl, p.pSharedData,
+				 p.ulSharedDataLen, want, len);
+			CK(F->C_DeriveKey(s, &m, k, t, 5, &out));
+			got = attr(s, out, CKA_VALUE, &gl);
+			assert_int_equal(gl, len);
+			assert_memory_equal(got, want, len);
+			free(got);
+		}
+	}
+	/* an AES key through the KDF, of its default length */
+	{
+		CK_KEY_TYPE aes = CKK_AES;
+		CK_ATTRIBUTE ta[] = { { CKA_CLASS, &cls, sizeof(cls) },
+				      { CKA_KEY_TYPE, &aes, sizeof(aes) },
+				      { CKA_SENSITIVE, &no, 1 },
+				      { CKA_EXTRACTABLE, &yes, 1 } };
+
+		p.kdf = CKD_SHA256_KDF;
+		p.pSharedData = NULL;
+		p.ulSharedDataLen = 0;
+		x963_ref("SHA256", z, zl, NULL, 0, want, 32);
+		CK(F->C_DeriveKey(s, &m, k, ta, 4, &out));
+		got = attr(s, out, CKA_VALUE, &gl);
+		assert_int_equal(gl, 32);
+		assert_memory_equal(got, want, 32);
+		free(got);
+	}
+	/* the null KDF stays: no shared data, at most the secret */
+	p.kdf = CKD_NULL;
+	p.pSharedData = shared;
+	p.ulSharedDataLen = 4;
+	len = 16;
+	CKE(CKR_MECHANISM_PARAM_INVALID, F->C_DeriveKey(s, &m, k, t, 5, &out));
+	p.pSharedData = NULL;
+	p.ulSharedDataLen = 0;
+	CK(F->C_DeriveKey(s, &m, k, t, 5, &out));
+	got = attr(s, out, CKA_VALUE, &gl);
+	assert_memory_equal(got, z, 16);
+	free(got);
+	len = 33;
+	CKE(CKR_TEMPLATE_INCONSISTENT, F->C_DeriveKey(s, &m, k, t, 5, &out));
+	/* unknown KDFs, shared data without a pointer */
+	len = 16;
+	p.kdf = CKD_SHA1_KDF_ASN1;
+	CKE(CKR_MECHANISM_PARAM_INVALID, F->C_DeriveKey(s, &m, k, t, 5, &out));
+	p.kdf = CKD_SHA256_KDF;
+	p.ulSharedDataLen = 8;
+	CKE(CKR_MECHANISM_PARAM_INVALID, F->C_DeriveKey(s, &m, k, t, 5, &out));
+	EVP_PKEY_free(peer);
+	X509_free(x);
+	CK(F->C_CloseSession(s));
+}
+
+/* CKA_ALLOWED_MECHANISMS follows the table: the new mechanisms are
+ * listed for the keys that take them. */
+static void test_pkcs11__allowed_mechanisms(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	struct {
+		CK_OBJECT_HANDLE k;
+		CK_MECHANISM_TYPE in[4], out[2];
+	} want[3];
+	uint8_t v[24] = { 1 };
+
+	(void)state;
+	want[0].k = one(s, CKO_SECRET_KEY, "aes");
+	memcpy(want[0].in, (CK_MECHANISM_TYPE[]){ CKM_AES_KEY_WRAP,
+		CKM_AES_KEY_WRAP_PAD, CKM_AES_CMAC, CKM_AES_GCM },
+	       sizeof(want[0].in));
+	memcpy(want[0].out, (CK_MECHANISM_TYPE[]){ CKM_HKDF_DERIVE,
+		CKM_DES3_CBC }, sizeof(want[0].out));
+	want[1].k = one(s, CKO_SECRET_KEY, "hmac");
+	memcpy(want[1].in, (CK_MECHANISM_TYPE[]){ CKM_HKDF_DERIVE,
+		CKM_HKDF_DATA, CKM_SHA256_HMAC, CKM_SHA512_HMAC },
+	       sizeof(want[1].in));
+	memcpy(want[1].out, (CK_MECHANISM_TYPE[]){ CKM_AES_CMAC,
+		CKM_AES_KEY_WRAP }, sizeof(want[1].out));
+	want[2].k = mk_secret(s, CKK_DES3, v, 24, 0);
+	memcpy(want[2].in, (CK_MECHANISM_TYPE[]){ CKM_DES3_ECB, CKM_DES3_CBC,
+		CKM_DES3_CBC_PAD, CKM_DES3_CBC }, sizeof(want[2].in));
+	memcpy(want[2].out, (CK_MECHANISM_TYPE[]){ CKM_DES3_KEY_GEN,
+		CKM_AES_CBC }, sizeof(want[2].out));
+	for (int i = 0; i < 3; i++) {
+		CK_ULONG n;
+		CK_MECHANISM_TYPE *l = (CK_MECHANISM_TYPE *)attr(
+			s, want[i].k, CKA_ALLOWED_MECHANISMS, &n);
+		size_t cnt = n / sizeof(*l);
+
+		for (int j = 0; j < 4; j++) {
+			int seen = 0;
+
+			for (size_t q = 0; q < cnt; q++)
+				seen |= l[q] == want[i].in[j];
+			assert_true(seen);
+		}
+		for (int j = 0; j < 2; j++)
+			for (size_t q = 0; q < cnt; q++)
+				assert_true(l[q] != want[i].out[j]);
+		/* and each listed one is in the table, for this key type */
+		for (size_t q = 0; q < cnt; q++) {
+			CK_MECHANISM_INFO info;
+
+			CK(F->C_GetMechanismInfo(SLOT_MAIN, l[q], &info));
+			assert_false(info.flags & (CKF_GENERATE |
+						   CKF_GENERATE_KEY_PAIR));
+		}
+		free(l);
+	}
+	CK(F->C_CloseSession(s));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -4137,6 +4593,9 @@ int main(void)
 		/* issue 30 item 2 (mechanisms) */
 		T(des3),
 		T(key_wrap),
+		T(hkdf),
+		T(ecdh_kdf),
+		T(allowed_mechanisms),
 #undef T
 	};
 
