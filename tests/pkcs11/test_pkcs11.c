@@ -4494,6 +4494,150 @@ static void test_pkcs11__ecdh_kdf(void **state)
 	CK(F->C_CloseSession(s));
 }
 
+/* AES-CMAC: NIST SP 800-38B's examples (D.1, D.3), the general form's
+ * shorter tag, multi-part, verify, bad parameters. */
+static void test_pkcs11__cmac(void **state)
+{
+	static const char *msg64 =
+		"6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"
+		"30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
+	static const struct {
+		const char *key;
+		size_t mlen;
+		const char *tag;
+	} vec[] = {
+		{ "2b7e151628aed2a6abf7158809cf4f3c", 0,
+		  "bb1d6929e95937287fa37d129b756746" },
+		{ "2b7e151628aed2a6abf7158809cf4f3c", 16,
+		  "070a16b46b4d4144f79bdd9dd04a287c" },
+		{ "2b7e151628aed2a6abf7158809cf4f3c", 40,
+		  "dfa66747de9ae63030ca32611497c827" },
+		{ "2b7e151628aed2a6abf7158809cf4f3c", 64,
+		  "51f0bebf7e3b9d92fc49741779363cfe" },
+		{ "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914"
+		  "dff4",
+		  16, "28a7023f452e8f82bd4bf28d8c37c35c" },
+		{ "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914"
+		  "dff4",
+		  64, "e1992190549f6ed5696a2c056c315410" },
+	};
+	CK_SESSION_HANDLE s = user_session(SLOT_MAIN, 0);
+	CK_MECHANISM_INFO info;
+	CK_MECHANISM cm = { CKM_AES_CMAC, NULL, 0 };
+	CK_ULONG glen = 8;
+	CK_MECHANISM gm = { CKM_AES_CMAC_GENERAL, &glen, sizeof(glen) };
+	size_t ml;
+	uint8_t *m = tu_unhex(msg64, &ml), sig[32];
+	CK_ULONG n;
+
+	(void)state;
+	CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_AES_CMAC, &info));
+	assert_int_equal(info.flags, CKF_SIGN | CKF_VERIFY);
+	assert_int_equal(info.ulMinKeySize, 16);
+	assert_int_equal(info.ulMaxKeySize, 32);
+	for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+		size_t kl, tl;
+		uint8_t *kv = tu_unhex(vec[i].key, &kl);
+		uint8_t *tag = tu_unhex(vec[i].tag, &tl), *got;
+		CK_OBJECT_HANDLE k = mk_secret(s, CKK_AES, kv, kl, 0);
+		CK_ULONG gl;
+
+		got = sign1(s, &cm, k, m, vec[i].mlen, &gl);
+		assert_int_equal(gl, 16);
+		assert_memory_equal(got, tag, 16);
+		free(got);
+		/* multi-part, in pieces of 7 */
+		CK(F->C_SignInit(s, &cm, k));
+		for (size_t off = 0; off < vec[i].mlen; off += 7)
+			CK(F->C_SignUpdate(s, m + off,
+					   vec[i].mlen - off < 7
+						   ? vec[i].mlen - off
+						   : 7));
+		n = sizeof(sig);
+		CK(F->C_SignFinal(s, sig, &n));
+		assert_int_equal(n, 16);
+		assert_memory_equal(sig, tag, 16);
+		CK(F->C_VerifyInit(s, &cm, k));
+		CK(F->C_Verify(s, m, vec[i].mlen, tag, 16));
+		/* the general form: the tag's first bytes */
+		got = sign1(s, &gm, k, m, vec[i].mlen, &gl);
+		assert_int_equal(gl, 8);
+		assert_memory_equal(got, tag, 8);
+		free(got);
+		CK(F->C_VerifyInit(s, &gm, k));
+		CK(F->C_Verify(s, m, vec[i].mlen, tag, 8));
+		tag[0] ^= 1;
+		CK(F->C_VerifyInit(s, &cm, k));
+		CKE(CKR_SIGNATURE_INVALID,
+		    F->C_Verify(s, m, vec[i].mlen, tag, 16));
+		CK(F->C_VerifyInit(s, &gm, k));
+		CKE(CKR_SIGNATURE_LEN_RANGE,
+		    F->C_Verify(s, m, vec[i].mlen, tag, 16));
+		free(kv);
+		free(tag);
+	}
+	{
+		CK_OBJECT_HANDLE k = one(s, CKO_SECRET_KEY, "aes");
+		CK_ULONG bad = 17;
+		CK_MECHANISM gb = { CKM_AES_CMAC_GENERAL, &bad, sizeof(bad) };
+		CK_MECHANISM gs = { CKM_AES_CMAC_GENERAL, &bad, 4 };
+		CK_MECHANISM cp = { CKM_AES_CMAC, &bad, sizeof(bad) };
+		EVP_MAC *mac = EVP_MAC_fetch(NULL, "CMAC", NULL);
+		EVP_MAC_CTX *mc = EVP_MAC_CTX_new(mac);
+		OSSL_PARAM op[2] = {
+			OSSL_PARAM_construct_utf8_string("cipher",
+							 "AES-256-CBC", 0),
+			OSSL_PARAM_construct_end(),
+		};
+		uint8_t want[16];
+		size_t wl = 0;
+
+		/* a token AES key MACs, as OpenSSL computes it */
+		assert_true(EVP_MAC_init(mc, aes_key, 32, op) &&
+			    EVP_MAC_update(mc, msg, sizeof(msg)) &&
+			    EVP_MAC_final(mc, want, &wl, sizeof(want)));
+		EVP_MAC_CTX_free(mc);
+		EVP_MAC_free(mac);
+		CK(F->C_SignInit(s, &cm, k));
+		n = 0;
+		CK(F->C_Sign(s, msg, sizeof(msg), NULL, &n));
+		assert_int_equal(n, 16);
+		n = 15;
+		CKE(CKR_BUFFER_TOO_SMALL, F->C_Sign(s, msg, sizeof(msg), sig,
+						    &n));
+		assert_int_equal(n, 16);
+		CK(F->C_Sign(s, msg, sizeof(msg), sig, &n));
+		assert_memory_equal(sig, want, 16);
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_SignInit(s, &gb, k));
+		bad = 0;
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_SignInit(s, &gb, k));
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_SignInit(s, &gs, k));
+		CKE(CKR_MECHANISM_PARAM_INVALID, F->C_SignInit(s, &cp, k));
+		/* not a MAC key: a generic secret, an AES key without
+		 * CKA_SIGN */
+		CKE(CKR_KEY_TYPE_INCONSISTENT,
+		    F->C_SignInit(s, &cm, one(s, CKO_SECRET_KEY, "hmac")));
+		{
+			CK_OBJECT_CLASS sec = CKO_SECRET_KEY;
+			CK_KEY_TYPE aes = CKK_AES;
+			CK_BBOOL no = CK_FALSE;
+			CK_ATTRIBUTE t[] = {
+				{ CKA_CLASS, &sec, sizeof(sec) },
+				{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+				{ CKA_VALUE, aes_key, 16 },
+				{ CKA_SIGN, &no, 1 },
+			};
+			CK_OBJECT_HANDLE h;
+
+			CK(F->C_CreateObject(s, t, 4, &h));
+			CKE(CKR_KEY_FUNCTION_NOT_PERMITTED,
+			    F->C_SignInit(s, &cm, h));
+		}
+	}
+	free(m);
+	CK(F->C_CloseSession(s));
+}
+
 /* CKA_ALLOWED_MECHANISMS follows the table: the new mechanisms are
  * listed for the keys that take them. */
 static void test_pkcs11__allowed_mechanisms(void **state)
@@ -4595,6 +4739,7 @@ int main(void)
 		T(key_wrap),
 		T(hkdf),
 		T(ecdh_kdf),
+		T(cmac),
 		T(allowed_mechanisms),
 #undef T
 	};
