@@ -552,6 +552,8 @@ CK_RV w11_token_secret(w11_session *s, CK_KEY_TYPE kt, const unsigned char *v,
 	add_ctx c = { 0 };
 	CK_RV rv;
 
+	if (!w11_jca_of_ktype(kt))
+		return CKR_TEMPLATE_INCONSISTENT; /* before any work */
 	c.kt = kt;
 	c.val = v;
 	c.val_len = len;

@@ -3716,6 +3716,15 @@ static void test_pkcs11__des3(void **state)
 		wks_store_free(st);
 		wksdump_ok(w_store, PIN);
 	}
+	/* a CKK_HKDF key has no Java name, so no entry: session keys only */
+	{
+		CK_MECHANISM hg = { CKM_HKDF_KEY_GEN, NULL, 0 };
+		CK_ULONG len = 32;
+		CK_ATTRIBUTE t[] = { { CKA_TOKEN, &yes, 1 },
+				     { CKA_VALUE_LEN, &len, sizeof(len) } };
+
+		CKE(CKR_TEMPLATE_INCONSISTENT, F->C_GenerateKey(s, &hg, t, 2, &g));
+	}
 	CK(F->C_CloseSession(s));
 }
 
