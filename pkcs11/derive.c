@@ -176,12 +176,14 @@ static CK_RV secret_bytes(w11_keymat *km, unsigned char **sec, size_t *len)
 }
 
 /* The data object of CKM_HKDF_DATA: the caller's template (less the
- * class, value and length) with the output as its CKA_VALUE. */
+ * class, value and length) with the output as its CKA_VALUE; private
+ * (seen only logged in) unless the template says otherwise. */
 static CK_RV hkdf_data_obj(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
 			   unsigned char *v, size_t len, CK_OBJECT_HANDLE *h)
 {
 	CK_OBJECT_CLASS cls = CKO_DATA;
-	CK_ATTRIBUTE *nt = calloc(n + 2, sizeof(*nt));
+	CK_BBOOL yes = CK_TRUE;
+	CK_ATTRIBUTE *nt = calloc(n + 3, sizeof(*nt));
 	CK_ULONG nn = 0;
 	CK_RV rv;
 
@@ -189,6 +191,8 @@ static CK_RV hkdf_data_obj(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
 		return CKR_HOST_MEMORY;
 	nt[nn++] = (CK_ATTRIBUTE){ CKA_CLASS, &cls, sizeof(cls) };
 	nt[nn++] = (CK_ATTRIBUTE){ CKA_VALUE, v, len };
+	if (!w11_tmpl(t, n, CKA_PRIVATE))
+		nt[nn++] = (CK_ATTRIBUTE){ CKA_PRIVATE, &yes, 1 };
 	for (CK_ULONG i = 0; i < n; i++)
 		if (t[i].type != CKA_CLASS && t[i].type != CKA_VALUE &&
 		    t[i].type != CKA_VALUE_LEN)
@@ -209,7 +213,7 @@ static CK_RV hkdf_derive(w11_session *s, const w11_mech *m,
 	CK_OBJECT_CLASS cls = data ? CKO_DATA : CKO_SECRET_KEY;
 	CK_KEY_TYPE kt = CKK_GENERIC_SECRET;
 	CK_ULONG want = 0;
-	int token = 0, priv = !data, mode;
+	int token = 0, priv = 1, mode;
 	size_t hl, ikm_len = 0, salt_len = 0;
 	unsigned char *ikm = NULL, *salt = NULL, *out = NULL;
 	w11_keymat *km = NULL, *skm = NULL;

@@ -4204,6 +4204,7 @@ static void test_pkcs11__hkdf(void **state)
 	/* the same into a data object */
 	k = hkdf1(s, CKM_HKDF_DATA, &p, base, 42, CKR_OK);
 	assert_int_equal(attr_ulong(s, k, CKA_CLASS), CKO_DATA);
+	assert_true(attr_bool(s, k, CKA_PRIVATE)); /* derived: private */
 	v = attr(s, k, CKA_VALUE, &n);
 	assert_int_equal(n, 42);
 	assert_memory_equal(v, o1, 42);
