@@ -1,6 +1,7 @@
 /*
  * C_DeriveKey:
- *   - CKM_ECDH1_DERIVE with CKD_NULL (the raw shared secret, truncated to
+ *   - CKM_ECDH1_DERIVE (and CKM_ECDH1_COFACTOR_DERIVE, the same on the
+ *     module's curves, whose cofactor is 1) with CKD_NULL (the raw shared secret, truncated to
  *     CKA_VALUE_LEN if given) or the ANSI X9.63 KDF over SHA-1 ... SHA-512
  *     (CKD_SHA*_KDF, with the optional shared data; OpenSSL's X963KDF);
  *   - CKM_HKDF_DERIVE and CKM_HKDF_DATA (RFC 5869; OpenSSL's HKDF):

@@ -68,6 +68,9 @@ static const w11_mech mechs[] = {
 	  "SHA512", 1 },
 	{ CKM_ECDH1_DERIVE, W11_K_ECDH, CKK_EC, 256, 521,
 	  CKF_DERIVE | EC_FLAGS, NULL, 0 },
+	/* the same on P-256/384/521, whose cofactor is 1 */
+	{ CKM_ECDH1_COFACTOR_DERIVE, W11_K_ECDH, CKK_EC, 256, 521,
+	  CKF_DERIVE | EC_FLAGS, NULL, 0 },
 	/* Edwards curves */
 	{ CKM_EC_EDWARDS_KEY_PAIR_GEN, W11_K_GEN_ED, CKK_EC_EDWARDS, 255, 448,
 	  CKF_GENERATE_KEY_PAIR, NULL, 0 },

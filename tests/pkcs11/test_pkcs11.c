@@ -1551,7 +1551,7 @@ static void test_pkcs11__mechanisms(void **state)
 
 	(void)state;
 	CK(F->C_GetMechanismList(SLOT_MAIN, NULL, &n));
-	assert_int_equal(n, 50);
+	assert_int_equal(n, 51);
 	n = 3;
 	CKE(CKR_BUFFER_TOO_SMALL, F->C_GetMechanismList(SLOT_MAIN, list, &n));
 	CK(F->C_GetMechanismList(SLOT_MAIN, list, &n));
@@ -4476,6 +4476,25 @@ static void test_pkcs11__ecdh_kdf(void **state)
 		got = attr(s, out, CKA_VALUE, &gl);
 		assert_int_equal(gl, 32);
 		assert_memory_equal(got, want, 32);
+		free(got);
+	}
+	/* the cofactor form: the same on these curves (cofactor 1) */
+	{
+		CK_MECHANISM cm = { CKM_ECDH1_COFACTOR_DERIVE, &p, sizeof(p) };
+		CK_MECHANISM_INFO info;
+
+		CK(F->C_GetMechanismInfo(SLOT_MAIN, CKM_ECDH1_COFACTOR_DERIVE,
+					 &info));
+		assert_true(info.flags & CKF_DERIVE);
+		p.kdf = CKD_SHA384_KDF;
+		p.pSharedData = shared;
+		p.ulSharedDataLen = 5;
+		len = 40;
+		x963_ref("SHA384", z, zl, shared, 5, want, len);
+		CK(F->C_DeriveKey(s, &cm, k, t, 5, &out));
+		got = attr(s, out, CKA_VALUE, &gl);
+		assert_int_equal(gl, len);
+		assert_memory_equal(got, want, len);
 		free(got);
 	}
 	/* the null KDF stays: no shared data, at most the secret */
