@@ -3263,6 +3263,8 @@ static void nc_sign_verify(CK_SESSION_HANDLE s, CK_MECHANISM *m,
 	NC(what, F->C_Verify(s, msg, MSG_LEN, sig, n));
 }
 
+static void nc_new_mechanisms(CK_SESSION_HANDLE s); /* issue 30 item 2 */
+
 static int null_default_child(void)
 {
 	CK_C_GetFunctionList gfl;
@@ -3385,6 +3387,7 @@ static int null_default_child(void)
 				       k, "ECDSA, imported key");
 		}
 	}
+	nc_new_mechanisms(s);
 	/* a certificate object from its DER */
 	{
 		CK_OBJECT_CLASS cc = CKO_CERTIFICATE;
@@ -4665,6 +4668,70 @@ static void test_pkcs11__cmac(void **state)
 	}
 	free(m);
 	CK(F->C_CloseSession(s));
+}
+
+/* The new mechanisms in test_pkcs11__own_libctx's child, whose default
+ * OpenSSL context has only the null provider: DES3, AES key wrap, CMAC,
+ * HKDF and the X9.63 KDF all work in the module's own context. */
+static void nc_new_mechanisms(CK_SESSION_HANDLE s)
+{
+	CK_OBJECT_CLASS sec = CKO_SECRET_KEY;
+	CK_KEY_TYPE des3 = CKK_DES3, aes = CKK_AES, gen = CKK_GENERIC_SECRET;
+	CK_BBOOL yes = CK_TRUE;
+	uint8_t v[32] = { 9, 8, 7 }, buf[256], iv[8] = { 1 };
+	CK_ATTRIBUTE dt[] = { { CKA_CLASS, &sec, sizeof(sec) },
+			      { CKA_KEY_TYPE, &des3, sizeof(des3) },
+			      { CKA_VALUE, v, 24 } };
+	CK_ATTRIBUTE wt[] = { { CKA_CLASS, &sec, sizeof(sec) },
+			      { CKA_KEY_TYPE, &aes, sizeof(aes) },
+			      { CKA_VALUE, v, 32 },
+			      { CKA_WRAP, &yes, 1 },
+			      { CKA_UNWRAP, &yes, 1 },
+			      { CKA_EXTRACTABLE, &yes, 1 } };
+	CK_ATTRIBUTE gt[] = { { CKA_CLASS, &sec, sizeof(sec) },
+			      { CKA_KEY_TYPE, &gen, sizeof(gen) },
+			      { CKA_VALUE, v, 32 },
+			      { CKA_DERIVE, &yes, 1 } };
+	CK_ULONG len = 32;
+	CK_ATTRIBUTE out_t[] = { { CKA_CLASS, &sec, sizeof(sec) },
+				 { CKA_KEY_TYPE, &gen, sizeof(gen) },
+				 { CKA_VALUE_LEN, &len, sizeof(len) } };
+	CK_ATTRIBUTE ut[] = { { CKA_CLASS, &sec, sizeof(sec) },
+			      { CKA_KEY_TYPE, &aes, sizeof(aes) } };
+	CK_MECHANISM cbc = { CKM_DES3_CBC_PAD, iv, 8 };
+	CK_MECHANISM kw = { CKM_AES_KEY_WRAP, NULL, 0 };
+	CK_MECHANISM cm = { CKM_AES_CMAC, NULL, 0 };
+	CK_HKDF_PARAMS hp = { CK_TRUE, CK_TRUE, CKM_SHA256,
+			      CKF_HKDF_SALT_DATA, v, 8, 0, v, 4 };
+	CK_MECHANISM hk = { CKM_HKDF_DERIVE, &hp, sizeof(hp) };
+	CK_OBJECT_HANDLE k, w, g, u;
+	CK_ULONG n;
+
+	NC("DES3 key", F->C_CreateObject(s, dt, 3, &k));
+	NC("DES3", F->C_EncryptInit(s, &cbc, k));
+	n = sizeof(buf);
+	NC("DES3", F->C_Encrypt(s, msg, MSG_LEN, buf, &n));
+	NC("KW key", F->C_CreateObject(s, wt, 6, &w));
+	n = sizeof(buf);
+	NC("KW wrap", F->C_WrapKey(s, &kw, w, w, buf, &n));
+	NC("KW unwrap", F->C_UnwrapKey(s, &kw, w, buf, n, ut, 2, &u));
+	nc_sign_verify(s, &cm, nc_one(s, CKO_SECRET_KEY, "aes"),
+		       nc_one(s, CKO_SECRET_KEY, "aes"), "CMAC");
+	NC("HKDF key", F->C_CreateObject(s, gt, 4, &g));
+	NC("HKDF", F->C_DeriveKey(s, &hk, g, out_t, 3, &u));
+	{
+		CK_OBJECT_HANDLE ecpub = nc_one(s, CKO_PUBLIC_KEY, "ec");
+		uint8_t point[200];
+		CK_ATTRIBUTE pa = { CKA_EC_POINT, point, sizeof(point) };
+		CK_ECDH1_DERIVE_PARAMS p = { CKD_SHA256_KDF, 4, v, 0, NULL };
+		CK_MECHANISM m = { CKM_ECDH1_DERIVE, &p, sizeof(p) };
+
+		NC("EC point", F->C_GetAttributeValue(s, ecpub, &pa, 1));
+		p.pPublicData = point;
+		p.ulPublicDataLen = pa.ulValueLen;
+		NC("ECDH X9.63", F->C_DeriveKey(s, &m, nc_one(s,
+				CKO_PRIVATE_KEY, "ec"), out_t, 3, &u));
+	}
 }
 
 /* CKA_ALLOWED_MECHANISMS follows the table: the new mechanisms are
