@@ -400,9 +400,8 @@ static CK_RV derive_key(w11_session *s, CK_MECHANISM_PTR mech,
 	    (rv = ecdh(&secret, &slen, op.pkey, peer)) != CKR_OK)
 		goto done;
 	if (!want)
-		want = kt == CKK_AES	 ? (slen >= 32 ? 32 : 16)
-		       : kt == CKK_DES3 ? 24
-					 : slen;
+		want = kt == CKK_AES ? (slen >= 32 ? 32 : 16)
+		       : kt == CKK_DES3 ? 24 : slen;
 	/* the null KDF gives at most the shared secret */
 	if ((!kdf_md && want > slen) || !w11_secret_len_ok(kt, want)) {
 		rv = CKR_TEMPLATE_INCONSISTENT;
