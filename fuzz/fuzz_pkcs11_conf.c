@@ -8,8 +8,9 @@
  *  - on 0: at most W11_CONF_MAX_TOKENS tokens, each with a label of 1 to
  *    32 bytes and an absolute store path (relative ones are made absolute
  *    under the base folder), read-only and shared-login 0 or 1, a TTL
- *    of -1 or 1 ..
- *    2^31-1, at most W11_CONF_MAX_PROPS properties named wolfjce.* or
+ *    of -1 or 1 .. 2^31-1 and an effective TTL (with the property
+ *    wolfjce.keystore.kekCacheTtlSec) of 1 .. 2^31-1, at most
+ *    W11_CONF_MAX_PROPS properties named wolfjce.* or
  *    libwks.*; no two tokens share a label or a store; nothing longer
  *    than the input (plus the base folder);
  *  - round trip: the parsed configuration written back as text parses
@@ -62,8 +63,14 @@ static void check_conf(const w11_conf *c, size_t size)
 		CHECK(t->read_only == 0 || t->read_only == 1, "read-only");
 		CHECK(t->shared_login == 0 || t->shared_login == 1,
 		      "shared-login");
+		CHECK(t->leaf_certs == 0 || t->leaf_certs == 1,
+		      "certificates");
 		CHECK(t->kek_ttl == -1 ||
-		      (t->kek_ttl >= 1 && t->kek_ttl <= 2147483647L), "ttl");
+		      (t->kek_ttl >= 1 && t->kek_ttl <= W11_CONF_TTL_MAX), "ttl");
+		/* the effective TTL is always bounded (the keyring's timeout
+		 * is 32 bits, 0 = never) */
+		CHECK(t->ttl >= 1 && t->ttl <= W11_CONF_TTL_MAX,
+		      "effective ttl bounded");
 		CHECK(t->nprops <= W11_CONF_MAX_PROPS, "property count");
 		for (size_t j = 0; j < t->nprops; j++) {
 			CHECK(strncmp(t->prop_name[j], "wolfjce.", 8) == 0 ||
@@ -101,10 +108,12 @@ static char *write_back(const w11_conf *c, size_t *len)
 
 		n += (size_t)snprintf(out + n, cap - n,
 				      "[token]\nlabel = %s\nstore = %s\n"
-				      "read-only = %s\nshared-login = %s\n",
+				      "read-only = %s\nshared-login = %s\n"
+				      "certificates = %s\n",
 				      t->label, t->store,
 				      t->read_only ? "yes" : "no",
-				      t->shared_login ? "yes" : "no");
+				      t->shared_login ? "yes" : "no",
+				      t->leaf_certs ? "leaf" : "all");
 		if (t->kek_ttl != -1)
 			n += (size_t)snprintf(out + n, cap - n,
 					      "kek-cache-ttl = %ld\n",
@@ -129,7 +138,10 @@ static void check_same(const w11_conf *a, const w11_conf *b)
 		CHECK(x->read_only == y->read_only, "round trip: read-only");
 		CHECK(x->shared_login == y->shared_login,
 		      "round trip: shared-login");
+		CHECK(x->leaf_certs == y->leaf_certs,
+		      "round trip: certificates");
 		CHECK(x->kek_ttl == y->kek_ttl, "round trip: ttl");
+		CHECK(x->ttl == y->ttl, "round trip: effective ttl");
 		CHECK(x->nprops == y->nprops, "round trip: properties");
 		for (size_t j = 0; j < x->nprops; j++) {
 			CHECK(strcmp(x->prop_name[j], y->prop_name[j]) == 0,

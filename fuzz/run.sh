@@ -29,7 +29,7 @@ build() {
 	cmake --build "$b" -j"$(nproc)" --target \
 		fuzz_load fuzz_load_pw fuzz_getkey fuzz_props fuzz_import fuzz_jks \
 		fuzz_bks fuzz_bcfks fuzz_printcert fuzz_certs fuzz_convert \
-		fuzz_cacheblob fuzz_uri fuzz_ref fuzz_pkcs11_conf fuzz_pkcs11_share \
+		fuzz_cacheblob fuzz_uri fuzz_ref fuzz_pkcs11_conf fuzz_pkcs11_share fuzz_pkcs11_rec \
 		>/dev/null
 }
 
@@ -53,7 +53,7 @@ merge)
 	;;
 replay)
 	build
-	for t in ${2:-load load_pw getkey props import jks bks bcfks printcert certs convert cacheblob uri ref pkcs11_conf pkcs11_share}; do
+	for t in ${2:-load load_pw getkey props import jks bks bcfks printcert certs convert cacheblob uri ref pkcs11_conf pkcs11_share pkcs11_rec}; do
 		mkdir -p "fuzz/regressions/$t"
 		"$b/fuzz/fuzz_$t" -runs=0 "fuzz/corpus/$t" \
 			"fuzz/regressions/$t" 2>&1 | tail -1

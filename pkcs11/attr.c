@@ -413,3 +413,19 @@ void w11_secret_free(w11_secret *s)
 	s->p = NULL;
 	s->len = 0;
 }
+
+int w11_mech_allowed(const w11_obj *o, CK_MECHANISM_TYPE m)
+{
+	const w11_attr *a = w11_attrs_get(&o->attrs, CKA_ALLOWED_MECHANISMS);
+	CK_MECHANISM_TYPE v;
+
+	/* absent or empty: any mechanism of the key's type */
+	if (!a || !a->len)
+		return 1;
+	for (CK_ULONG i = 0; i + sizeof(v) <= a->len; i += sizeof(v)) {
+		memcpy(&v, a->val + i, sizeof(v));
+		if (v == m)
+			return 1;
+	}
+	return 0;
+}

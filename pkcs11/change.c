@@ -12,6 +12,7 @@
 #include <openssl/x509v3.h>
 
 #include "p11.h"
+#include "store/entryid.h"
 
 /* ---- C_CopyObject ------------------------------------------------------------ */
 
@@ -127,6 +128,8 @@ static CK_RV copy_object(w11_session *s, CK_OBJECT_HANDLE src,
 	if ((rv = w11_tmpl_check(t, n)) != CKR_OK ||
 	    (rv = w11_tmpl_bool(t, n, CKA_TOKEN, &token)) != CKR_OK)
 		return rv;
+	/* a deleted or replaced entry is not copied (w11_op_start()) */
+	w11_token_check(tok);
 	pthread_mutex_lock(&tok->lock);
 	o = w11_token_find(tok, src);
 	if (!o || !w11_obj_visible(tok, o)) {
@@ -195,20 +198,43 @@ static CK_RV delete_fn(wks_store *st, const char *pin, size_t n, void *arg)
 	return w11_rv_of_set(wks_store_delete(st, arg));
 }
 
+typedef struct {
+	w11_token *t;
+	const char *alias;
+} pub_ctx;
+
+static CK_RV delete_pub_fn(wks_store *st, const char *pin, size_t n,
+			   void *arg)
+{
+	pub_ctx *c = arg;
+	unsigned char d[32];
+	w11_ritem *it;
+
+	(void)pin, (void)n;
+	if (!c->t->rec_edit || !wks_store_contains(st, c->alias))
+		return CKR_OBJECT_HANDLE_INVALID;
+	if (wks__store_entry_digest(d, st, c->alias) != WKS_OK ||
+	    !(it = w11_rec_item(c->t->rec_edit, d, W11_R_PUB, 0)))
+		return CKR_DEVICE_MEMORY;
+	it->flags |= W11_REC_F_DELETED;
+	return CKR_OK;
+}
+
 static CK_RV destroy_object(w11_session *s, CK_OBJECT_HANDLE h)
 {
 	w11_token *t = s->tok;
 	w11_obj *o;
 	char *alias = NULL;
 	CK_RV rv = CKR_OK;
+	int pub = 0;
 
 	pthread_mutex_lock(&t->lock);
 	o = w11_token_find(t, h);
 	if (!o || !w11_obj_visible(t, o)) {
 		rv = CKR_OBJECT_HANDLE_INVALID;
 	} else if (!w11_attrs_is_true(&o->attrs, CKA_DESTROYABLE)) {
-		/* a public key or a certificate of a key entry: the entry
-		 * goes with its private key */
+		/* a certificate of a key entry: the entry goes with its
+		 * private key */
 		rv = CKR_ACTION_PROHIBITED;
 	} else if (!(o->flags & W11_OF_TOKEN)) {
 		w11_token_remove_obj(t, h);
@@ -217,9 +243,19 @@ static CK_RV destroy_object(w11_session *s, CK_OBJECT_HANDLE h)
 	} else if (!(alias = strdup(o->alias))) {
 		rv = CKR_HOST_MEMORY;
 	}
+	pub = o && o->role == W11_R_PUB;
 	pthread_mutex_unlock(&t->lock);
-	if (rv == CKR_OK && (rv = w11_may_create(s, 1, 0)) == CKR_OK)
-		rv = w11_token_edit(t, delete_fn, alias);
+	if (rv == CKR_OK && (rv = w11_may_create(s, 1, 0)) == CKR_OK) {
+		if (pub) {
+			/* a key pair's public key object: its entry stays,
+			 * the record says the object is gone */
+			pub_ctx pc = { t, alias };
+
+			rv = w11_token_edit(t, delete_pub_fn, &pc);
+		} else {
+			rv = w11_token_edit(t, delete_fn, alias);
+		}
+	}
 	free(alias);
 	return rv;
 }
@@ -239,6 +275,12 @@ typedef struct {
 	const unsigned char *id; /* new CKA_ID: re-issued certificate */
 	size_t id_len;
 	int set_id;
+	/* what the attribute record keeps for the object (role, index) */
+	w11_token *tok;
+	int role;
+	size_t index;
+	CK_ATTRIBUTE keep[16];
+	CK_ULONG nkeep;
 } set_ctx;
 
 static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
@@ -248,21 +290,21 @@ static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
 	EVP_PKEY *pk = NULL;
 	size_t cc = 0;
 	CK_RV rv = CKR_OK;
-	int err;
+	int err, reissued = 0;
 
 	if (c->set_id) {
-		/* only a self-signed certificate can take a new subject
-		 * key identifier (it is re-issued, signed by its key) */
+		/* a self-signed certificate takes the new subject key
+		 * identifier too (it is re-issued, signed by its key), so
+		 * that the key's objects agree; for any other the record
+		 * alone keeps the object's new CKA_ID */
 		if ((err = wks_store_cert_count(&cc, st, c->alias)) ||
 		    (err = wks_store_get_cert(&leaf, st, c->alias, 0))) {
 			rv = w11_rv_of_set(err);
 			goto done;
 		}
 		if (cc != 1 || X509_check_issued(leaf, leaf) != X509_V_OK ||
-		    X509_verify(leaf, X509_get0_pubkey(leaf)) != 1) {
-			rv = CKR_ATTRIBUTE_READ_ONLY;
-			goto done;
-		}
+		    X509_verify(leaf, X509_get0_pubkey(leaf)) != 1)
+			goto keep;
 		if ((err = wks_store_get_pkey(&pk, st, c->alias, pin, n))) {
 			rv = err == WKS_ERR_INTEGRITY ? CKR_FUNCTION_REJECTED
 						      : w11_rv_of_set(err);
@@ -273,9 +315,20 @@ static CK_RV set_fn(wks_store *st, const char *pin, size_t n, void *arg)
 		    (rv = w11_rv_of_set(wks_store_set_pkey(st, c->alias, pk, &cert,
 						       1, pin, n))) != CKR_OK)
 			goto done;
+		reissued = 1;
 	}
-	if (c->label)
-		rv = w11_rv_of_set(wks_store_rename(st, c->alias, c->label));
+keep:
+	if (c->label &&
+	    (rv = w11_rv_of_set(wks_store_rename(st, c->alias, c->label))) !=
+		    CKR_OK)
+		goto done;
+	/* a new certificate, the same key: its objects keep their handles */
+	if (reissued &&
+	    (rv = w11_token_resealed(c->tok, c->label ? c->label : c->alias,
+				     c->alias)) != CKR_OK)
+		goto done;
+	rv = w11_rec_keep(c->tok, st, c->label ? c->label : c->alias, c->role,
+			  c->index, c->keep, c->nkeep);
 done:
 	X509_free(leaf);
 	X509_free(cert);
@@ -283,11 +336,25 @@ done:
 	return rv;
 }
 
+/* May C_SetAttributeValue change `type` of token object `o` (the
+ * attribute record keeps it)?  A certificate's CKA_ID; a key's usage
+ * flags and dates. */
+static int keepable(const w11_obj *o, CK_ATTRIBUTE_TYPE type)
+{
+	if (type == CKA_ID)
+		return 1;
+	if (o->role != W11_R_PRIV && o->role != W11_R_PUB &&
+	    o->role != W11_R_SECRET)
+		return 0;
+	return w11_rec_persistable(type) && type != CKA_ALLOWED_MECHANISMS &&
+	       type != CKA_ALWAYS_AUTHENTICATE;
+}
+
 static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
 		       CK_ULONG n)
 {
 	w11_token *tok = s->tok;
-	set_ctx c = { 0 };
+	set_ctx c = { .tok = tok };
 	w11_obj *o;
 	CK_RV rv;
 
@@ -344,16 +411,23 @@ static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
 				c.set_id = 1;
 				c.id = t[i].pValue;
 				c.id_len = t[i].ulValueLen;
+				c.keep[c.nkeep++] = t[i];
+			} else if (keepable(o, t[i].type) && c.nkeep < 16) {
+				/* kept in the attribute record */
+				c.keep[c.nkeep++] = t[i];
 			} else {
 				rv = CKR_ATTRIBUTE_READ_ONLY;
 			}
 		}
-		if (rv == CKR_OK && (c.label || c.set_id) &&
+		c.tok = tok;
+		c.role = o->role;
+		c.index = o->chain_index;
+		if (rv == CKR_OK && (c.label || c.set_id || c.nkeep) &&
 		    !(c.alias = strdup(o->alias)))
 			rv = CKR_HOST_MEMORY;
 	}
 	pthread_mutex_unlock(&tok->lock);
-	if (rv == CKR_OK && (c.label || c.set_id) &&
+	if (rv == CKR_OK && (c.label || c.set_id || c.nkeep) &&
 	    (rv = w11_may_create(s, 1, 0)) == CKR_OK)
 		rv = w11_token_edit(tok, set_fn, &c);
 	free(c.alias);

@@ -156,7 +156,8 @@ static int parse_bool(const char *v, int *out)
 	return -1;
 }
 
-/* Seconds: decimal digits only, 1 .. 2^31-1. */
+/* Seconds: decimal digits only, 1 .. W11_CONF_TTL_MAX (the one bound of
+ * a token's TTL, config.h). */
 static int parse_ttl(const char *v, long *out)
 {
 	long n = 0;
@@ -167,13 +168,40 @@ static int parse_ttl(const char *v, long *out)
 		if (*v < '0' || *v > '9')
 			return -1;
 		n = n * 10 + (*v - '0');
-		if (n > 2147483647L)
+		if (n > W11_CONF_TTL_MAX)
 			return -1;
 	}
 	if (n < 1)
 		return -1;
 	*out = n;
 	return 0;
+}
+
+#define TTL_PROP "wolfjce.keystore.kekCacheTtlSec"
+
+/* The property as libwks reads it (docs/PROPERTIES.md: Long.parseLong,
+ * an optional sign then digits): 1 if it is a positive number, with *big
+ * set when it exceeds W11_CONF_TTL_MAX (libwks would take it; the
+ * keyring cannot), else 0 (libwks falls back to its default, 300 s). */
+static int ttl_prop(const char *v, long *out, int *big)
+{
+	long n = 0;
+
+	*big = 0;
+	if (*v == '+')
+		v++;
+	if (!*v)
+		return 0;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9')
+			return 0;
+		if (!*big && (n = n * 10 + (*v - '0')) > W11_CONF_TTL_MAX)
+			*big = 1;
+	}
+	if (!*big && n < 1)
+		return 0;
+	*out = n;
+	return 1;
 }
 
 static int is_prop_name(const char *k)
@@ -306,24 +334,45 @@ static int set_key(parse_ctx *pc, w11_conf_token *t, const char *k,
 			return fail(pc, "shared-login: expected yes or no");
 		return 0;
 	}
+	if (strcmp(k, "certificates") == 0) {
+		if (t->leaf_certs != 2)
+			return fail(pc, "\"certificates\" given twice in this "
+				    "[token] section");
+		if (strcmp(v, "all") == 0)
+			t->leaf_certs = 0;
+		else if (strcmp(v, "leaf") == 0)
+			t->leaf_certs = 1;
+		else
+			return fail(pc, "certificates: expected all or leaf");
+		return 0;
+	}
 	if (strcmp(k, "kek-cache-ttl") == 0) {
 		if (t->kek_ttl != -1)
 			return fail(pc, "\"kek-cache-ttl\" given twice in this "
 				    "[token] section");
 		if (parse_ttl(v, &t->kek_ttl) != 0)
 			return fail(pc, "kek-cache-ttl: expected seconds, 1 to "
-				    "2147483647");
+				    "%ld", W11_CONF_TTL_MAX);
 		return 0;
 	}
 	if (is_prop_name(k)) {
+		long ttl;
+		int big;
+
 		if (!utf8_text_ok((const unsigned char *)v, n))
 			return fail(pc, "%s: invalid UTF-8 or a control "
 				    "character in the value", k);
+		if (strcmp(k, TTL_PROP) == 0 && ttl_prop(v, &ttl, &big) &&
+		    big)
+			return fail(pc, "%s: more than %ld seconds (the "
+				    "token's KEK-cache TTL is 1 to %ld "
+				    "seconds)", k, W11_CONF_TTL_MAX,
+				    W11_CONF_TTL_MAX);
 		return add_prop(pc, t, k, v);
 	}
 	return fail(pc, "unknown key \"%s\" (label, store, read-only, "
-		    "kek-cache-ttl, shared-login, or a wolfjce.* / libwks.* "
-		    "property)",
+		    "kek-cache-ttl, shared-login, certificates, or a wolfjce.* / "
+		    "libwks.* property)",
 		    shown(q, sizeof(q), k, 64));
 }
 
@@ -338,6 +387,17 @@ static int end_section(parse_ctx *pc, w11_conf *c)
 		t->read_only = 0;
 	if (t->shared_login == 2)
 		t->shared_login = 0;
+	t->ttl = t->kek_ttl > 0 ? t->kek_ttl : 300;
+	for (size_t i = 0; t->kek_ttl <= 0 && i < t->nprops; i++) {
+		long v;
+		int big;
+
+		if (strcmp(t->prop_name[i], TTL_PROP) == 0 &&
+		    ttl_prop(t->prop_value[i], &v, &big) && !big)
+			t->ttl = v;
+	}
+	if (t->leaf_certs == 2)
+		t->leaf_certs = 0;
 	if (!t->label || !t->store) {
 		/* the message names the section's line */
 		pc->line = t->line;
@@ -393,6 +453,7 @@ static int parse_line(parse_ctx *pc, w11_conf *c, char *s, char *e,
 		nt[c->ntokens].kek_ttl = -1;
 		nt[c->ntokens].read_only = 2; /* not given yet */
 		nt[c->ntokens].shared_login = 2;
+		nt[c->ntokens].leaf_certs = 2;
 		nt[c->ntokens].line = pc->line;
 		c->ntokens++;
 		return 0;

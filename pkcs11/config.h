@@ -9,6 +9,7 @@
  *     read-only = no
  *     kek-cache-ttl = 300
  *     shared-login = no
+ *     certificates = all
  *     wolfjce.wks.iterationCount = 10000
  *
  * Pure C, no OpenSSL and no libwks: the fuzz target (fuzz/fuzz_pkcs11_conf.c)
@@ -26,14 +27,26 @@
 #define W11_CONF_MAX_TOKENS 64
 #define W11_CONF_MAX_PROPS 32
 #define W11_LABEL_MAX 32 /* CK_TOKEN_INFO.label: 32 bytes of UTF-8 */
+/* The longest KEK-cache TTL a token takes, in seconds: kek-cache-ttl and
+ * the property wolfjce.keystore.kekCacheTtlSec alike.  The shared login's
+ * keyring timeout is an unsigned 32-bit number where 0 means "never"
+ * (keyctl(2)): a larger value would be cut to 32 bits, and 2^32 s would
+ * make the record permanent. */
+#define W11_CONF_TTL_MAX 2147483647L
 
 typedef struct {
 	char *label;       /* 1..32 bytes of UTF-8, no control character */
 	char *store;       /* absolute path */
 	int read_only;     /* 0 or 1 */
 	long kek_ttl;      /* seconds, > 0; -1 when not given */
+	long ttl;          /* the token's KEK-cache TTL, 1..W11_CONF_TTL_MAX:
+	                    * kek-cache-ttl, else a positive
+	                    * wolfjce.keystore.kekCacheTtlSec, else 300 */
 	int shared_login;  /* 0 or 1: the login kept in the user's kernel
 	                    * keyring for the user's other processes */
+	int leaf_certs;    /* 0 or 1 (`certificates = leaf`): a key entry's
+	                    * leaf is its only certificate object, and
+	                    * trusted certificate entries are not shown */
 	size_t nprops;
 	char **prop_name;  /* wolfjce.* / libwks.* */
 	char **prop_value;

@@ -378,6 +378,8 @@ static CK_RV derive_key(w11_session *s, CK_MECHANISM_PTR mech,
 		w11_token *tok = s->tok;
 		w11_obj *o;
 
+		/* as every operation init (w11_op_start()) */
+		w11_token_check(tok);
 		pthread_mutex_lock(&tok->lock);
 		o = w11_token_find(tok, base);
 		if (!o || !o->km || o->cls != CKO_PRIVATE_KEY)

@@ -137,7 +137,8 @@ static CK_RV digest_key(w11_session *s, CK_OBJECT_HANDLE k)
 	pthread_mutex_unlock(&t->lock);
 	if (rv == CKR_OK)
 		rv = w11_keymat_get(km, NULL, 0, NULL, &sec, &sec_len);
-	if (rv == CKR_USER_NOT_LOGGED_IN && km && km->always_auth == 1)
+	if (rv == CKR_USER_NOT_LOGGED_IN && km &&
+	    (km->always_auth == 1 || km->force_auth))
 		rv = CKR_KEY_INDIGESTIBLE;
 	if (rv == CKR_OK)
 		rv = digest_update(op, sec, sec_len);

@@ -114,8 +114,10 @@ CK_RV C_FindObjectsInit(CK_SESSION_HANDLE h, CK_ATTRIBUTE_PTR tmpl,
 	}
 	if ((rv = w11_tmpl_check_ex(tmpl, n, 1)) != CKR_OK)
 		goto put;
-	/* a change made by another program is seen now */
-	(void)w11_token_refresh(t);
+	/* a change made by another program is seen now; a store never read
+	 * (unreadable) is an error, not an empty token */
+	if ((rv = w11_token_refresh(t)) != CKR_OK)
+		goto put;
 	pthread_mutex_lock(&t->lock);
 	resolve(t, tmpl, n, CK_INVALID_HANDLE);
 	free(s->found);

@@ -1,11 +1,10 @@
 /*
  * The debug log: off unless $WKS_PKCS11_DEBUG is set (ignored in
- * set-user-ID programs): "1" or "stderr" logs to standard error, any
- * other value names a file to append to.  It says why a call failed
- * (the CK_RV alone rarely does); it never holds a PIN, a key or a value
- * an attribute of a private object carries.
+ * set-user-ID programs: w11_privileged()): "1" or "stderr" logs to
+ * standard error, any other value names a file to append to.  It says
+ * why a call failed (the CK_RV alone rarely does); it never holds a PIN,
+ * a key or a value an attribute of a private object carries.
  */
-#define _GNU_SOURCE /* secure_getenv */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +18,7 @@ static FILE *log_file;
 
 void w11_log_init(void)
 {
-	const char *v = secure_getenv("WKS_PKCS11_DEBUG");
+	const char *v = w11_privileged() ? NULL : getenv("WKS_PKCS11_DEBUG");
 
 	if (!v || !*v || strcmp(v, "0") == 0)
 		return;

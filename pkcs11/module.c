@@ -13,11 +13,15 @@
  * PIN pages are also marked MADV_WIPEONFORK, so the kernel gives the
  * child zeros there whatever happens.
  */
-#define _GNU_SOURCE /* secure_getenv, pthread_rwlockattr_setkind_np */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -161,24 +165,88 @@ CK_RV w11_rv_of_wks(int err)
 	}
 }
 
-/* The configuration: $WKS_PKCS11_CONF (ignored in set-user-ID programs),
- * else the default file; a missing default file means no token. */
+/* What the module has to tell about its configuration: one line on
+ * standard error (the one place a user sees it whatever the program
+ * does with the CK_RV) and in the debug log.  An error that fails
+ * C_Initialize is printed each time; a note (a store missing or
+ * unreadable: the module works on) once per process, as programs may
+ * initialise the module many times (the debug log has it each time). */
+static void conf_say(int just_once, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+static void conf_say(int just_once, const char *fmt, ...)
+{
+	static uint64_t said[64];
+	static size_t nsaid;
+	uint64_t h = 14695981039346656037u;
+	char msg[1024];
+	va_list ap;
+	size_t i;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* (a path from the environment may hold anything: no control
+	 * character reaches the terminal) */
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	W11_LOG("configuration: %s", msg);
+	if (just_once) {
+		/* (C_Initialize holds the module exclusively) */
+		for (const char *p = msg; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211u;
+		for (i = 0; i < nsaid && said[i] != h; i++)
+			;
+		if (i < nsaid)
+			return;
+		if (nsaid < sizeof(said) / sizeof(said[0]))
+			said[nsaid++] = h;
+	}
+	fprintf(stderr, "libwks-pkcs11: %s\n", msg);
+}
+#define conf_note(...) conf_say(0, __VA_ARGS__)
+#define store_note(...) conf_say(1, __VA_ARGS__)
+
+static char conf_path[4096];
+
+int w11_privileged(void)
+{
+	return getauxval(AT_SECURE) != 0 || getuid() != geteuid() ||
+	       getgid() != getegid();
+}
+
+/* The configuration: $WKS_PKCS11_CONF (ignored in set-user-ID programs
+ * and wherever real and effective ids differ: w11_privileged()), else
+ * the default file; a missing default file means no token.  A relative
+ * $WKS_PKCS11_CONF is refused: it would name another file, or none, in a
+ * program that changed its working folder (ssh-agent runs in /, and
+ * ssh-add then says only "agent refused operation"). */
 static CK_RV load_conf(void)
 {
-	const char *env = secure_getenv("WKS_PKCS11_CONF");
+	const char *env = w11_privileged() ? NULL : getenv("WKS_PKCS11_CONF");
 	const char *path = env && *env ? env : WKS_PKCS11_DEFAULT_CONF;
 	char err[768];
 
+	snprintf(conf_path, sizeof(conf_path), "%s", path);
+	if (env && *env && *env != '/') {
+		conf_note("WKS_PKCS11_CONF=%s: not an absolute path (programs "
+			  "that load the module may run in another folder, "
+			  "as ssh-agent runs in /): give the file's full path",
+			  env);
+		return CKR_GENERAL_ERROR;
+	}
 	if ((!env || !*env) && access(path, F_OK) != 0 && errno == ENOENT) {
 		W11_LOG("no configuration file %s: no token", path);
 		w11_g.conf = calloc(1, sizeof(*w11_g.conf));
 		return w11_g.conf ? CKR_OK : CKR_HOST_MEMORY;
 	}
 	if (w11_conf_load(&w11_g.conf, path, err, sizeof(err)) != 0) {
-		/* The one message the module prints: without it a user
-		 * would see only the CK_RV of C_Initialize. */
-		fprintf(stderr, "libwks-pkcs11: %s\n", err);
-		W11_LOG("configuration: %s", err);
+		/* Without the message a user would see only the CK_RV of
+		 * C_Initialize. */
+		conf_note("%s", err);
 		return CKR_GENERAL_ERROR;
 	}
 	W11_LOG("configuration %s: %zu token(s)", path, w11_g.conf->ntokens);
@@ -250,6 +318,76 @@ static CK_RV check_reserved(const void *p)
 	return CKR_ARGUMENTS_BAD;
 }
 
+/* One store named two ways (web.wks and ./web.wks, a symbolic or a hard
+ * link) would be two tokens with one serial number, each with its own
+ * login and object handles: the file's identity (device and inode) or,
+ * for a store not made yet, its canonical path (the serial's) must be
+ * unique.  Then what the user should know of each store: a missing one
+ * (a typo in `store =` shows as a token to initialise), one that cannot
+ * be read. */
+static CK_RV check_stores(void)
+{
+	struct stat *sb = calloc(w11_g.ntokens + 1, sizeof(*sb));
+	int *there = calloc(w11_g.ntokens + 1, sizeof(*there));
+	int *why = calloc(w11_g.ntokens + 1, sizeof(*why));
+	CK_RV rv = CKR_OK;
+
+	if (!sb || !there || !why) {
+		rv = CKR_HOST_MEMORY;
+		goto done;
+	}
+	for (size_t i = 0; i < w11_g.ntokens; i++) {
+		const w11_token *t = &w11_g.tokens[i];
+
+		there[i] = stat(t->conf->store, &sb[i]) == 0;
+		why[i] = there[i] ? 0 : errno;
+		for (size_t j = 0; j < i; j++) {
+			const w11_token *u = &w11_g.tokens[j];
+
+			if (there[i] && there[j] ?
+			    sb[i].st_dev == sb[j].st_dev &&
+			    sb[i].st_ino == sb[j].st_ino :
+			    strcmp(t->canon, u->canon) == 0) {
+				conf_note("%s: the token at line %u: store %s "
+					  "is the same file as the store of the "
+					  "token at line %u (%s): one store, one "
+					  "token",
+					  conf_path, t->conf->line,
+					  t->conf->store, u->conf->line,
+					  u->conf->store);
+				rv = CKR_GENERAL_ERROR;
+				goto done;
+			}
+		}
+	}
+	for (size_t i = 0; i < w11_g.ntokens; i++) {
+		const w11_token *t = &w11_g.tokens[i];
+		int fd;
+
+		if (!there[i] && (why[i] == ENOENT || why[i] == ENOTDIR)) {
+			store_note("token \"%s\": no store %s (%s): the token "
+				  "is not initialised, and C_InitToken would "
+				  "create the store there", t->conf->label,
+				  t->conf->store, strerror(why[i]));
+			continue;
+		}
+		if (!there[i]) {
+			errno = why[i];
+		} else if ((fd = open(t->conf->store, O_RDONLY | O_CLOEXEC |
+				      O_NOCTTY | O_NONBLOCK)) >= 0) {
+			close(fd);
+			continue;
+		}
+		store_note("token \"%s\": store %s cannot be read: %s",
+			  t->conf->label, t->conf->store, strerror(errno));
+	}
+done:
+	free(sb);
+	free(there);
+	free(why);
+	return rv;
+}
+
 CK_RV C_Initialize(CK_VOID_PTR pInitArgs)
 {
 	CK_C_INITIALIZE_ARGS *a = pInitArgs;
@@ -298,6 +436,8 @@ CK_RV C_Initialize(CK_VOID_PTR pInitArgs)
 			goto fail;
 		w11_g.ntokens = i + 1;
 	}
+	if ((rv = check_stores()) != CKR_OK)
+		goto fail;
 	w11_g.initialized = 1;
 	W11_LOG("C_Initialize: %zu slot(s)%s", w11_g.ntokens,
 		no_threads ? ", no threads" : "");

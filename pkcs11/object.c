@@ -77,18 +77,19 @@ static CK_RV common(w11_obj *o, const char *label, int modifiable,
 		/* Unique per object: the same certificate in two entries'
 		 * chains has one identity but two aliases.  (So a rename
 		 * gives new ids: a WKS entry has no place to keep one.) */
-		unsigned char h[32];
-		EVP_MD_CTX *c = EVP_MD_CTX_new();
+		unsigned char h[32], *b;
 		const char *al = o->alias ? o->alias : "";
+		size_t an = strlen(al) + 1;
+		int ok;
 
-		if (!c || !EVP_DigestInit_ex(c, w11_md("SHA256"), NULL) ||
-		    !EVP_DigestUpdate(c, o->ident, sizeof(o->ident)) ||
-		    !EVP_DigestUpdate(c, al, strlen(al) + 1) ||
-		    !EVP_DigestFinal_ex(c, h, NULL)) {
-			EVP_MD_CTX_free(c);
+		if (!(b = malloc(sizeof(o->ident) + an)))
+			return CKR_HOST_MEMORY;
+		memcpy(b, o->ident, sizeof(o->ident));
+		memcpy(b + sizeof(o->ident), al, an);
+		ok = w11_digest(h, "SHA256", b, sizeof(o->ident) + an);
+		free(b);
+		if (!ok)
 			return CKR_FUNCTION_FAILED;
-		}
-		EVP_MD_CTX_free(c);
 		for (int i = 0; i < 16; i++)
 			snprintf(uid + 2 * i, 3, "%02x", h[i]);
 	} else {
@@ -270,27 +271,9 @@ static CK_RV bn_attr(w11_obj *o, CK_ATTRIBUTE_TYPE t, const EVP_PKEY *pk,
 	return rv;
 }
 
-/* The mechanisms of the table that take the key type and do what the
- * object can: 0 a public key (verify, encrypt, wrap), 1 a private key
- * (sign, decrypt, derive, unwrap), 2 a secret key (all of them). */
-static CK_RV allowed_mechs(w11_obj *o, CK_KEY_TYPE kt, int priv)
-{
-	CK_MECHANISM_TYPE list[64];
-	CK_FLAGS pub = CKF_VERIFY | CKF_ENCRYPT | CKF_WRAP;
-	CK_FLAGS prv = CKF_SIGN | CKF_DECRYPT | CKF_DERIVE | CKF_UNWRAP;
-	CK_FLAGS want = priv == 2 ? (pub | prv) : priv ? prv : pub;
-	size_t n = 0;
-
-	for (size_t i = 0; i < w11_mech_count() && n < 64; i++) {
-		const w11_mech *m = w11_mech_at(i);
-
-		if (w11_mech_takes(m, kt) && (m->flags & want))
-			list[n++] = m->type;
-	}
-	return w11_attrs_set(&o->attrs, CKA_ALLOWED_MECHANISMS, list,
-			     n * sizeof(list[0]));
-}
-
+/* No CKA_ALLOWED_MECHANISMS: a key allows every mechanism of its type
+ * (C_GetMechanismList), which is what the attribute's absence says, and
+ * p11-kit 0.24's RPC cannot answer its length query (docs/PKCS11.md). */
 static CK_RV key_common(w11_obj *o, CK_KEY_TYPE kt, const unsigned char *id,
 			size_t id_len, int derive)
 {
@@ -366,14 +349,15 @@ CK_RV w11_obj_pubkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	o->flags = flags & ~W11_OF_PRIVATE;
 	o->km = w11_keymat_ref(km);
 	ident_of(o, km->ident, sizeof(km->ident));
-	if ((rv = common(o, alias, 1, !(flags & W11_OF_TOKEN))) ||
+	/* (a token key pair's public key object can be destroyed: the
+	 * attribute record says it is gone, the entry stays) */
+	if ((rv = common(o, alias, 1, 1)) ||
 	    (rv = key_common(o, kt, id, id_len, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, kt == CKK_RSA)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, 1)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY_RECOVER, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 0)) ||
 	    (rv = public_parts(o, km->pub, 1)))
 		goto fail;
 	if (leaf)
@@ -418,7 +402,6 @@ CK_RV w11_obj_privkey(w11_obj **out, w11_keymat *km, X509 *leaf,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN_RECOVER, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 1)) ||
 	    (rv = public_parts(o, km->pub, 0)))
 		goto fail;
 	if (leaf)
@@ -465,8 +448,7 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)) ||
-	    (rv = allowed_mechs(o, kt, 2)))
+	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)))
 		goto fail;
 	*out = o;
 	return CKR_OK;
@@ -597,7 +579,9 @@ CK_RV w11_obj_attr(const w11_obj *o, CK_ATTRIBUTE_TYPE t,
 	 * the same context-specific login) */
 	if (t == CKA_ALWAYS_AUTHENTICATE &&
 	    (o->cls == CKO_PRIVATE_KEY || o->cls == CKO_SECRET_KEY)) {
-		*val = o->km && o->km->always_auth == 1 ? &yes : &no;
+		*val = o->km && (o->km->always_auth == 1 || o->km->force_auth)
+			   ? &yes
+			   : &no;
 		*len = sizeof(CK_BBOOL);
 		return CKR_OK;
 	}

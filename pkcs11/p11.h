@@ -59,6 +59,7 @@
 
 #include "pkcs11v3.h"
 #include "config.h"
+#include "attrrec.h"
 
 #define W11_EXPORT __attribute__((visibility("default")))
 
@@ -83,6 +84,13 @@ void w11_log(const char *fmt, ...)
 /* Log a libwks failure with its detail (never a secret). */
 void w11_log_wks(const char *what, int err);
 void w11_log_init(void);
+/* 1 in a process whose real and effective ids (uid or gid) differ, or
+ * that runs in secure-execution mode (AT_SECURE: a set-user-ID or
+ * set-group-ID program, file capabilities): its environment and its user
+ * keyring (KEY_SPEC_USER_KEYRING follows the real uid) are its caller's.
+ * The module then ignores WKS_PKCS11_CONF and WKS_PKCS11_DEBUG and shares
+ * no login (share.c).  module.c. */
+int w11_privileged(void);
 
 /* ---- attribute lists and templates (attr.c) ------------------------------ */
 
@@ -175,9 +183,18 @@ typedef struct {
 	unsigned char *sec;
 	size_t sec_len;
 	int always_auth;      /* -1: not known yet */
+	int force_auth;       /* CKA_ALWAYS_AUTHENTICATE from the attribute
+			       * record (a key whose password is the
+			       * store's, made always-authenticate) */
 	uint64_t login_gen;
-	unsigned char ident[32]; /* entry identity, reused across reloads */
+	unsigned char ident[32]; /* entry identity, reused across reloads:
+				  * the digest of the entry's stored bytes */
 	char *sec_alg;        /* secret keys: the JCA algorithm name */
+	/* Token keys: a reload found the entry deleted or its bytes
+	 * replaced (lock held to set or read): the material is forgotten
+	 * and every use (session copies too) fails. */
+	int gone;
+	int live;             /* scratch of w11_token_install() */
 } w11_keymat;
 
 w11_keymat *w11_keymat_new(void);
@@ -213,12 +230,17 @@ typedef struct {
 	char *alias;             /* token objects: the entry's alias */
 	size_t chain_index;
 	unsigned char ident[32]; /* token objects: identity across reloads */
+	unsigned char edig[32];  /* token objects: their entry's digest (the
+				  * attribute record is bound to it) */
 	int reused;              /* took an older object's handle */
 	w11_attrs attrs;         /* every attribute but the sensitive ones */
 	w11_keymat *km;          /* keys */
 } w11_obj;
 
 void w11_obj_free(w11_obj *o);
+/* Does o's CKA_ALLOWED_MECHANISMS let it be used with `m` (absent or
+ * empty: any mechanism of its type)?  attr.c. */
+int w11_mech_allowed(const w11_obj *o, CK_MECHANISM_TYPE m);
 
 /* Build the objects of a store entry (token.c calls it on load).  The
  * keymat (private and secret keys) is made by the caller and referenced. */
@@ -269,12 +291,30 @@ struct w11_token {
 	CK_USER_TYPE login;      /* CKU_USER, CKU_SO, or (CK_ULONG)-1 */
 	w11_secret pin;          /* the store password while logged in */
 	uint64_t login_gen;      /* bumped at every login and logout */
+	w11_secret rec_key;      /* the attribute record's MAC key, its
+				  * salt and iterations, for the login */
+	w11_rec *rec_next;       /* the record an edit just wrote, for the
+				  * install that follows (edit lock) */
+	int rec_next_verified;
+	w11_rec *rec_edit;       /* the record during an edit (edit lock) */
 	int adopted;             /* the login was taken from the keyring
 	                          * (share.c) and this process has not called
 	                          * C_Login yet */
+	long share_ring;         /* share.c: the keyring of the shared login
+	                          * this login made or took over (0: none), */
+	int64_t share_deadline;  /* its end (CLOCK_REALTIME s), */
+	uint64_t share_gen;      /* for login_gen == share_gen only */
 	w11_obj **objs;
 	size_t nobjs, cap;
 	size_t nsessions, nrw;   /* open sessions, read-write ones */
+	atomic_llong checked_ns; /* CLOCK_MONOTONIC of the last look at the
+				  * file by w11_token_check() */
+	struct w11_resealed {    /* entries the running edit of this module
+				  * wrote again with their key unchanged
+				  * (w11_token_resealed(); edit lock held) */
+		char *alias, *was;
+	} *resealed;
+	size_t nresealed;
 };
 
 #define W11_NOT_LOGGED_IN ((CK_USER_TYPE)-1)
@@ -296,8 +336,20 @@ void w11_token_fini(w11_token *t);
 CK_RV w11_token_new_store(w11_token *t, wks_store **out);
 /* Reload the store if the file changed (or was never read): takes the
  * edit lock.  CKR_OK also when the file is unreadable (the token then
- * shows what it had; logged). */
+ * shows what it had; logged), unless nothing was ever read from it
+ * (CKR_DEVICE_ERROR: an unreadable store is not an empty token). */
 CK_RV w11_token_refresh(w11_token *t);
+/* For an operation init: w11_token_refresh() unless the file was looked
+ * at less than W11_CHECK_NS ago (a stat costs about a microsecond, 5 % of
+ * an ECDSA signature): a change saved by another program is seen by every
+ * operation init that starts W11_CHECK_NS or more after it. */
+#define W11_CHECK_NS 1000000 /* 1 ms */
+void w11_token_check(w11_token *t);
+/* Can the token be written?  CKR_OK, or CKR_TOKEN_WRITE_PROTECTED for
+ * `read-only = yes` and for a store file (or its folder, where a save
+ * writes the new file) this process may not write, checked now with its
+ * effective ids; the debug log says why (slot.c). */
+CK_RV w11_token_writable(const w11_token *t);
 /* Replace the token's store by `st` (consumed) loaded from a file with
  * identity `fid`, and rebuild the object list.  Called with the edit
  * lock held, takes the lock. */
@@ -308,22 +360,49 @@ int w11_fileid_eq(const w11_fileid *a, const w11_fileid *b);
  * With the lock held. */
 void w11_token_logout_locked(w11_token *t);
 /* ---- the shared login (share.c; docs/PKCS11.md "Shared login") ----------
- * All do nothing unless the token has `shared-login = yes`, and never
- * fail a call (the debug log says why a login was not shared).
- *   publish  leave the token's user login in the user's kernel keyring:
- *            warms the KEK cache with the PIN (one batch), exports it;
- *            edit lock held, not the lock;
+ * All do nothing unless the token has `shared-login = yes`, nor in a
+ * w11_privileged() process, and never fail a call (the debug log says
+ * why a login was not shared).  A login is a keyring of its own in the
+ * user's keyring, holding the record (sharefmt.h); both end at the
+ * record's deadline, the C_Login's time plus the TTL.
+ *   login    after a C_Login with the PIN: end any earlier shared login
+ *            (revoke), make a new one, full TTL, and publish;
+ *   publish  leave the token's user login again, into the keyring that
+ *            login made or took over, with its deadline (after an edit,
+ *            C_SetPIN): nothing once that keyring was revoked or
+ *            expired, so a C_Logout anywhere wins; warms the KEK cache
+ *            with the PIN (one batch), exports it; edit lock held, not
+ *            the lock;
  *   adopt    a token not logged in takes over a login left there, if the
  *            store file is still the one it names (no PBKDF2); takes the
  *            edit lock; 1 if it did;
- *   revoke   remove it (C_Logout);
+ *   revoke   remove it (C_Logout, logged in or not);
  *   carry    the logged-in store's cached keys into `to`, a new load of
  *            the same file after an edit (no PBKDF2 for the keys that
  *            did not change); edit lock held. */
 void w11_share_publish(w11_token *t);
+void w11_share_login(w11_token *t);
 int w11_share_adopt(w11_token *t);
 void w11_share_revoke(w11_token *t);
 void w11_share_carry(w11_token *t, wks_store *to);
+
+/* ---- the attribute record's file (recfile.c; attrrec.h: the format) -----
+ * read: with pw, its MAC verified (*verified = 1) or the record dropped;
+ * without, parsed only (its word is then taken for public objects only).
+ * A missing or bad file is an empty record and CKR_OK (logged).  write:
+ * atomically, under the store's lock held by the caller; an empty
+ * record removes the file.  Neither with the token's lock held. */
+char *w11_rec_path(const w11_token *t);
+CK_RV w11_recfile_read(w11_token *t, const char *pw, size_t pw_len,
+		       w11_rec *rec, int *verified);
+CK_RV w11_recfile_write(w11_token *t, w11_rec *rec, const char *pw,
+			size_t pw_len);
+/* The attributes the record keeps (write.c). */
+int w11_rec_persistable(CK_ATTRIBUTE_TYPE t);
+/* Keep a template's persistable attributes in the record being written
+ * for an object of entry `alias` (write.c; during an edit). */
+CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
+		   size_t index, const CK_ATTRIBUTE *tmpl, CK_ULONG n);
 
 /* The object with that handle (token or session object), NULL if none.
  * Lock held. */
@@ -402,6 +481,7 @@ struct w11_op {
 typedef struct {
 	EVP_PKEY_CTX *pctx;
 	EVP_PKEY *pkey;
+	w11_keymat *km;          /* whose key: dropped once it is gone */
 	const w11_mech *m;
 	unsigned char param[64];
 	size_t param_len;
@@ -609,6 +689,14 @@ CK_RV w11_self_signed(X509 **out, EVP_PKEY *key, const char *cn,
 typedef CK_RV (*w11_edit_fn)(wks_store *st, const char *pin, size_t pin_len,
 			     void *ctx);
 CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx);
+/* For an edit function: entry `alias` (`was` before the edit, if it was
+ * renamed too; else NULL) was written again with the same key (a new
+ * chain, a new password), so its key objects keep their handles and its
+ * decrypted key at the install that ends the edit, although its stored
+ * bytes, its identity, changed.  Edit lock held. */
+CK_RV w11_token_resealed(w11_token *t, const char *alias, const char *was);
+/* Forget the list (the end of an edit). */
+void w11_token_resealed_clear(w11_token *t);
 /* The same with the store loaded with `load_pw` and saved with `save_pw`
  * (C_SetPIN, C_InitToken); the edit lock held by the caller. */
 CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,

@@ -18,6 +18,7 @@
 typedef struct {
 	const char *old;
 	size_t old_len;
+	w11_token *tok;
 } pin_ctx;
 
 /* Every key whose password was the old store password takes the new
@@ -42,6 +43,9 @@ static CK_RV setpin_fn(wks_store *st, const char *pin, size_t n, void *arg)
 		if (err != WKS_OK && err != WKS_ERR_INTEGRITY) {
 			w11_log_wks(al[i], err);
 			rv = w11_rv_of_set(err);
+		} else if (err == WKS_OK) {
+			/* the same key: its objects keep their handles */
+			rv = w11_token_resealed(c->tok, al[i], NULL);
 		}
 	}
 	wks_aliases_free(al);
@@ -51,7 +55,7 @@ static CK_RV setpin_fn(wks_store *st, const char *pin, size_t n, void *arg)
 static CK_RV change_pin(w11_token *t, const char *old, size_t old_len,
 			const char *pin, size_t len)
 {
-	pin_ctx c = { old, old_len };
+	pin_ctx c = { old, old_len, t };
 	CK_RV rv;
 
 	if (!old || !pin)
@@ -75,7 +79,7 @@ static CK_RV change_pin(w11_token *t, const char *old, size_t old_len,
 static CK_RV set_pin(w11_session *s, CK_UTF8CHAR_PTR old, CK_ULONG old_len,
 		     CK_UTF8CHAR_PTR pin, CK_ULONG len)
 {
-	if (s->tok->conf->read_only)
+	if (w11_token_writable(s->tok) != CKR_OK)
 		return CKR_TOKEN_WRITE_PROTECTED;
 	if (!(s->flags & CKF_RW_SESSION))
 		return CKR_SESSION_READ_ONLY;
@@ -191,7 +195,7 @@ static CK_RV init_token(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len,
 		return CKR_ARGUMENTS_BAD;
 	if (!len || len > 1024)
 		return CKR_PIN_LEN_RANGE;
-	if (t->conf->read_only)
+	if (w11_token_writable(t) != CKR_OK)
 		return CKR_TOKEN_WRITE_PROTECTED;
 	pthread_mutex_lock(&t->lock);
 	open = t->nsessions;
@@ -209,8 +213,9 @@ static CK_RV init_token(CK_SLOT_ID slot, CK_UTF8CHAR_PTR pin, CK_ULONG len,
 	pthread_mutex_unlock(&t->edit);
 	if (rv == CKR_OK)
 		rv = w11_token_refresh(t);
-	W11_LOG("C_InitToken \"%s\": %s", t->conf->label,
-		rv == CKR_OK ? "done" : "failed");
+	W11_LOG("C_InitToken \"%s\": %s the store %s", t->conf->label,
+		rv != CKR_OK ? "failed to make" : fid.exists ? "emptied"
+		: "created", t->conf->store);
 	return rv;
 }
 

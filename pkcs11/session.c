@@ -96,6 +96,7 @@ void w11_session_cache_clear(w11_session *s)
 	for (int i = 0; i < 2; i++) {
 		EVP_PKEY_CTX_free(s->cache[i].pctx);
 		EVP_PKEY_free(s->cache[i].pkey);
+		w11_keymat_unref(s->cache[i].km);
 		memset(&s->cache[i], 0, sizeof(s->cache[i]));
 	}
 }
@@ -428,6 +429,8 @@ static CK_RV login(w11_session *s, CK_USER_TYPE u, const char *pin,
 	pthread_mutex_unlock(&t->lock);
 	w11_fileid_of(&fid, t->conf->store);
 	if (!fid.exists) {
+		W11_LOG("token \"%s\": C_Login: no store %s: the token is "
+			"not initialised", t->conf->label, t->conf->store);
 		rv = CKR_USER_PIN_NOT_INITIALIZED;
 		goto done;
 	}
@@ -463,8 +466,9 @@ static CK_RV login(w11_session *s, CK_USER_TYPE u, const char *pin,
 	rv = w11_token_install(t, st, &fid);
 	W11_LOG("token \"%s\": logged in (%s)", t->conf->label,
 		u == CKU_SO ? "SO" : "user");
+	/* a login with the PIN: a new shared login, the earlier one ended */
 	if (rv == CKR_OK && u == CKU_USER)
-		w11_share_publish(t);
+		w11_share_login(t);
 done:
 	pthread_mutex_unlock(&t->edit);
 	return rv;
@@ -522,9 +526,11 @@ CK_RV C_Logout(CK_SESSION_HANDLE h)
 	else
 		w11_token_logout_locked(t);
 	pthread_mutex_unlock(&t->lock);
-	/* An explicit logout ends the login for all the user's processes. */
-	if (rv == CKR_OK)
-		w11_share_revoke(t);
+	/* An explicit logout ends the login for all the user's processes,
+	 * also from a process that is not logged in itself (one whose
+	 * takeover failed, wks-pkcs11-logout on a stale record): after any
+	 * C_Logout nobody takes a login over until a new C_Login. */
+	w11_share_revoke(t);
 	pthread_mutex_unlock(&t->edit);
 	if (rv == CKR_OK) {
 		w11_sessions_after_logout(t);

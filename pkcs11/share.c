@@ -1,26 +1,44 @@
 /*
  * The shared login (docs/PKCS11.md, "Shared login"; a token's
  * `shared-login = yes`): after a C_Login as the user, the module leaves
- * the login in the user's kernel keyring, for the kek-cache TTL, as one
- * "user" key named "libwks-pkcs11:SERIAL" holding the store password, the
- * identity of the store file whose MAC that login verified, and the
- * derived keys of the keys that open with it (sharefmt.h).  Another
- * process of the same user whose token is not logged in takes it over
- * (w11_share_adopt): if the store file is still that very file, it loads
- * it, imports the keys (each verified against its entry's MAC; no
+ * the login in the user's kernel keyring, for the kek-cache TTL: a
+ * keyring of its own named "libwks-pkcs11:SERIAL", linked into the
+ * user's keyring, holding one "user" key of the same name, the record
+ * (sharefmt.h): the store password, the identity of the store file whose
+ * MAC that login verified, the derived keys of the keys that open with
+ * it, and the login's deadline (the C_Login's time plus the TTL).
+ * Another process of the same user whose token is not logged in takes it
+ * over (w11_share_adopt): if the store file is still that very file, it
+ * loads it, imports the keys (each verified against its entry's MAC; no
  * PBKDF2), and is logged in.  That is how one login reaches every
  * `p11-kit-remote` that `p11-kit server` starts per connection.
  *
- * C_Logout in any process of the user removes the key; its timeout
- * removes it after the TTL; a change of the store file by anyone but the
- * module makes it stale (the next C_Login leaves a new one).  Failures
- * here never fail a call: the token simply is not shared (debug log).
+ * The login's keyring is its epoch.  Only a C_Login with the PIN makes
+ * one (w11_share_login, ending any earlier one).  An edit the module
+ * saves, in the process that logged in or in one that took the login
+ * over, publishes the record again into that very keyring (found by its
+ * id, not by its name) with the same deadline and the time left as its
+ * timeout: once a C_Logout anywhere invalidated the keyring, or its
+ * timeout passed, the kernel refuses the new record, so nothing revives
+ * a login that ended and nothing outlives the deadline.  (Updating a
+ * "user" key in place would reset its timeout to none, and a key made by
+ * add_key() has none until KEYCTL_SET_TIMEOUT: both the keyring and the
+ * record are made in the thread's keyring, their timeouts set, and only
+ * then linked where other processes find them.)
+ *
+ * C_Logout in any process of the user, logged in or not, removes it; its
+ * timeout removes it after the TTL; a change of the store file by anyone
+ * but the module makes it stale (the next C_Login leaves a new one).
+ * Nothing here runs in a process whose real and effective ids differ
+ * (w11_privileged(): its user keyring is its caller's).  Failures here
+ * never fail a call: the token simply is not shared (debug log).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/keyctl.h>
 
@@ -43,30 +61,35 @@ static void describe(char *out, size_t cap, const w11_token *t)
 	snprintf(out, cap, "libwks-pkcs11:%s", t->serial);
 }
 
-static long find_key(const w11_token *t)
+/* The id of the key of that type and name under `ring` (searched
+ * recursively), or -1. */
+static long search(long ring, const char *type, const char *d)
 {
-	char d[64];
-
-	describe(d, sizeof(d), t);
-	return syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user",
-		       d, 0);
+	return syscall(SYS_keyctl, KEYCTL_SEARCH, ring, type, d, 0);
 }
 
-static long ttl_of(const w11_token *t)
+static int64_t now_s(void)
 {
-	long ttl = t->conf->kek_ttl > 0 ? t->conf->kek_ttl : 300;
+	struct timespec ts;
 
-	for (size_t i = 0; i < t->conf->nprops; i++)
-		if (strcmp(t->conf->prop_name[i],
-			   "wolfjce.keystore.kekCacheTtlSec") == 0 &&
-		    t->conf->kek_ttl <= 0) {
-			char *end;
-			long v = strtol(t->conf->prop_value[i], &end, 10);
+	clock_gettime(CLOCK_REALTIME, &ts); /* the kernel's key expiry clock */
+	return (int64_t)ts.tv_sec;
+}
 
-			if (*end == '\0' && v > 0)
-				ttl = v;
-		}
-	return ttl;
+/* Nothing is shared: the token does not ask for it, or the process's
+ * user keyring is its caller's (a set-user-ID program: the password would
+ * go to the caller, and the caller could plant a record). */
+static int off(const w11_token *t)
+{
+	if (!t->conf->shared_login)
+		return 1;
+	if (w11_privileged()) {
+		W11_LOG("token \"%s\": shared login: off in this process (its "
+			"real and effective ids differ: set-user-ID or "
+			"set-group-ID)", t->conf->label);
+		return 1;
+	}
+	return 0;
 }
 
 static void rec_fid(w11_share_rec *r, const w11_fileid *f)
@@ -124,7 +147,9 @@ void w11_share_carry(w11_token *t, wks_store *to)
 	w11_storeref_put(r);
 }
 
-void w11_share_publish(w11_token *t)
+/* Put the token's login into `ring` (its login's keyring) until
+ * `deadline`.  0, or -1 (logged). */
+static int publish_into(w11_token *t, long ring, int64_t deadline)
 {
 	w11_storeref *r;
 	w11_secret pin = { 0 };
@@ -132,12 +157,11 @@ void w11_share_publish(w11_token *t)
 	w11_share_rec rec = { 0 };
 	unsigned char *blob = NULL, *out = NULL;
 	size_t cap = 0, blen = 0, olen = 0, warmed = 0;
+	int64_t left = deadline - now_s();
 	char d[64];
-	long id;
-	int err;
+	long id = -1;
+	int err, rc = -1;
 
-	if (!t->conf->shared_login)
-		return;
 	pthread_mutex_lock(&t->lock);
 	r = t->login == CKU_USER ? w11_storeref_get(t) : NULL;
 	fid = t->fid;
@@ -148,6 +172,11 @@ void w11_share_publish(w11_token *t)
 	pthread_mutex_unlock(&t->lock);
 	if (!r || !fid.exists)
 		goto done;
+	if (left < 1) {
+		W11_LOG("token \"%s\": shared login: its TTL is over: not "
+			"published again", t->conf->label);
+		goto done;
+	}
 	/* Every key that opens with the store password, in one batch (the
 	 * ones cached already are not derived again). */
 	if ((err = wks_store_cache_warm(r->st, (const char *)pin.p, pin.len,
@@ -162,6 +191,7 @@ void w11_share_publish(w11_token *t)
 				   cap, &blen) != WKS_OK)
 		goto done;
 	rec_fid(&rec, &fid);
+	rec.deadline = deadline;
 	rec.pw = pin.p;
 	rec.pw_len = pin.len;
 	rec.blob = blob;
@@ -176,10 +206,16 @@ void w11_share_publish(w11_token *t)
 		goto done;
 	w11_share_encode(out, &rec);
 	describe(d, sizeof(d), t);
-	id = syscall(SYS_add_key, "user", d, out, olen, KEY_SPEC_USER_KEYRING);
+	/* Made in this thread's keyring, where no other process reaches it,
+	 * with its permissions and timeout set (a crash in between leaves it
+	 * there, and it ends with the thread); then linked into the login's
+	 * own keyring, by id, which the kernel refuses once that keyring
+	 * was invalidated (C_Logout) or expired (the TTL); a record there
+	 * before is replaced. */
+	id = syscall(SYS_add_key, "user", d, out, olen, KEY_SPEC_THREAD_KEYRING);
 	if (id < 0 ||
 	    syscall(SYS_keyctl, KEYCTL_SETPERM, id, SHARE_PERM) < 0 ||
-	    syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, ttl_of(t)) < 0) {
+	    syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, id, (unsigned)left) < 0) {
 		int e = errno;
 
 		if (id >= 0)
@@ -188,8 +224,23 @@ void w11_share_publish(w11_token *t)
 			t->conf->label, strerror(e));
 		goto done;
 	}
+	if (syscall(SYS_keyctl, KEYCTL_LINK, id, ring) < 0) {
+		int e = errno;
+
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+		if (e == ENOKEY || e == EKEYEXPIRED || e == EKEYREVOKED)
+			W11_LOG("token \"%s\": shared login: ended (C_Logout "
+				"or its TTL): not published again",
+				t->conf->label);
+		else
+			W11_LOG("token \"%s\": shared login: the keyring: %s",
+				t->conf->label, strerror(e));
+		goto done;
+	}
+	syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_THREAD_KEYRING);
+	rc = 0;
 	W11_LOG("token \"%s\": shared login: %zu key(s) in the user's "
-		"keyring for %ld s", t->conf->label, warmed, ttl_of(t));
+		"keyring for %lld s", t->conf->label, warmed, (long long)left);
 done:
 	if (out)
 		OPENSSL_clear_free(out, olen);
@@ -197,34 +248,120 @@ done:
 		OPENSSL_clear_free(blob, cap);
 	w11_secret_free(&pin);
 	w11_storeref_put(r);
+	return rc;
+}
+
+void w11_share_publish(w11_token *t)
+{
+	long ring;
+	int64_t deadline;
+
+	if (off(t))
+		return;
+	pthread_mutex_lock(&t->lock);
+	/* only the login that made or took over this keyring */
+	ring = t->login == CKU_USER && t->share_gen == t->login_gen
+	       ? t->share_ring : 0;
+	deadline = t->share_deadline;
+	pthread_mutex_unlock(&t->lock);
+	if (ring > 0)
+		(void)publish_into(t, ring, deadline);
+}
+
+void w11_share_login(w11_token *t)
+{
+	long ttl = t->conf->ttl, ring;
+	int64_t deadline = now_s() + ttl;
+	char d[64];
+	int ok = 0;
+
+	if (off(t))
+		return;
+	/* A new login ends the earlier one: whoever took that over can no
+	 * longer publish into it. */
+	w11_share_revoke(t);
+	describe(d, sizeof(d), t);
+	/* like the record (publish_into): timed out before anyone sees it */
+	ring = syscall(SYS_add_key, "keyring", d, NULL, (size_t)0,
+		       KEY_SPEC_THREAD_KEYRING);
+	if (ring < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_SETPERM, ring, SHARE_PERM) < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, ring, (unsigned)ttl) < 0 ||
+	    syscall(SYS_keyctl, KEYCTL_LINK, ring, KEY_SPEC_USER_KEYRING) < 0) {
+		int e = errno;
+
+		if (ring >= 0)
+			syscall(SYS_keyctl, KEYCTL_INVALIDATE, ring);
+		W11_LOG("token \"%s\": shared login: the keyring: %s",
+			t->conf->label, strerror(e));
+		return;
+	}
+	syscall(SYS_keyctl, KEYCTL_UNLINK, ring, KEY_SPEC_THREAD_KEYRING);
+	pthread_mutex_lock(&t->lock);
+	if (t->login == CKU_USER) {
+		t->share_ring = ring;
+		t->share_deadline = deadline;
+		t->share_gen = t->login_gen;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!ok || publish_into(t, ring, deadline) != 0) {
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, ring);
+		pthread_mutex_lock(&t->lock);
+		if (t->share_ring == ring)
+			t->share_ring = 0;
+		pthread_mutex_unlock(&t->lock);
+	}
 }
 
 void w11_share_revoke(w11_token *t)
 {
-	long id;
+	char d[64];
+	long id, own;
 
-	if (!t->conf->shared_login)
+	if (off(t))
 		return;
-	if ((id = find_key(t)) >= 0)
+	describe(d, sizeof(d), t);
+	/* The records (inside a login's keyring, or one an older module
+	 * left in the user's keyring itself), then the keyrings. */
+	for (int i = 0; i < 16 && (id = search(KEY_SPEC_USER_KEYRING, "user",
+					       d)) >= 0; i++)
 		syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+	for (int i = 0; i < 16 && (id = search(KEY_SPEC_USER_KEYRING,
+					       "keyring", d)) >= 0; i++)
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+	pthread_mutex_lock(&t->lock);
+	own = t->share_ring;
+	t->share_ring = 0;
+	pthread_mutex_unlock(&t->lock);
+	if (own > 0)
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, own);
 }
 
 int w11_share_adopt(w11_token *t)
 {
 	unsigned char *buf = NULL;
 	w11_share_rec rec;
-	w11_fileid now, after;
+	w11_fileid cur, after;
 	wks_store *st = NULL;
 	size_t imported = 0;
-	long id, n = 0;
+	char d[64];
+	long ring, id, n = 0;
+	int64_t now;
 	int adopted = 0, logged;
 
-	if (!t->conf->shared_login)
+	if (off(t))
 		return 0;
 	pthread_mutex_lock(&t->lock);
 	logged = t->login != W11_NOT_LOGGED_IN;
 	pthread_mutex_unlock(&t->lock);
-	if (logged || (id = find_key(t)) < 0)
+	if (logged)
+		return 0;
+	/* the login's keyring (none once invalidated or expired), then the
+	 * record in it */
+	describe(d, sizeof(d), t);
+	if ((ring = search(KEY_SPEC_USER_KEYRING, "keyring", d)) < 0 ||
+	    (id = search(ring, "user", d)) < 0)
 		return 0;
 	pthread_mutex_lock(&t->edit);
 	pthread_mutex_lock(&t->lock);
@@ -239,8 +376,17 @@ int w11_share_adopt(w11_token *t)
 			t->conf->label);
 		goto done;
 	}
-	w11_fileid_of(&now, t->conf->store);
-	if (!rec_fid_eq(&rec, &now)) {
+	/* within the TTL of the C_Login that made it, as this token's
+	 * configuration counts it */
+	now = now_s();
+	if (rec.deadline <= now || rec.deadline - now > t->conf->ttl) {
+		W11_LOG("token \"%s\": shared login: the record is past its "
+			"deadline or beyond this token's TTL; C_Login",
+			t->conf->label);
+		goto done;
+	}
+	w11_fileid_of(&cur, t->conf->store);
+	if (!rec_fid_eq(&rec, &cur)) {
 		W11_LOG("token \"%s\": shared login: the store changed since; "
 			"C_Login", t->conf->label);
 		goto done;
@@ -262,6 +408,11 @@ int w11_share_adopt(w11_token *t)
 		t->login = CKU_USER;
 		t->login_gen++;
 		t->adopted = 1;
+		/* this login's keyring: its edits publish into it, until its
+		 * deadline */
+		t->share_ring = ring;
+		t->share_deadline = rec.deadline;
+		t->share_gen = t->login_gen;
 		adopted = 1;
 	}
 	pthread_mutex_unlock(&t->lock);

@@ -3,8 +3,8 @@
 
 #include "sharefmt.h"
 
-static const uint8_t MAGIC[8] = { 'W', 'K', 'S', 'P', '1', '1', 'L', '1' };
-#define FIXED (8 + 3 * 8 + 8 + 4 + 8 + 4 + 2 + 4)
+static const uint8_t MAGIC[8] = { 'W', 'K', 'S', 'P', '1', '1', 'L', '2' };
+#define FIXED (8 + 3 * 8 + 8 + 4 + 8 + 4 + 8 + 2 + 4)
 
 size_t w11_share_len(const w11_share_rec *r)
 {
@@ -34,6 +34,7 @@ void w11_share_encode(uint8_t *out, const w11_share_rec *r)
 	p = put(p, r->mtime_ns, 4);
 	p = put(p, (uint64_t)r->ctime_s, 8);
 	p = put(p, r->ctime_ns, 4);
+	p = put(p, (uint64_t)r->deadline, 8);
 	p = put(p, r->pw_len, 2);
 	memcpy(p, r->pw, r->pw_len);
 	p += r->pw_len;
@@ -91,6 +92,7 @@ int w11_share_decode(w11_share_rec *r, const uint8_t *p, size_t n)
 	r->mtime_ns = (uint32_t)get(&c, 4);
 	r->ctime_s = (int64_t)get(&c, 8);
 	r->ctime_ns = (uint32_t)get(&c, 4);
+	r->deadline = (int64_t)get(&c, 8);
 	r->pw_len = (size_t)get(&c, 2);
 	if (c.err || r->pw_len == 0 || r->pw_len > W11_SHARE_PW_MAX ||
 	    r->mtime_ns > 999999999u || r->ctime_ns > 999999999u)

@@ -4,9 +4,13 @@
  * for the user's other processes (p11-kit server's per-connection
  * p11-kit-remote above all) to be logged in without PBKDF2.
  *
- *     "WKSP11L1"                        8 bytes
+ *     "WKSP11L2"                        8 bytes
  *     dev, ino, size                    u64 each     the store file's identity
  *     mtime s, mtime ns, ctime s, ns    i64 u32 i64 u32   at the login
+ *     deadline                          i64          the end of the login:
+ *                                        the C_Login's time (CLOCK_REALTIME,
+ *                                        s) plus the TTL; kept by every
+ *                                        republish
  *     password length (1..1024)         u16
  *     password                          that many bytes
  *     blob length                       u32
@@ -29,6 +33,7 @@ typedef struct {
 	uint64_t dev, ino, size;
 	int64_t mtime_s, ctime_s;
 	uint32_t mtime_ns, ctime_ns;
+	int64_t deadline;    /* CLOCK_REALTIME seconds */
 	const uint8_t *pw;   /* into the record (decode) */
 	size_t pw_len;
 	const uint8_t *blob; /* into the record (decode) */

@@ -103,6 +103,7 @@ static EVP_PKEY_CTX *cache_take(w11_session *s, w11_op *op)
 		return NULL;
 	ctx = c->pctx;
 	EVP_PKEY_free(c->pkey);
+	w11_keymat_unref(c->km);
 	memset(c, 0, sizeof(*c));
 	return ctx;
 }
@@ -115,10 +116,12 @@ static void cache_keep(w11_session *s, w11_op *op)
 		return;
 	EVP_PKEY_CTX_free(c->pctx);
 	EVP_PKEY_free(c->pkey);
+	w11_keymat_unref(c->km);
 	c->pctx = op->pctx;
 	op->pctx = NULL;
 	c->pkey = op->pkey;
 	EVP_PKEY_up_ref(op->pkey);
+	c->km = w11_keymat_ref(op->km);
 	c->m = op->m;
 	memcpy(c->param, op->param, op->param_len);
 	c->param_len = op->param_len;
@@ -234,9 +237,38 @@ static CK_RV op_key(w11_token *t, CK_OBJECT_HANDLE key, const w11_mech *m,
 		return CKR_KEY_TYPE_INCONSISTENT;
 	if (!w11_attrs_is_true(&o->attrs, usage))
 		return CKR_KEY_FUNCTION_NOT_PERMITTED;
+	if (!w11_mech_allowed(o, m->type))
+		return CKR_MECHANISM_INVALID;
 	*is_public = o->cls == CKO_PUBLIC_KEY;
 	*km = w11_keymat_ref(o->km);
 	return CKR_OK;
+}
+
+/* The debug log on a key with a password of its own, which programs
+ * (gnutls-serv, NSS, pkcs11-tool) report as a wrong PIN although the
+ * store's PIN was right: say so, and how to give the key the store's
+ * password. */
+static void own_password_note(w11_keymat *km, int refused)
+{
+	w11_token *t = km->tok;
+	char alias[256] = "";
+
+	if (!w11_debug || !t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (km->alias)
+		snprintf(alias, sizeof(alias), "%s", km->alias);
+	pthread_mutex_unlock(&t->lock);
+	if (refused)
+		W11_LOG("key \"%s\": C_Login(CKU_CONTEXT_SPECIFIC): not the "
+			"key's password (CKR_PIN_INCORRECT)", alias);
+	W11_LOG("key \"%s\" of token \"%s\" has a password of its own, "
+		"not the store's (CKA_ALWAYS_AUTHENTICATE): each use needs "
+		"C_Login(CKU_CONTEXT_SPECIFIC) with it, and a program that "
+		"gives the store's PIN there reports a wrong PIN; to use the "
+		"key with the store's PIN: wks keypasswd -k %s -a %s "
+		"--keypass KEY-PASSWORD --new-keypass STORE-PASSWORD", alias,
+		t->conf->label, t->conf->store, alias);
 }
 
 /*
@@ -249,21 +281,29 @@ CK_RV w11_op_start(w11_session *s, w11_op *op, const w11_mech *m,
 		   CK_OBJECT_HANDLE key, CK_ATTRIBUTE_TYPE usage)
 {
 	w11_token *t = s->tok;
-	int is_public = 0;
+	int is_public = 0, stale;
 	uint64_t gen;
 	CK_RV rv;
 
+	/* A key whose entry another program deleted or replaced is not
+	 * used again: a look at the store file at every operation init
+	 * (at most one a millisecond), and a reload when it changed (the
+	 * handle of a deleted or replaced entry is then unknown). */
+	w11_token_check(t);
 	pthread_mutex_lock(&t->lock);
 	rv = op_key(t, key, m, usage, &op->km, &is_public);
 	gen = t->login_gen;
+	stale = (s->cache[0].km && s->cache[0].km->gone) ||
+		(s->cache[1].km && s->cache[1].km->gone);
 	pthread_mutex_unlock(&t->lock);
-	if (rv != CKR_OK)
-		return rv;
-	if (s->cache_gen != gen) {
-		/* kept contexts of an earlier login hold its keys */
+	if (s->cache_gen != gen || stale) {
+		/* kept contexts of an earlier login hold its keys, and
+		 * those of a key that is gone hold it */
 		w11_session_cache_clear(s);
 		s->cache_gen = gen;
 	}
+	if (rv != CKR_OK)
+		return rv;
 	op->m = m;
 	if (is_public) {
 		if (!op->km->pub)
@@ -278,11 +318,13 @@ CK_RV w11_op_start(w11_session *s, w11_op *op, const w11_mech *m,
 
 			pthread_mutex_lock(&t->lock);
 			later = t->login == CKU_USER &&
-				op->km->always_auth == 1;
+				(op->km->always_auth == 1 ||
+				 op->km->force_auth);
 			pthread_mutex_unlock(&t->lock);
 			if (later) {
 				/* CKA_ALWAYS_AUTHENTICATE: the key password
 				 * comes with C_Login(CKU_CONTEXT_SPECIFIC) */
+				own_password_note(op->km, 0);
 				op->need_login = 1;
 				op->active = 1;
 				return CKR_OK;
@@ -330,11 +372,14 @@ CK_RV w11_sign_init(w11_session *s, const CK_MECHANISM *mech,
 
 CK_RV w11_context_login(w11_session *s, const char *pin, size_t len)
 {
-	static const int kinds[] = { W11_OP_SIGN, W11_OP_DECRYPT };
+	/* (encrypt and verify too: a secret key made always-authenticate
+	 * through the attribute record) */
+	static const int kinds[] = { W11_OP_SIGN, W11_OP_DECRYPT,
+				     W11_OP_ENCRYPT, W11_OP_VERIFY };
 	w11_op *op = NULL;
 	CK_RV rv;
 
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (s->op[kinds[i]].active && s->op[kinds[i]].need_login) {
 			op = &s->op[kinds[i]];
 			break;
@@ -343,6 +388,8 @@ CK_RV w11_context_login(w11_session *s, const char *pin, size_t len)
 		return CKR_OPERATION_NOT_INITIALIZED;
 	rv = w11_keymat_get(op->km, pin, len, &op->pkey, &op->sec,
 			    &op->sec_len);
+	if (rv == CKR_PIN_INCORRECT)
+		own_password_note(op->km, 1);
 	if (rv != CKR_OK)
 		return rv; /* a wrong password may be tried again */
 	op->need_login = 0;

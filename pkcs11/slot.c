@@ -1,12 +1,89 @@
 /*
  * Slots and tokens: one slot per [token] of the configuration, its token
  * always present.  A token whose store file does not exist yet is not
- * initialised (C_InitToken creates the store).
+ * initialised (C_InitToken creates the store); one whose store this
+ * process cannot save (permissions, owner) is write-protected.
  */
+#define _GNU_SOURCE /* AT_EACCESS */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "p11.h"
+
+/* Does the store exist for all this process can tell (stat() fails for
+ * another reason than its absence)? */
+static int store_hidden(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) != 0 && errno != ENOENT && errno != ENOTDIR;
+}
+
+/* A save keeps the store file's owner and group (libwks refuses to hand
+ * the file to another user): can this process?  1 if not, with *e set. */
+static int foreign_owner(const char *path, int *e)
+{
+	gid_t groups[256];
+	struct stat sb;
+	int n;
+
+	if (geteuid() == 0 || stat(path, &sb) != 0)
+		return 0;
+	if (sb.st_uid != geteuid()) {
+		*e = EPERM;
+		return 1;
+	}
+	if (sb.st_gid == getegid())
+		return 0;
+	n = getgroups((int)(sizeof(groups) / sizeof(groups[0])), groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == sb.st_gid)
+			return 0;
+	*e = EPERM;
+	return 1;
+}
+
+CK_RV w11_token_writable(const w11_token *t)
+{
+	const char *path = t->conf->store;
+	char *d;
+	int e = 0;
+
+	if (t->conf->read_only)
+		return CKR_TOKEN_WRITE_PROTECTED;
+	/* A save writes a new file in the store's folder and renames it
+	 * over the store, with the old file's owner and group: the folder
+	 * must be writable, and the file too (a read-only store file says
+	 * not to change it), and its owner this process's. */
+	if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0 &&
+	    errno != ENOENT) {
+		e = errno;
+		W11_LOG("token \"%s\": write-protected: %s: %s",
+			t->conf->label, path, strerror(e));
+	} else if (foreign_owner(path, &e)) {
+		W11_LOG("token \"%s\": write-protected: %s belongs to another "
+			"user or group (a save keeps them)", t->conf->label,
+			path);
+	} else {
+		if (!(d = strdup(path)))
+			return CKR_HOST_MEMORY;
+		if (faccessat(AT_FDCWD, dirname(d), W_OK | X_OK,
+			      AT_EACCESS) != 0) {
+			e = errno;
+			W11_LOG("token \"%s\": write-protected: the folder "
+				"of %s: %s", t->conf->label, path,
+				strerror(e));
+		}
+		free(d);
+	}
+	return e ? CKR_TOKEN_WRITE_PROTECTED : CKR_OK;
+}
 
 CK_RV C_GetSlotList(CK_BBOOL present, CK_SLOT_ID_PTR list, CK_ULONG_PTR n)
 {
@@ -77,6 +154,10 @@ CK_RV C_GetTokenInfo(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
 		goto done;
 	}
 	w11_fileid_of(&fid, t->conf->store);
+	/* a store this process cannot even look at (a folder it may not
+	 * search) is not one to initialise */
+	if (!fid.exists && store_hidden(t->conf->store))
+		fid.exists = 1;
 	memset(info, 0, sizeof(*info));
 	w11_pad(info->label, sizeof(info->label), t->conf->label);
 	w11_pad(info->manufacturerID, sizeof(info->manufacturerID), "libwks");
@@ -86,7 +167,7 @@ CK_RV C_GetTokenInfo(CK_SLOT_ID slot, CK_TOKEN_INFO_PTR info)
 	info->flags = CKF_RNG | CKF_LOGIN_REQUIRED;
 	if (fid.exists)
 		info->flags |= CKF_TOKEN_INITIALIZED | CKF_USER_PIN_INITIALIZED;
-	if (t->conf->read_only)
+	if (w11_token_writable(t) != CKR_OK)
 		info->flags |= CKF_WRITE_PROTECTED;
 	info->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
 	info->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;

@@ -2,13 +2,17 @@
  * A token: one WKS store file.  Its object list is rebuilt from the
  * store each time the file is (re)loaded: at the first use, after a
  * login, after every change the module saves, and at a
- * C_FindObjectsInit that finds the file changed (device, inode, size,
+ * C_FindObjectsInit or operation init (w11_op_start(), C_DeriveKey,
+ * C_CopyObject) that finds the file changed (device, inode, size,
  * modification or change time), so that a change made by wks(1) or
- * wolfJCE is seen without restarting anything.
+ * wolfJCE is seen at the next operation.
  *
  * Handles stay the same across reloads for objects that did not change
  * (same role, alias, position and content), and so do the decrypted keys
- * (the key material, shared with session copies of the key).
+ * (the key material, shared with session copies of the key).  A key's
+ * identity is the digest of its entry's stored bytes
+ * (wks__store_entry_digest()): the key material of an entry deleted or
+ * written again is marked gone (mark_gone()) and never used again.
  *
  * Without a login the store is read without its password (as Java reads
  * a trust store): certificates and public keys are visible.  C_Login
@@ -28,6 +32,7 @@
 #include <openssl/sha.h>
 
 #include "p11.h"
+#include "store/entryid.h"
 
 static atomic_ulong next_handle = 1;
 
@@ -161,6 +166,7 @@ CK_RV w11_token_init(w11_token *t, CK_SLOT_ID slot,
 	t->slot = slot;
 	t->conf = conf;
 	t->login = W11_NOT_LOGGED_IN;
+	atomic_init(&t->checked_ns, 0);
 	if (!(t->canon = canonical(conf->store)))
 		return CKR_HOST_MEMORY;
 	/* Stable for a store: from its canonical path. */
@@ -181,7 +187,12 @@ void w11_token_fini(w11_token *t)
 	free(t->objs);
 	w11_storeref_put(t->sref);
 	w11_secret_free(&t->pin);
+	if (t->rec_next) {
+		w11_rec_free(t->rec_next);
+		free(t->rec_next);
+	}
 	free(t->canon);
+	w11_token_resealed_clear(t);
 	pthread_mutex_destroy(&t->edit);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
@@ -256,6 +267,41 @@ static w11_keymat *find_keymat(w11_token *t, wks_store *st, const char *alias,
 	return renamed;
 }
 
+/* The key material of an entry that an edit of this module wrote again
+ * with the same key (w11_token_resealed()): found by alias, it takes the
+ * entry's new identity.  Lock held (and the edit lock). */
+static w11_keymat *carry_keymat(w11_token *t, const char *alias,
+				int is_secret, const unsigned char ident[32])
+{
+	const char *was = NULL;
+	size_t i;
+
+	for (i = 0; i < t->nresealed && !was; i++)
+		if (strcmp(t->resealed[i].alias, alias) == 0)
+			was = t->resealed[i].was ? t->resealed[i].was : alias;
+	if (!was)
+		return NULL;
+	for (i = 0; i < t->nobjs; i++) {
+		w11_keymat *km = t->objs[i]->km;
+		char *a;
+
+		if (!km || km->tok != t || km->gone || !km->alias ||
+		    km->is_secret != is_secret ||
+		    !(t->objs[i]->flags & W11_OF_TOKEN) ||
+		    strcmp(km->alias, was) != 0)
+			continue;
+		if (strcmp(km->alias, alias) != 0) {
+			if (!(a = strdup(alias)))
+				return NULL;
+			free(km->alias);
+			km->alias = a;
+		}
+		memcpy(km->ident, ident, 32);
+		return km;
+	}
+	return NULL;
+}
+
 typedef struct {
 	w11_obj **v;
 	size_t n, cap;
@@ -278,29 +324,16 @@ static CK_RV list_add(objlist *l, w11_obj *o)
 	return CKR_OK;
 }
 
-static void hash_ident(unsigned char out[32], const char *kind,
-		       const void *p, size_t n)
-{
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-
-	memset(out, 0, 32);
-	if (c && EVP_DigestInit_ex(c, w11_md("SHA256"), NULL) &&
-	    EVP_DigestUpdate(c, kind, strlen(kind) + 1) &&
-	    EVP_DigestUpdate(c, p, n))
-		EVP_DigestFinal_ex(c, out, NULL);
-	EVP_MD_CTX_free(c);
-}
-
 static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 			     objlist *l)
 {
 	X509 *chain[64] = { 0 };
 	size_t cc = 0, id_len = 0;
-	unsigned char id[256], ident[32], *der = NULL;
+	unsigned char id[256], ident[32];
 	w11_keymat *km = NULL;
 	w11_obj *o;
 	CK_RV rv = CKR_OK;
-	int n, err;
+	int err;
 
 	if ((err = wks_store_cert_count(&cc, st, alias)) != WKS_OK || cc == 0)
 		return CKR_OK; /* cannot happen for a loaded entry */
@@ -314,13 +347,13 @@ static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 		}
 	if ((rv = w11_cert_id(id, &id_len, sizeof(id), chain[0])) != CKR_OK)
 		goto done;
-	if ((n = i2d_X509(chain[0], &der)) <= 0) {
-		rv = CKR_FUNCTION_FAILED;
+	if ((err = wks__store_entry_digest(ident, st, alias)) != WKS_OK) {
+		w11_log_wks(alias, err);
+		rv = w11_rv_of_wks(err);
 		goto done;
 	}
-	hash_ident(ident, "key", der, (size_t)n);
-	OPENSSL_free(der);
-	km = find_keymat(t, st, alias, ident);
+	if (!(km = find_keymat(t, st, alias, ident)))
+		km = carry_keymat(t, alias, 0, ident);
 	if (km) {
 		w11_keymat_ref(km);
 	} else {
@@ -346,7 +379,9 @@ static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 		W11_LOG("entry \"%s\": a key type the module does not use: "
 			"its certificates only", alias);
 	}
-	for (size_t i = 0; i < cc; i++) {
+	/* certificates = leaf: the CA certificates are not objects (OpenSSH
+	 * makes every certificate's key an identity) */
+	for (size_t i = 0; i < (t->conf->leaf_certs ? 1 : cc); i++) {
 		unsigned char cid[256];
 		size_t cid_len = id_len;
 
@@ -372,7 +407,6 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 				const char *alias, objlist *l)
 {
 	char *alg = NULL;
-	int64_t ctime = 0;
 	unsigned char ident[32];
 	w11_keymat *km = NULL;
 	w11_obj *o;
@@ -380,21 +414,12 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 	int err;
 
 	if ((err = wks_store_secret_algorithm(&alg, st, alias)) != WKS_OK ||
-	    (err = wks_store_creation_time(&ctime, st, alias)) != WKS_OK) {
+	    (err = wks__store_entry_digest(ident, st, alias)) != WKS_OK) {
 		w11_log_wks(alias, err);
 		goto done;
 	}
-	{
-		size_t an = strlen(alg);
-		unsigned char buf[8 + 256];
-
-		if (an > 256)
-			an = 256;
-		memcpy(buf, &ctime, 8);
-		memcpy(buf + 8, alg, an);
-		hash_ident(ident, "secret", buf, 8 + an);
-	}
-	km = find_keymat(t, st, alias, ident);
+	if (!(km = find_keymat(t, st, alias, ident)))
+		km = carry_keymat(t, alias, 1, ident);
 	if (km) {
 		w11_keymat_ref(km);
 	} else {
@@ -433,6 +458,8 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 		unsigned char id[256];
 		size_t id_len;
 
+		size_t first = l->n;
+
 		switch (wks_store_entry_type(st, al[i])) {
 		case WKS_ENTRY_PRIVATE_KEY:
 			rv = build_key_entry(t, st, al[i], l);
@@ -441,6 +468,8 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 			rv = build_secret_entry(t, st, al[i], l);
 			break;
 		case WKS_ENTRY_CERTIFICATE:
+			if (t->conf->leaf_certs)
+				break;
 			if ((err = wks_store_get_cert(&x, st, al[i], 0)) !=
 			    WKS_OK) {
 				w11_log_wks(al[i], err);
@@ -456,6 +485,15 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 		default:
 			break;
 		}
+		/* the entry's objects know its bytes (the attribute record
+		 * is bound to them) */
+		if (rv == CKR_OK && l->n > first) {
+			unsigned char d[32];
+
+			if (wks__store_entry_digest(d, st, al[i]) == WKS_OK)
+				for (size_t k = first; k < l->n; k++)
+					memcpy(l->v[k]->edig, d, 32);
+		}
 		/* one entry the module cannot show does not hide the others */
 		if (rv != CKR_OK && rv != CKR_HOST_MEMORY) {
 			W11_LOG("entry \"%s\": not shown (0x%lx)", al[i],
@@ -467,6 +505,108 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 	return rv;
 }
 
+/* The token's key material that no object of the new list `l` holds
+ * (its entry was deleted or its bytes replaced) is gone: forgotten, and
+ * session copies of the key, which share it, fail from now on.  Lock
+ * held. */
+static void mark_gone(w11_token *t, const objlist *l)
+{
+	for (size_t i = 0; i < t->nobjs; i++)
+		if (t->objs[i]->km)
+			t->objs[i]->km->live = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i]->km)
+			l->v[i]->km->live = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i]->km && (l->v[i]->flags & W11_OF_TOKEN))
+			l->v[i]->km->live = 1;
+	for (size_t i = 0; i < t->nobjs + l->n; i++) {
+		w11_obj *o = i < t->nobjs ? t->objs[i] : l->v[i - t->nobjs];
+		w11_keymat *km = o->km;
+
+		if (km && km->tok == t && !km->live && !km->gone) {
+			km->gone = 1;
+			w11_keymat_forget(km);
+			W11_LOG("token \"%s\": entry \"%s\" deleted or replaced: "
+				"its key is no longer usable", t->conf->label,
+				km->alias ? km->alias : "?");
+		}
+	}
+}
+
+/* Is `a` a value the record may give attribute `type` (the types and
+ * shapes w11_rec_persistable() keeps)? */
+static int rec_value_ok(uint64_t type, const w11_rattr *a)
+{
+	switch (type) {
+	case CKA_ID:
+		return a->len <= 256;
+	case CKA_START_DATE:
+	case CKA_END_DATE:
+		return a->len == 0 || a->len == sizeof(CK_DATE);
+	case CKA_ALLOWED_MECHANISMS:
+		return a->len % sizeof(CK_MECHANISM_TYPE) == 0 &&
+		       a->len <= 256 * sizeof(CK_MECHANISM_TYPE);
+	default:
+		return w11_rec_persistable(type) && a->len == sizeof(CK_BBOOL);
+	}
+}
+
+/* Give the token objects of `l` what the record says of them: only what
+ * a verified record says of a private object; a public key object the
+ * record marks deleted leaves the list.  Lock held. */
+static void rec_apply(w11_token *t, objlist *l, const w11_rec *rec,
+		      int verified)
+{
+	size_t k = 0;
+
+	(void)t;
+	for (size_t i = 0; i < l->n; i++)
+		if ((l->v[i]->flags & W11_OF_TOKEN) && l->v[i]->km)
+			l->v[i]->km->force_auth = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		w11_obj *o = l->v[i];
+		const w11_ritem *it = NULL;
+
+		if ((o->flags & W11_OF_TOKEN) &&
+		    (verified || !(o->flags & W11_OF_PRIVATE)))
+			it = w11_rec_find(rec, o->edig, (uint8_t)o->role,
+					  (uint32_t)o->chain_index);
+		if (it && (it->flags & W11_REC_F_DELETED) &&
+		    o->role == W11_R_PUB) {
+			w11_obj_free(o);
+			continue;
+		}
+		for (uint32_t j = 0; it && j < it->n; j++) {
+			const w11_rattr *a = &it->a[j];
+
+			if (!rec_value_ok(a->type, a))
+				continue;
+			if (a->type == CKA_ALWAYS_AUTHENTICATE) {
+				/* (computed, not in the table: km says) */
+				if (o->km && a->val[0] &&
+				    (o->role == W11_R_PRIV ||
+				     o->role == W11_R_SECRET))
+					o->km->force_auth = 1;
+				continue;
+			}
+			/* (a key has no CKA_ALLOWED_MECHANISMS of its own:
+			 * the record's is the only one) */
+			if (!w11_attrs_get(&o->attrs, (CK_ATTRIBUTE_TYPE)a->type) &&
+			    !(a->type == CKA_ALLOWED_MECHANISMS &&
+			      (o->cls == CKO_PRIVATE_KEY ||
+			       o->cls == CKO_PUBLIC_KEY ||
+			       o->cls == CKO_SECRET_KEY)))
+				continue;
+			if (w11_attrs_set(&o->attrs, (CK_ATTRIBUTE_TYPE)a->type,
+					  a->val, a->len) != CKR_OK)
+				continue;
+		}
+		l->v[k++] = o;
+	}
+	l->n = k;
+}
+
 CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 {
 	objlist l = { 0 };
@@ -474,8 +614,33 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 	unsigned char *used = NULL;
 	CK_RV rv;
 
+	w11_rec rec = { 0 };
+	int verified = 0;
+
+	/* the attribute record: the one the edit just wrote, else read
+	 * (with the login's password, if any: its MAC checked) */
+	if (t->rec_next) {
+		rec = *t->rec_next;
+		verified = t->rec_next_verified;
+		free(t->rec_next);
+		t->rec_next = NULL;
+	} else if (st) {
+		char pin[1024];
+		size_t pin_len = 0;
+
+		pthread_mutex_lock(&t->lock);
+		if (t->login == CKU_USER && t->pin.len <= sizeof(pin)) {
+			memcpy(pin, t->pin.p, t->pin.len);
+			pin_len = t->pin.len;
+		}
+		pthread_mutex_unlock(&t->lock);
+		(void)w11_recfile_read(t, pin_len ? pin : NULL, pin_len, &rec,
+				       &verified);
+		OPENSSL_cleanse(pin, sizeof(pin));
+	}
 	if (st && !(r = storeref_new(st))) {
 		wks_store_free(st);
+		w11_rec_free(&rec);
 		return CKR_HOST_MEMORY;
 	}
 	pthread_mutex_lock(&t->lock);
@@ -486,9 +651,12 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 			goto fail;
 	if ((rv = build(t, st, &l)) != CKR_OK)
 		goto fail;
+	rec_apply(t, &l, &rec, verified);
+	w11_rec_free(&rec);
 	/* Unchanged token objects keep their handles: same role and
-	 * content under the same alias, or under an alias the store no
-	 * longer has (renamed); each old handle goes to one object. */
+	 * content (or the same key material: carried over by
+	 * carry_keymat()) under the same alias, or under an alias the store
+	 * no longer has (renamed); each old handle goes to one object. */
 	if (t->nobjs && !(used = calloc(t->nobjs, 1))) {
 		rv = CKR_HOST_MEMORY;
 		goto fail;
@@ -504,7 +672,8 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 
 				if (used[j] || !(p->flags & W11_OF_TOKEN) ||
 				    p->role != o->role ||
-				    memcmp(p->ident, o->ident, 32) != 0)
+				    (memcmp(p->ident, o->ident, 32) != 0 &&
+				     !(o->km && p->km == o->km)))
 					continue;
 				if (pass == 0 ? strcmp(p->alias, o->alias) != 0
 					      : wks_store_contains(st, p->alias))
@@ -516,6 +685,7 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 			}
 		}
 	free(used);
+	mark_gone(t, &l);
 	for (size_t j = 0; j < t->nobjs; j++)
 		if (t->objs[j]->flags & W11_OF_TOKEN)
 			w11_obj_free(t->objs[j]);
@@ -540,6 +710,7 @@ fail:
 	free(l.v);
 	pthread_mutex_unlock(&t->lock);
 	w11_storeref_put(r);
+	w11_rec_free(&rec);
 	return rv;
 }
 
@@ -602,6 +773,10 @@ CK_RV w11_token_refresh(w11_token *t)
 		pthread_mutex_lock(&t->lock);
 		t->load_failed = 1;
 		t->fid = now; /* not again until it changes */
+		/* Nothing read yet: no objects is not an empty token. */
+		if (!t->sref)
+			rv = err == WKS_ERR_NOMEM ? CKR_HOST_MEMORY
+						  : CKR_DEVICE_ERROR;
 		pthread_mutex_unlock(&t->lock);
 		goto done;
 	}
@@ -618,9 +793,52 @@ done:
 	return rv;
 }
 
+CK_RV w11_token_resealed(w11_token *t, const char *alias, const char *was)
+{
+	struct w11_resealed *nv;
+	char *a = strdup(alias), *w = was ? strdup(was) : NULL;
+
+	if (!a || (was && !w) ||
+	    !(nv = realloc(t->resealed, (t->nresealed + 1) * sizeof(*nv)))) {
+		free(a);
+		free(w);
+		return CKR_HOST_MEMORY;
+	}
+	t->resealed = nv;
+	t->resealed[t->nresealed].alias = a;
+	t->resealed[t->nresealed++].was = w;
+	return CKR_OK;
+}
+
+void w11_token_resealed_clear(w11_token *t)
+{
+	for (size_t i = 0; i < t->nresealed; i++) {
+		free(t->resealed[i].alias);
+		free(t->resealed[i].was);
+	}
+	free(t->resealed);
+	t->resealed = NULL;
+	t->nresealed = 0;
+}
+
+void w11_token_check(w11_token *t)
+{
+	struct timespec ts;
+	long long now, last;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	last = atomic_load_explicit(&t->checked_ns, memory_order_relaxed);
+	if (last && now >= last && now - last < W11_CHECK_NS)
+		return;
+	atomic_store_explicit(&t->checked_ns, now, memory_order_relaxed);
+	(void)w11_token_refresh(t);
+}
+
 void w11_token_logout_locked(w11_token *t)
 {
 	w11_secret_free(&t->pin);
+	w11_secret_free(&t->rec_key);
 	t->login = W11_NOT_LOGGED_IN;
 	t->adopted = 0;
 	t->login_gen++;
@@ -756,13 +974,17 @@ CK_RV w11_keymat_get(w11_keymat *km, const char *pin, size_t pin_len,
 		return CKR_OK;
 	}
 	pthread_mutex_lock(&t->lock);
+	if (km->gone) {
+		pthread_mutex_unlock(&t->lock);
+		return CKR_KEY_HANDLE_INVALID;
+	}
 	if (t->login != CKU_USER) {
 		pthread_mutex_unlock(&t->lock);
 		return CKR_USER_NOT_LOGGED_IN;
 	}
 	gen = t->login_gen;
 	if (!pin) {
-		if (km->always_auth == 1) {
+		if (km->always_auth == 1 || km->force_auth) {
 			pthread_mutex_unlock(&t->lock);
 			return CKR_USER_NOT_LOGGED_IN;
 		}
@@ -801,7 +1023,9 @@ CK_RV w11_keymat_get(w11_keymat *km, const char *pin, size_t pin_len,
 		/* with the store password: learn whether the key has its
 		 * own password, and keep the key for this login */
 		pthread_mutex_lock(&t->lock);
-		if (gen == t->login_gen) {
+		if (km->gone) {
+			rv = CKR_KEY_HANDLE_INVALID;
+		} else if (gen == t->login_gen) {
 			if (rv == CKR_PIN_INCORRECT) {
 				km->always_auth = 1;
 			} else if (rv == CKR_OK) {

@@ -31,6 +31,7 @@
 #include <openssl/x509v3.h>
 
 #include "p11.h"
+#include "store/entryid.h"
 
 /* ---- the locked load-modify-save ------------------------------------------- */
 
@@ -81,6 +82,158 @@ CK_RV w11_rv_of_set(int err)
 	}
 }
 
+/* ---- the attribute record during an edit ---------------------------------- */
+
+int w11_rec_persistable(CK_ATTRIBUTE_TYPE t)
+{
+	switch (t) {
+	case CKA_ID:
+	case CKA_START_DATE:
+	case CKA_END_DATE:
+	case CKA_ALLOWED_MECHANISMS:
+	case CKA_ALWAYS_AUTHENTICATE:
+	case CKA_SIGN:
+	case CKA_VERIFY:
+	case CKA_ENCRYPT:
+	case CKA_DECRYPT:
+	case CKA_DERIVE:
+	case CKA_WRAP:
+	case CKA_UNWRAP:
+	case CKA_SIGN_RECOVER:
+	case CKA_VERIFY_RECOVER:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
+		   size_t index, const CK_ATTRIBUTE *tmpl, CK_ULONG n)
+{
+	unsigned char d[32];
+	w11_ritem *it = NULL;
+
+	if (!t->rec_edit || !alias)
+		return CKR_OK;
+	for (CK_ULONG i = 0; i < n; i++) {
+		const CK_ATTRIBUTE *a = &tmpl[i];
+		int ok;
+
+		if (!w11_rec_persistable(a->type))
+			continue;
+		switch (a->type) {
+		case CKA_ID:
+			ok = a->ulValueLen <= 256;
+			break;
+		case CKA_START_DATE:
+		case CKA_END_DATE:
+			ok = a->ulValueLen == 0 || a->ulValueLen == sizeof(CK_DATE);
+			break;
+		case CKA_ALLOWED_MECHANISMS:
+			ok = a->ulValueLen % sizeof(CK_MECHANISM_TYPE) == 0 &&
+			     a->ulValueLen <= 256 * sizeof(CK_MECHANISM_TYPE);
+			break;
+		default:
+			ok = a->ulValueLen == sizeof(CK_BBOOL);
+			break;
+		}
+		if (!ok)
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		if (!it) {
+			if (wks__store_entry_digest(d, st, alias) != WKS_OK)
+				return CKR_FUNCTION_FAILED;
+			if (!(it = w11_rec_item(t->rec_edit, d, (uint8_t)role,
+						(uint32_t)index)))
+				return CKR_DEVICE_MEMORY;
+		}
+		if (w11_ritem_set(it, a->type, a->pValue,
+				  (uint32_t)a->ulValueLen) != 0)
+			return CKR_DEVICE_MEMORY;
+	}
+	return CKR_OK;
+}
+
+/* The record of the store `st` as it was loaded for an edit: the
+ * digests of its entries, to follow them through the edit. */
+typedef struct {
+	unsigned char (*d)[32];
+	char **alias;
+	size_t n;
+} digests;
+
+static void digests_free(digests *ds)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		free(ds->alias[i]);
+	free(ds->d);
+	free(ds->alias);
+	memset(ds, 0, sizeof(*ds));
+}
+
+static CK_RV digests_of(digests *ds, wks_store *st)
+{
+	char **al = NULL;
+	size_t n = 0;
+
+	memset(ds, 0, sizeof(*ds));
+	if (wks_store_aliases(&al, &n, st) != WKS_OK)
+		return CKR_HOST_MEMORY;
+	ds->d = calloc(n ? n : 1, 32);
+	ds->alias = calloc(n ? n : 1, sizeof(char *));
+	if (!ds->d || !ds->alias) {
+		wks_aliases_free(al);
+		digests_free(ds);
+		return CKR_HOST_MEMORY;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (wks__store_entry_digest(ds->d[ds->n], st, al[i]) != WKS_OK ||
+		    !(ds->alias[ds->n] = strdup(al[i])))
+			continue;
+		ds->n++;
+	}
+	wks_aliases_free(al);
+	return CKR_OK;
+}
+
+static int digests_has(const digests *ds, const unsigned char d[32])
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (memcmp(ds->d[i], d, 32) == 0)
+			return 1;
+	return 0;
+}
+
+/* After the edit's change: an entry the module rewrote (same alias, new
+ * bytes: a new chain, a new password) keeps its items; a deleted one's
+ * go, and so do those of entries that are not in the store at all
+ * (deleted or replaced by another program since the record was
+ * written). */
+static void rec_follow(w11_rec *rec, const digests *before, wks_store *st)
+{
+	digests after;
+
+	if (digests_of(&after, st) != CKR_OK)
+		return;
+	for (size_t i = 0; i < before->n; i++) {
+		unsigned char nd[32];
+
+		if (digests_has(&after, before->d[i]))
+			continue;
+		if (wks_store_contains(st, before->alias[i]) &&
+		    wks__store_entry_digest(nd, st, before->alias[i]) == WKS_OK)
+			w11_rec_rebind(rec, before->d[i], nd);
+		else
+			w11_rec_drop_entry(rec, before->d[i]);
+	}
+	for (uint32_t i = 0; i < rec->n;) {
+		if (!digests_has(&after, rec->items[i].entry))
+			w11_rec_drop_entry(rec, rec->items[i].entry);
+		else
+			i++;
+	}
+	digests_free(&after);
+}
+
 /* With the token's edit lock held. */
 CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 		     const char *save_pw, size_t save_len, w11_edit_fn fn,
@@ -89,10 +242,14 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	wks_lock *lk = NULL;
 	wks_store *st = NULL;
 	w11_fileid fid;
+	w11_rec *rec = NULL;
+	digests before = { 0 };
 	CK_RV rv;
-	int err, same_pw;
+	int err, same_pw, verified = 0;
 
-	if ((rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
+	/* t->resealed: filled by fn, read by the install, emptied here */
+	if ((rv = w11_token_writable(t)) != CKR_OK ||
+	    (rv = lock_file(&lk, t->conf->store)) != CKR_OK ||
 	    (rv = w11_token_new_store(t, &st)) != CKR_OK)
 		goto done;
 	if ((err = wks_store_load_locked(st, lk, load_pw, load_len)) !=
@@ -102,18 +259,41 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 					      : CKR_DEVICE_ERROR;
 		goto done;
 	}
-	if ((rv = fn(st, save_pw, save_len, ctx)) != CKR_OK)
+	/* the attribute record as it is now (under the lock, its MAC
+	 * checked with the store's password), followed through the edit */
+	if (!(rec = calloc(1, sizeof(*rec))) ||
+	    (rv = digests_of(&before, st)) != CKR_OK) {
+		rv = CKR_HOST_MEMORY;
 		goto done;
+	}
+	(void)w11_recfile_read(t, load_pw, load_len, rec, &verified);
+	t->rec_edit = rec;
+	rv = fn(st, save_pw, save_len, ctx);
+	t->rec_edit = NULL;
+	if (rv != CKR_OK)
+		goto done;
+	rec_follow(rec, &before, st);
 	if ((err = wks_store_save_locked(st, lk, save_pw, save_len)) !=
 	    WKS_OK) {
 		w11_log_wks("saving the store", err);
 		rv = err == WKS_ERR_LIMIT ? CKR_DEVICE_MEMORY : CKR_DEVICE_ERROR;
 		goto done;
 	}
+	/* a new password: a new salt for the record's MAC key */
+	if (!(load_pw && save_pw && load_len == save_len &&
+	      CRYPTO_memcmp(load_pw, save_pw, save_len) == 0))
+		rec->iterations = 0;
+	if (w11_recfile_write(t, rec, save_pw, save_len) != CKR_OK)
+		W11_LOG("token \"%s\": the store was saved, its attribute "
+			"record was not: the objects changed show derived "
+			"attributes", t->conf->label);
 	/* still locked: nobody changed it since */
 	w11_fileid_of(&fid, t->conf->store);
 	wks_lock_release(lk);
 	lk = NULL;
+	t->rec_next = rec;
+	t->rec_next_verified = 1;
+	rec = NULL;
 	/* An edit under the same password keeps a shared login going (the
 	 * unchanged keys carried over, no PBKDF2 for them); a new password
 	 * is published by C_SetPIN once the token holds it. */
@@ -126,8 +306,14 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	if (rv == CKR_OK && same_pw)
 		w11_share_publish(t);
 done:
+	if (rec) {
+		w11_rec_free(rec);
+		free(rec);
+	}
+	digests_free(&before);
 	wks_lock_release(lk);
 	wks_store_free(st);
+	w11_token_resealed_clear(t);
 	return rv;
 }
 
@@ -479,7 +665,7 @@ CK_RV w11_may_create(w11_session *s, int token, int private_obj)
 	u = t->login;
 	pthread_mutex_unlock(&t->lock);
 	if (token) {
-		if (t->conf->read_only)
+		if (w11_token_writable(t) != CKR_OK)
 			return CKR_TOKEN_WRITE_PROTECTED;
 		if (!(s->flags & CKF_RW_SESSION))
 			return CKR_SESSION_READ_ONLY;
@@ -514,6 +700,22 @@ static CK_OBJECT_HANDLE handle_of(w11_token *t, const char *alias, int role,
 
 /* ---- new token entries -------------------------------------------------- */
 
+/* Does the record give the key of entry `alias` the CKA_ID id[0..len)
+ * (any CKA_ID, for id NULL)?  During an edit. */
+static int rec_key_id_is(w11_token *t, wks_store *st, const char *alias,
+			 const unsigned char *id, size_t len)
+{
+	unsigned char d[32];
+	const w11_rattr *a;
+
+	if (!t || !t->rec_edit ||
+	    wks__store_entry_digest(d, st, alias) != WKS_OK ||
+	    !(a = w11_ritem_get(w11_rec_find(t->rec_edit, d, W11_R_PRIV, 0),
+				CKA_ID)))
+		return 0;
+	return !id || (a->len == len && memcmp(a->val, id, len) == 0);
+}
+
 typedef struct {
 	EVP_PKEY *pk;
 	CK_KEY_TYPE kt;
@@ -523,9 +725,15 @@ typedef struct {
 	const unsigned char *id;
 	size_t id_len;
 	X509 *cert;
+	w11_token *tok; /* the token (add_cert_fn: its key's entry written
+			 * again; the attribute record) */
 	char *alias;  /* out */
 	int role;     /* out */
 	size_t index; /* out */
+	/* what the attribute record keeps of the templates (tok: above) */
+	const CK_ATTRIBUTE *t1, *t2; /* private / secret key, public key */
+	CK_ULONG n1, n2;
+	int added;    /* out: the certificate was written (not found) */
 } add_ctx;
 
 static CK_RV add_secret_fn(wks_store *st, const char *pin, size_t n,
@@ -541,8 +749,11 @@ static CK_RV add_secret_fn(wks_store *st, const char *pin, size_t n,
 	if ((rv = w11_new_alias(&c->alias, st, c->label, NULL, 0, "secret")) !=
 	    CKR_OK)
 		return rv;
-	return w11_rv_of_set(wks_store_set_secret_key(
-		st, c->alias, alg, c->val, c->val_len, pin, n));
+	if ((rv = w11_rv_of_set(wks_store_set_secret_key(
+		     st, c->alias, alg, c->val, c->val_len, pin, n))) != CKR_OK)
+		return rv;
+	return w11_rec_keep(c->tok, st, c->alias, W11_R_SECRET, 0, c->t1,
+			    c->n1);
 }
 
 CK_RV w11_token_secret(w11_session *s, CK_KEY_TYPE kt, const unsigned char *v,
@@ -558,6 +769,9 @@ CK_RV w11_token_secret(w11_session *s, CK_KEY_TYPE kt, const unsigned char *v,
 	c.val = v;
 	c.val_len = len;
 	c.label = w11_tmpl(t, n, CKA_LABEL);
+	c.tok = s->tok;
+	c.t1 = t;
+	c.n1 = n;
 	rv = w11_token_edit(s->tok, add_secret_fn, &c);
 	if (rv == CKR_OK &&
 	    (*h = handle_of(s->tok, c.alias, W11_R_SECRET, 0)) ==
@@ -585,8 +799,13 @@ static CK_RV add_keypair_fn(wks_store *st, const char *pin, size_t n,
 	    (rv = w11_self_signed(&c->cert, c->pk, c->alias, c->id, c->id_len,
 				  NULL)) != CKR_OK)
 		goto done;
-	rv = w11_rv_of_set(wks_store_set_pkey(st, c->alias, c->pk, &c->cert, 1,
-					  pin, n));
+	if ((rv = w11_rv_of_set(wks_store_set_pkey(st, c->alias, c->pk,
+						   &c->cert, 1, pin, n))) ==
+		    CKR_OK &&
+	    (rv = w11_rec_keep(c->tok, st, c->alias, W11_R_PRIV, 0, c->t1,
+			       c->n1)) == CKR_OK)
+		rv = w11_rec_keep(c->tok, st, c->alias, W11_R_PUB, 0, c->t2,
+				  c->n2);
 done:
 	if (c->id == kid) {
 		c->id = NULL;
@@ -621,6 +840,11 @@ CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 		c.id = id->pValue;
 		c.id_len = id->ulValueLen;
 	}
+	c.tok = s->tok;
+	c.t1 = priv_t;
+	c.n1 = priv_n;
+	c.t2 = pub_t;
+	c.n2 = pub_n;
 	rv = w11_token_edit(s->tok, add_keypair_fn, &c);
 	if (rv == CKR_OK) {
 		*priv_h = handle_of(s->tok, c.alias, W11_R_PRIV, 0);
@@ -636,7 +860,12 @@ CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 }
 
 /* A certificate: the chain of the key it belongs to, or a trusted
- * certificate entry. */
+ * certificate entry.  Two passes over the entries: first only the key
+ * whose CKA_ID the template gives (its chain takes the certificate if
+ * its last one was issued by it, or has it already), then any entry
+ * (already there, a new leaf of a key, a chain that grows), so that a
+ * company intermediate that other keys hold already is appended to the
+ * key it was written for. */
 static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 {
 	add_ctx *c = arg;
@@ -647,14 +876,21 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 
 	if ((err = wks_store_aliases(&al, &na, st)) != WKS_OK)
 		return w11_rv_of_set(err);
-	for (size_t i = 0; i < na && !c->alias; i++) {
+	for (size_t k = 0; k < 2 * na && !c->alias; k++) {
+		size_t i = k % na;
+		int by_id = k < na; /* the first pass */
 		X509 *chain[64] = { 0 }, *x = c->cert;
 		size_t cc = 0, keep = 0;
 		EVP_PKEY *key = NULL;
 		unsigned char eid[256];
 		size_t eid_len = 0;
+		int id_match;
 
+		if (by_id && !c->id_len)
+			continue;
 		if (wks_store_entry_type(st, al[i]) == WKS_ENTRY_CERTIFICATE) {
+			if (by_id)
+				continue;
 			if (wks_store_get_cert(&chain[0], st, al[i], 0) ==
 				    WKS_OK &&
 			    X509_cmp(chain[0], x) == 0) {
@@ -672,6 +908,14 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 			if (wks_store_get_cert(&chain[j], st, al[i], j) !=
 			    WKS_OK)
 				goto next;
+		id_match = c->id_len &&
+			   ((w11_cert_id(eid, &eid_len, sizeof(eid), chain[0]) ==
+				     CKR_OK &&
+			     eid_len == c->id_len &&
+			     memcmp(eid, c->id, eid_len) == 0) ||
+			    rec_key_id_is(c->tok, st, al[i], c->id, c->id_len));
+		if (by_id && !id_match)
+			goto next;
 		for (size_t j = 0; j < cc; j++)
 			if (X509_cmp(chain[j], x) == 0) {
 				/* already there */
@@ -680,11 +924,18 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 				c->alias = strdup(al[i]);
 				goto next;
 			}
-		if (EVP_PKEY_eq(X509_get0_pubkey(chain[0]),
-				X509_get0_pubkey(x)) == 1) {
+		if (by_id && X509_check_issued(x, chain[cc - 1]) != X509_V_OK) {
+			goto next;
+		} else if (EVP_PKEY_eq(X509_get0_pubkey(chain[0]),
+				       X509_get0_pubkey(x)) == 1) {
 			/* the key's certificate: it replaces the leaf (a
 			 * self-signed one from C_GenerateKeyPair); the CA
-			 * certificates stay if they issued it */
+			 * certificates stay if they issued it.  The key's
+			 * CKA_ID stays what it was (kept in the record). */
+			if (rec_key_id_is(c->tok, st, al[i], NULL, 0) ||
+			    w11_cert_id(eid, &eid_len, sizeof(eid),
+					chain[0]) != CKR_OK)
+				eid_len = 0;
 			keep = cc > 1 && X509_check_issued(chain[1], x) ==
 						 X509_V_OK
 				       ? cc - 1
@@ -694,11 +945,7 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 			X509_up_ref(x);
 			cc = 1 + keep;
 			c->role = W11_R_LEAF;
-		} else if (c->id_len &&
-			   w11_cert_id(eid, &eid_len, sizeof(eid), chain[0]) ==
-				   CKR_OK &&
-			   eid_len == c->id_len &&
-			   memcmp(eid, c->id, eid_len) == 0 &&
+		} else if (id_match &&
 			   X509_check_issued(x, chain[cc - 1]) == X509_V_OK) {
 			/* the issuer of the chain's last certificate, with
 			 * the key's CKA_ID: the chain grows */
@@ -717,10 +964,22 @@ static CK_RV add_cert_fn(wks_store *st, const char *pin, size_t n, void *arg)
 		} else {
 			rv = w11_rv_of_set(wks_store_set_pkey(st, al[i], key,
 							  chain, cc, pin, n));
+			/* the same key: its objects keep their handles */
+			if (rv == CKR_OK && c->tok)
+				rv = w11_token_resealed(c->tok, al[i], NULL);
 		}
 		EVP_PKEY_free(key);
 		if (rv == CKR_OK && !(c->alias = strdup(al[i])))
 			rv = CKR_HOST_MEMORY;
+		c->added = 1;
+		if (rv == CKR_OK && c->role == W11_R_LEAF && eid_len) {
+			CK_ATTRIBUTE ka = { CKA_ID, eid, eid_len };
+
+			if ((rv = w11_rec_keep(c->tok, st, al[i], W11_R_PRIV, 0,
+					       &ka, 1)) == CKR_OK)
+				rv = w11_rec_keep(c->tok, st, al[i], W11_R_PUB,
+						  0, &ka, 1);
+		}
 next:
 		for (size_t j = 0; j < 64; j++)
 			X509_free(chain[j]);
@@ -732,10 +991,25 @@ next:
 		return rv;
 	/* a trusted certificate entry */
 	c->role = W11_R_TRUSTED;
+	c->added = 1;
 	if ((rv = w11_new_alias(&c->alias, st, c->label, c->id, c->id_len,
 				"cert")) != CKR_OK)
 		return rv;
 	return w11_rv_of_set(wks_store_set_cert(st, c->alias, c->cert));
+}
+
+/* C_CreateObject of a certificate: the entry's change, then the CKA_ID
+ * the template gave the certificate object, kept as given. */
+static CK_RV add_cert_keep_fn(wks_store *st, const char *pin, size_t n,
+			      void *arg)
+{
+	add_ctx *c = arg;
+	CK_ATTRIBUTE ia = { CKA_ID, (void *)c->id, c->id_len };
+	CK_RV rv = add_cert_fn(st, pin, n, arg);
+
+	if (rv != CKR_OK || !c->added || !c->id_len)
+		return rv;
+	return w11_rec_keep(c->tok, st, c->alias, c->role, c->index, &ia, 1);
 }
 
 /* ---- C_CreateObject -------------------------------------------------------- */
@@ -795,16 +1069,22 @@ static CK_RV create_cert(w11_session *s, int token, const CK_ATTRIBUTE *t,
 		return rv;
 	}
 	c.cert = x;
+	c.tok = s->tok;
 	c.label = w11_tmpl(t, n, CKA_LABEL);
 	if (id && id->ulValueLen <= 256) {
 		c.id = id->pValue;
 		c.id_len = id->ulValueLen;
 	}
-	rv = w11_token_edit(s->tok, add_cert_fn, &c);
+	rv = w11_token_edit(s->tok, add_cert_keep_fn, &c);
 	if (rv == CKR_OK &&
 	    (*h = handle_of(s->tok, c.alias, c.role, c.index)) ==
-		    CK_INVALID_HANDLE)
+		    CK_INVALID_HANDLE) {
+		if (s->tok->conf->leaf_certs && c.role != W11_R_LEAF)
+			W11_LOG("certificate stored in \"%s\", which this "
+				"token (certificates = leaf) does not show",
+				c.alias ? c.alias : "?");
 		rv = CKR_FUNCTION_FAILED;
+	}
 	X509_free(x);
 	free(c.alias);
 	return rv;

@@ -791,7 +791,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null
 	chown nobody:nogroup sticky3/nobody.wks
 	as_nobody sh -c 'umask 022; echo old >sticky3/mine.pem'
 	set +e
-	as_nobody setsid -w "$WKS_BIN" export-key -k "$T/sticky3/nobody.wks" -a k \
+	as_nobody setsid -w "$(other_user_path "$WKS_BIN")" export-key -k "$T/sticky3/nobody.wks" -a k \
 		-o "$T/sticky3/mine.pem" --force "${S[@]}" >"$T/out" 2>"$T/err"
 	rc=$?
 	set -e

@@ -21,7 +21,7 @@ start_tests edit
 as_nobody() {
 	set +e
 	setsid -w setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$WKS_BIN" "$@" >"$T/out" 2>"$T/err"
+		"$(other_user_path "$WKS_BIN")" "$@" >"$T/out" 2>"$T/err"
 	rc=$?
 	set -e
 }

@@ -49,6 +49,29 @@ start_tests() {
 	umask 022
 }
 
+# other_user_path FILE: a path to FILE that another user (the tests play
+# nobody with setpriv) can read and execute, printed: a copy in
+# $T/.other-user, a folder of mode 755 (the caller makes $T enterable,
+# chmod 711 or 755), since the checkout may lie in a folder other users
+# cannot enter (root's 0700 home, a mktemp -d) and FILE with it.  A
+# script is not copied (the valgrind wrapper: it runs the binary its
+# environment names, from CI's checkout, which every user can enter).
+other_user_path() {
+	local d=$T/.other-user b
+	b=$(basename "$1")
+	if [ "$(head -c 4 "$1" | tail -c 3)" != ELF ]; then
+		printf '%s\n' "$1"
+		return
+	fi
+	mkdir -p "$d"
+	chmod 755 "$d"
+	if [ ! -e "$d/$b" ]; then
+		cp "$1" "$d/$b"
+		chmod 755 "$d/$b"
+	fi
+	printf '%s\n' "$d/$b"
+}
+
 # default_props CMD...: CMD with the library's own defaults (no
 # properties file), for checks of a default itself.
 default_props() { WKS_PROPERTIES='' "$@"; }

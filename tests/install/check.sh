@@ -25,7 +25,7 @@
 #      C_GetInterfaceList and C_GetInterface only, its p11-kit module file
 #      is share/p11-kit/modules/wks.module, and `p11-kit list-modules`
 #      reading that file lists the module with a token the installed wks
-#      made.
+#      made; the installed wks-pkcs11-logout loads it from bin/.
 #
 # Examples run without arguments in an empty temporary folder; one that
 # needs arguments says WKS_EXAMPLE_NEEDS_ARGS in its source and is only
@@ -124,12 +124,15 @@ for f in "$SRC"/examples/*.c "$SRC/examples/README"; do
 		fail "installed example differs from $f"
 	fi
 done
-# bin/ gets the tool only (benchmarks and examples stay in the build tree).
+# bin/ gets the tools only (benchmarks and examples stay in the build
+# tree): wks, and wks-pkcs11-logout with the PKCS#11 module.
 bins=$(cd "$P/bin" && echo *)
-if [ "$bins" = wks ]; then
-	ok "bin/ holds wks only"
+want_bins=wks
+[ -n "${WKS_PKCS11_MODULEDIR:-}" ] && want_bins="wks wks-pkcs11-logout"
+if [ "$bins" = "$want_bins" ]; then
+	ok "bin/ holds $want_bins only"
 else
-	fail "bin/ holds: $bins (expected wks only)"
+	fail "bin/ holds: $bins (expected $want_bins only)"
 fi
 # Every man page directly under share/man/ is misplaced (man(1) looks
 # only in man<section>/ folders).
@@ -358,6 +361,17 @@ else
 		fail "libwks-pkcs11.so has an RPATH into the build tree"
 	else
 		ok "libwks-pkcs11.so: no RPATH into the build tree"
+	fi
+	# wks-pkcs11-logout finds the module installed beside it (a
+	# configuration with one token whose store does not exist: not
+	# logged in; the module names the missing store on standard error)
+	printf '[token]\nlabel = inst\nstore = none.wks\n' >"$T/logout.conf"
+	if out=$(WKS_PKCS11_CONF="$T/logout.conf" "$P/bin/wks-pkcs11-logout" 2>"$T/logout.err") &&
+		[ "$out" = "inst: not logged in" ] &&
+		grep -q "no store .*none.wks" "$T/logout.err"; then
+		ok "the installed wks-pkcs11-logout loads the installed module"
+	else
+		fail "installed wks-pkcs11-logout: $out $(cat "$T/logout.err")"
 	fi
 	MF=$P/share/p11-kit/modules/wks.module
 	p11path=$(pkg-config --variable=p11_module_path p11-kit-1 2>/dev/null || true)

@@ -11,15 +11,19 @@
 #                 openssl, and a changed message must fail) with ECDSA,
 #                 RSA-PSS and EdDSA; --keypairgen and --write-object of a
 #                 CA-issued certificate (the store's entry then has that
-#                 certificate: wks export-cert, wksdump.py); --write-object
-#                 of a key and its certificate, --delete-object (the entry
-#                 comes and goes, as wks list sees it)
+#                 certificate: wks export-cert, wksdump.py), then of the
+#                 CA's certificate with the key's CKA_ID, for two keys
+#                 (each chain takes it); --write-object of a key and its
+#                 certificate, --delete-object (the entry comes and goes,
+#                 as wks list sees it)
 #   GnuTLS        p11tool --list-all, --export (the same certificate as wks
 #                 export-cert); gnutls-serv with pkcs11: URIs for key and
 #                 certificate, checked by gnutls-cli and by openssl
 #                 s_client -verify_return_error (an RSA key signs RSA-PSS
 #                 in TLS 1.3), and refused by a client trusting another
-#                 certificate
+#                 certificate; a running gnutls-serv whose key wks delete
+#                 removes or wks import-key --force replaces fails the
+#                 next handshake (the module refuses the old key)
 #   p11-kit       list-modules shows the token (as user nobody when run as
 #                 root: p11-kit reads ~/.config/pkcs11/modules for other
 #                 users only); p11-kit server serves the token on a socket
@@ -59,6 +63,11 @@ FULL=${WKS_TEST_FULL:-0}
 [ "$FULL" = 0 ] || FULL=1
 
 start_tests p11gnutls
+# wks(1) for the recipes (tls-chain), whatever WKS_BIN is
+mkdir bin
+printf '#!/bin/sh\nexec %q "$@"\n' "$WKS_BIN" >bin/wks
+chmod 755 bin/wks
+export PATH="$T/bin:$PATH"
 PIDS=()
 cleanup() {
 	local p
@@ -161,11 +170,32 @@ openssl req -x509 -newkey ed25519 -nodes -keyout ed.key -subj /CN=localhost \
 wks import-key -k web.wks --storepass pass:web-store-pw -a ed --key ed.key --chain ed.crt
 expect 0 "wks import-key Ed25519"
 rm -f ed.key
+# a CA-issued key: root -> intermediate -> leaf, made by openssl (the TLS
+# recipes must send the chain to a client that trusts only the root)
+ca_ext=$'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign'
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout root.key \
+	-subj "/CN=Test Root CA" -days 30 -addext basicConstraints=critical,CA:true \
+	-addext keyUsage=critical,keyCertSign,cRLSign -out root.pem 2>/dev/null
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout int.key \
+	-subj "/CN=Test Intermediate CA" -out int.csr 2>/dev/null
+openssl x509 -req -in int.csr -CA root.pem -CAkey root.key -days 30 \
+	-extfile <(printf '%s\n' "$ca_ext") -out int.pem 2>/dev/null
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout issued.key \
+	-subj "/CN=localhost/OU=issued" -out issued.csr 2>/dev/null
+openssl x509 -req -in issued.csr -CA int.pem -CAkey int.key -days 30 \
+	-extfile <(printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n') -out issued.pem 2>/dev/null
+cat issued.pem int.pem root.pem >issued.chain.pem
+wks import-key -k web.wks --storepass pass:web-store-pw -a issued --key issued.key \
+	--chain issued.chain.pem
+expect 0 "wks import-key issued (a chain of 3)"
+rm -f issued.key int.key root.key
 for a in ec rsa ed; do
 	wks export-cert -k web.wks -a "$a"
 	cp "$T/out" "$a.wks.pem"
 done
-(umask 077 && printf 'web-store-pw\n' >web.pin)
+# the PIN file as docs/PKCS11.md writes it (no line end): every recipe
+# reads it ("PIN files")
+(umask 077 && printf '%s' 'web-store-pw' >web.pin)
 printf '[token]\nlabel = web\nstore = web.wks\n' >p11.conf
 export MODULE WKS_PKCS11_CONF=$T/p11.conf PIN_FILE=$T/web.pin
 export OPENSSL_CONF=/dev/null WKS_PIN=web-store-pw
@@ -263,6 +293,28 @@ run keygen-sign p11 --login --pin env:WKS_PIN --sign --id "$id" -m ECDSA-SHA256 
 expect 0 "the generated key signs"
 run keygen-verify openssl dgst -sha256 -verify new.pub.pem -signature mail.sig p11.conf
 expect_out 0 'Verified OK' "the generated key's signature verifies with its public key"
+# The CA's certificate with the key's CKA_ID: appended to its chain, also
+# for a second key when the first holds it already (one company CA for
+# all keys)
+openssl x509 -in ca.pem -outform DER -out ca.der
+certs_of() { wks export-cert -k web.wks -a "$1"; grep -c 'BEGIN CERTIFICATE' "$T/out" || true; }
+run ca-mail p11 --login --pin env:WKS_PIN --write-object ca.der --type cert --id "$id"
+expect 0 "--write-object of the CA certificate with mail's CKA_ID"
+check "mail's chain is its leaf and the CA" [ "$(certs_of mail)" = 2 ]
+run keygen2 p11 --login --pin env:WKS_PIN --keypairgen --key-type EC:prime256v1 --id 0a03 --label mail2
+expect 0 "pkcs11-tool --keypairgen mail2"
+run pub2 p11 --read-object --type pubkey --id 0a03 -o mail2.pub.der
+openssl pkey -pubin -inform DER -in mail2.pub.der -out mail2.pub.pem
+openssl req -new -key ca.key -subj /CN=mail2 -out mail2.csr
+openssl x509 -req -in mail2.csr -CA ca.pem -CAkey ca.key -force_pubkey mail2.pub.pem \
+	-days 30 -outform DER -out mail2.der 2>/dev/null
+run leaf2 p11 --login --pin env:WKS_PIN --write-object mail2.der --type cert --id 0a03 --label mail2
+expect 0 "--write-object of mail2's CA-issued certificate"
+id2=$(id_of mail2)
+run ca-mail2 p11 --login --pin env:WKS_PIN --write-object ca.der --type cert --id "$id2"
+expect 0 "--write-object of the CA certificate with mail2's CKA_ID"
+check "mail2's chain is its leaf and the CA, though mail holds the CA too" [ "$(certs_of mail2)" = 2 ]
+check "mail's chain is unchanged" [ "$(certs_of mail)" = 2 ]
 
 recipe pkcs11-tool-import NEW=imported NEW_ID=0a02
 expect 0 "recipe pkcs11-tool-import"
@@ -282,6 +334,19 @@ out_has 'URL: pkcs11:.*token=web;.*object=rsa;type=private|URL: pkcs11:.*token=w
 out_has 'object=ed;type=cert' "p11tool --list-all lists the Ed25519 certificate"
 if [ -s rsa.pem ] && [ "$(fingerprint rsa.pem)" = "$(fingerprint rsa.wks.pem)" ]; then ok; else
 	bad "p11tool --export: the certificate is the store's"; fi
+
+# PIN files (docs/PKCS11.md "PIN files"): pin-source= takes the whole file
+recipe p11tool-pin-source
+expect 0 "recipe p11tool-pin-source"
+n=$(grep -c 'URL: pkcs11:.*type=private' "$T/out" || true)
+wks list -k web.wks --storepass "file:$PIN_FILE"
+expect 0 "wks --storepass file: reads the PIN file"
+k=$(grep -c ' private-key ' "$T/out" || true)
+check "p11tool --login with pin-source= lists the $k private keys ($n)" [ "$n" -eq "$k" ]
+printf '%s\n' 'web-store-pw' >lf.pin
+recipe p11tool-pin-source PIN_FILE="$T/lf.pin"
+if ! grep -q 'type=private' "$T/out"; then ok; else
+	bad "pin-source= with a line end in the file logged in (the doc says the line end is part of the PIN)"; fi
 
 # tls_gnutls ALIAS VERSIONS: gnutls-serv with ALIAS's key, checked with
 # gnutls-cli and openssl s_client in each TLS version (1.2, 1.3).
@@ -332,17 +397,115 @@ else
 	tls_gnutls rsa "1.2"
 fi
 
+# A running server and a key that another program deletes or replaces
+# (docs/PKCS11.md "Tokens"): the module rereads the store at the next
+# operation init, so the next handshake cannot sign with the old key.  A
+# token of its own (a copy of web.wks), so the rest keeps its keys.
+# live_handshake WHAT CA: a gnutls-cli handshake with the live server,
+# trusting CA; its status in $rc.
+live_handshake() {
+	run "$1" timeout 10 gnutls-cli --x509cafile "$2" --port "$port" localhost </dev/null
+}
+# live_server: gnutls-serv on the live token's key ec (port in $port).
+live_server() {
+	port=$(free_port)
+	start gnutls-serv "$T/gnutls-serv-live$1.log" WKS_PKCS11_CONF="$T/live.conf" \
+		TOKEN=live ALIAS=ec PORT="$port"
+	if wait_port "$port"; then ok; else
+		bad "gnutls-serv (live token) did not start: $(tail -5 "$T/gnutls-serv-live$1.log")"; fi
+}
+cp web.wks live.wks
+printf '[token]\nlabel = live\nstore = live.wks\n' >live.conf
+live_server 1
+live_handshake before ec.wks.pem
+expect_out 0 'Handshake was completed' "live gnutls-serv: handshake before the change"
+wks delete -k live.wks -a ec --storepass pass:web-store-pw
+expect 0 "wks delete of the key gnutls-serv uses"
+live_handshake deleted ec.wks.pem
+if [ "$rc" -ne 0 ] && ! grep -q 'Handshake was completed' "$T/out"; then ok; else
+	bad "gnutls-serv completed a handshake with a key wks delete removed"; fi
+check "gnutls-serv: the module refused the deleted key" \
+	grep -q 'Error in handshake: PKCS #11 error in key' "$T/gnutls-serv-live1.log"
+stop "$SPID"
+# wks import-key --force: a new key and certificate under the same alias
+cp web.wks live.wks
+live_server 2
+live_handshake before ec.wks.pem
+expect_out 0 'Handshake was completed' "live gnutls-serv: handshake before the new key"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout new-ec.key \
+	-subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -days 30 \
+	-out new-ec.crt 2>/dev/null
+wks import-key --force -k live.wks --storepass pass:web-store-pw -a ec --key new-ec.key --chain new-ec.crt
+expect 0 "wks import-key --force of a new key where gnutls-serv's was"
+rm -f new-ec.key
+# gnutls-serv sends the certificate it read at its start (the old one)
+# and, having kept the key's handle, cannot sign with the new key:
+# handshakes fail until it is restarted, whichever certificate the client
+# trusts; never one with the old key.
+live_handshake replaced-old ec.wks.pem
+if [ "$rc" -ne 0 ] && ! grep -q 'Handshake was completed' "$T/out"; then ok; else
+	bad "gnutls-serv completed a handshake with the key import-key --force replaced"; fi
+live_handshake replaced-new new-ec.crt
+if [ "$rc" -ne 0 ] && ! grep -q 'Handshake was completed' "$T/out"; then ok; else
+	bad "gnutls-serv completed a handshake trusting the new certificate before a restart"; fi
+check "gnutls-serv: the module refused the replaced key" \
+	grep -q 'Error in handshake: PKCS #11 error in key' "$T/gnutls-serv-live2.log"
+stop "$SPID"
+# restarted, it serves the new key
+live_server 3
+live_handshake restarted new-ec.crt
+expect_out 0 'Handshake was completed' "gnutls-serv restarted: handshake with the new key"
+stop "$SPID"
+# The CA-issued key: gnutls-serv sends the leaf alone; with the chain from
+# recipe tls-chain, a client trusting only the root verifies it.
+mkdir chain && (
+	cd chain
+	recipe tls-chain STORE="$T/web.wks" ALIAS=issued
+	expect 0 "recipe tls-chain"
+	check "tls-chain: issued.chain.pem holds the 3 certificates, leaf first" \
+		cmp -s issued.chain.pem ../issued.chain.pem
+	check "tls-chain: issued.ca.pem holds the 2 CA certificates" \
+		test "$(grep -c 'BEGIN CERTIFICATE' issued.ca.pem)" -eq 2
+	for r in gnutls-serv gnutls-serv-chain; do
+		port=$(free_port)
+		start "$r" "$T/$r-issued.log" ALIAS=issued PORT="$port"
+		if wait_port "$port"; then
+			run "$r" timeout 10 openssl s_client -connect "127.0.0.1:$port" \
+				-CAfile ../root.pem -verify_return_error </dev/null
+			if [ "$r" = gnutls-serv ]; then
+				if [ "$rc" -ne 0 ]; then ok; else
+					bad "gnutls-serv with pkcs11: URIs sent a chain (the doc says the leaf alone)"; fi
+			else
+				if [ "$rc" -eq 0 ] && grep -q "Verify return code: 0 (ok)" "$T/out"; then ok; else
+					bad "gnutls-serv-chain: s_client trusting only the root (exit $rc)"; fi
+				run gnutls-cli timeout 10 gnutls-cli --x509cafile ../root.pem --port "$port" localhost </dev/null
+				if [ "$rc" -eq 0 ] && grep -q "Handshake was completed" "$T/out"; then ok; else
+					bad "gnutls-serv-chain: gnutls-cli trusting only the root (exit $rc)"; fi
+			fi
+		else
+			bad "$r (issued) did not start: $(tail -5 "$T/$r-issued.log")"
+		fi
+		stop "$SPID"
+	done
+	echo "$passed $failed" >counts
+)
+read -r passed failed <chain/counts
+
 # ---- p11-kit -----------------------------------------------------------------
 
 H=$T/home
 mkdir -p "$H/.config/pkcs11/modules"
-printf 'module: %s\n' "$MODULE" >"$H/.config/pkcs11/modules/wks.module"
 as=()
+LMOD=$MODULE
 if [ "$(id -u)" -eq 0 ]; then
 	as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 	chmod 711 "$T"
-	chmod -R a+rX "$H" p11.conf
+	# nobody loads a copy of the module: the checkout may lie in a folder
+	# other users cannot enter (root's home)
+	LMOD=$(other_user_path "$MODULE")
 fi
+printf 'module: %s\n' "$LMOD" >"$H/.config/pkcs11/modules/wks.module"
+if [ "${#as[@]}" -gt 0 ]; then chmod -R a+rX "$H" p11.conf; fi
 set +e
 (cd / && "${as[@]}" env HOME="$H" WKS_PKCS11_CONF="$WKS_PKCS11_CONF" \
 	bash -eu -c "$(recipe_text p11-kit-list-modules)" recipe-p11-kit-list-modules) >"$T/out" 2>"$T/err"
@@ -371,6 +534,13 @@ mkdir client && (
 )
 read -r passed failed <client/counts
 export P11_KIT_SERVER_ADDRESS=unix:path=$SOCK/pkcs11
+# a listing of private keys through p11-kit 0.24, with no warning (the
+# module answered CKA_ALLOWED_MECHANISMS, whose length query p11-kit's RPC
+# cannot carry: CKR_DEVICE_ERROR, one warning per key)
+run privkeys pkcs11-tool --module "$CLIENT" --login --pin env:WKS_PIN --list-objects --type privkey
+if [ "$rc" -eq 0 ] && grep -q 'Private Key Object; EC' "$T/out" &&
+	! grep -Eq 'warning|CKR_' "$T/err"; then ok; else
+	bad "pkcs11-tool --list-objects --type privkey through p11-kit server: exit $rc, stderr: $(head -3 "$T/err")"; fi
 # p11-kit 0.24 does not carry CKM_ECDSA_SHA256 (docs/PKCS11.md)
 run ecdsa-sha256 pkcs11-tool --module "$CLIENT" --login --pin env:WKS_PIN --sign \
 	--id "$(id_of ec)" -m ECDSA-SHA256 -i p11.conf -o x.sig
@@ -428,6 +598,12 @@ else
 		pkcs11-tool --module "$CLIENT" --login --pin wrong-pin --list-objects
 	if [ "$rc" -ne 0 ] && grep -q CKR_PIN_INCORRECT "$T/err"; then ok; else
 		bad "shared login: a wrong PIN is refused (rc $rc)"; fi
+	# wks-pkcs11-logout (built beside the module) ends it for everyone
+	recipe p11-kit-shared-logout CLIENT="$CLIENT" SOCKET_DIR="$SOCK2" \
+		LOGOUT="$(dirname "$MODULE")/wks-pkcs11-logout"
+	expect 0 "recipe p11-kit-shared-logout"
+	out_has '^web: logged out$' "wks-pkcs11-logout through p11-kit-client logs the token out"
+	out_has '^0$' "after wks-pkcs11-logout a client that gave no PIN sees no private key"
 fi
 stop "$SRV2"
 
@@ -446,6 +622,24 @@ recipe openssl-pkey OPENSSL_CONF="$OCNF"
 expect 0 "recipe openssl-pkey"
 if [ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "$(openssl x509 -in ec.wks.pem -pubkey -noout)" ]; then ok; else
 	bad "openssl pkey -pubout of the pkcs11: key is the certificate's key"; fi
+# "PIN files": pkcs11-provider's file: takes the first line (a line end,
+# LF or CRLF, is no part of the PIN), wks's file: too; a wrong PIN fails
+# (the private key needs the login)
+printf '%s\r\n' 'web-store-pw' >crlf.pin
+printf '%s' 'wrong-pin' >bad.pin
+for f in lf crlf bad; do
+	recipe openssl-pkcs11-conf OPENSSL_CONF="$T/ossl-$f.cnf" PIN_FILE="$T/$f.pin"
+	recipe openssl-pkey OPENSSL_CONF="$T/ossl-$f.cnf"
+	if [ "$f" = bad ]; then
+		if [ "$rc" -ne 0 ]; then ok; else bad "pkcs11-provider logged in with a wrong PIN file"; fi
+	elif [ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "$(openssl x509 -in ec.wks.pem -pubkey -noout)" ]; then
+		ok
+	else
+		bad "pkcs11-provider file: with a $f line end (exit $rc)"
+	fi
+done
+wks list -k web.wks --storepass "file:$T/crlf.pin"
+expect 0 "wks --storepass file: with a CRLF line end"
 
 # tls_ossl ALIAS VERSIONS: openssl s_server through pkcs11-provider.
 tls_ossl() {
@@ -476,5 +670,36 @@ if [ "$FULL" = 1 ]; then
 else
 	tls_ossl ec "1.3"
 fi
+
+# the CA-issued key through pkcs11-provider, with the CA certificates of
+# recipe tls-chain: a client trusting only the root verifies it
+(
+	cd chain
+	port=$(free_port)
+	start openssl-s_server-chain "$T/s_server-chain.log" OPENSSL_CONF="$OCNF" ALIAS=issued \
+		HOST=127.0.0.1 PORT="$port"
+	if wait_port "$port"; then
+		run chain timeout 10 openssl s_client -connect "127.0.0.1:$port" -CAfile ../root.pem \
+			-verify_return_error </dev/null
+		if [ "$rc" -eq 0 ] && grep -q "Verify return code: 0 (ok)" "$T/out"; then ok; else
+			bad "openssl-s_server-chain: s_client trusting only the root (exit $rc)"; fi
+	else
+		bad "openssl s_server (issued) did not start: $(tail -5 "$T/s_server-chain.log")"
+	fi
+	stop "$SPID"
+	echo "$passed $failed" >counts
+)
+read -r passed failed <chain/counts
+
+# renaming an entry (p11tool --set-label): the entry and its chain follow
+recipe p11tool-rename ALIAS=issued NEW=issued-2
+expect 0 "recipe p11tool-rename"
+wks list -k web.wks --storepass "file:$PIN_FILE"
+if grep -q '^issued-2 .*chain of 3' "$T/out" && ! grep -q '^issued ' "$T/out"; then ok; else
+	bad "p11tool --set-label: the entry issued is now issued-2, with its chain"; fi
+run labels p11tool --provider "$MODULE" --list-all "pkcs11:token=web"
+check "the chain certificates follow the new label" grep -q 'object=issued-2%2F2;type=cert' "$T/out"
+recipe p11tool-rename ALIAS=issued-2 NEW=ec
+if [ "$rc" -ne 0 ]; then ok; else bad "p11tool --set-label to an alias in use succeeded"; fi
 
 end_tests

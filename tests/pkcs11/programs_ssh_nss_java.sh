@@ -138,7 +138,9 @@ ssh_fp() { ssh-keygen -lf "$1" | awk '{ print $2; exit }'; }
 # ---- the store and the token --------------------------------------------------
 
 PIN=wks-pin-1
-(umask 077; printf '%s\n' "$PIN" >web.pin)
+# the PIN file as docs/PKCS11.md writes it (no line end), for every
+# reader: ssh's askpass program, NSS's -f, keytool's -storepass:file
+(umask 077; printf '%s' "$PIN" >web.pin)
 wks genkeypair -k web.wks --storepass "pass:$PIN" -a ec --keyalg EC --dname CN=localhost \
 	--ext san=dns:localhost,ip:127.0.0.1
 expect 0 "genkeypair ec"
@@ -332,6 +334,74 @@ else
 	bad "ssh-agent: no SSH_AGENT_PID in wks-agent.sh"
 fi
 
+# ---- OpenSSH and a CA-issued key ---------------------------------------------------
+
+# OpenSSH makes every certificate object's key an identity: a key stored
+# with its chain (root -> intermediate -> leaf, made here by openssl) would
+# list the CA's keys, and the whole output of ssh-keygen -D in
+# authorized_keys let the CA's key log in.  The recipes' configuration for
+# OpenSSH (certificates = leaf) shows each key's own certificate only.
+mkdir ca
+(
+	cd ca
+	ca_ext=$'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign'
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout root.key \
+		-subj "/CN=Test Root CA" -days 30 -addext basicConstraints=critical,CA:true \
+		-addext keyUsage=critical,keyCertSign,cRLSign -out root.pem 2>/dev/null
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout int.key \
+		-subj "/CN=Test Intermediate CA" -out int.csr 2>/dev/null
+	openssl x509 -req -in int.csr -CA root.pem -CAkey root.key -days 30 \
+		-extfile <(printf '%s\n' "$ca_ext") -out int.pem 2>/dev/null
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout leaf.key \
+		-subj "/CN=leaf" -out leaf.csr 2>/dev/null
+	openssl x509 -req -in leaf.csr -CA int.pem -CAkey int.key -days 30 -out leaf.pem 2>/dev/null
+	cat leaf.pem int.pem root.pem >chain.pem
+	chmod 600 root.key
+	ssh-keygen -y -f root.key >root.ssh.pub
+	openssl pkey -in leaf.key -pubout -out leaf.pub.pem
+	ssh-keygen -i -m PKCS8 -f leaf.pub.pem >leaf.ssh.pub
+)
+wks import-key -k ca.wks --storepass "pass:$PIN" -a leaf --key ca/leaf.key --chain ca/chain.pem
+expect 0 "import-key leaf with its chain of 3"
+wks import-cert -k ca.wks --storepass "pass:$PIN" -a root --cert ca/root.pem
+expect 0 "import-cert root (a trusted certificate entry)"
+printf '[token]\nlabel = web\nstore = %s/ca.wks\n' "$T" >ca-all.conf
+WKS_PKCS11_CONF=$T/ca-all.conf recipe ssh-keygen
+check "certificates = all: ssh-keygen -D lists the CA's keys too (why the recipes use leaf)" \
+	test "$(grep -c '^ecdsa-' out)" -eq 3
+STORE=$T/ca.wks SSH_CONF=$T/ca-ssh.conf recipe ssh-conf
+expect 0 "recipe ssh-conf"
+WKS_PKCS11_CONF=$T/ca-ssh.conf recipe ssh-keygen
+expect 0 "ssh-keygen -D, certificates = leaf"
+check "ssh-keygen -D: exactly the leaf's key" \
+	test "$(cut -d' ' -f1,2 out)" = "$(cut -d' ' -f1,2 ca/leaf.ssh.pub)"
+cat out >>authorized_keys
+# the CA's own key is refused
+run ssh -i "$T/ca/root.key" -o IdentitiesOnly=yes wks-test uname -n
+expect 255 "ssh -i the root CA's key: refused"
+check "sshd accepted no login with the root CA's key" \
+	not grep -qF "$(ssh-keygen -lf ca/root.ssh.pub | awk '{ print $2 }')" <(grep 'Accepted publickey' sshd.log)
+# the leaf logs in, through the module and through an agent holding
+# exactly the store's key
+WKS_PKCS11_CONF=$T/ca-ssh.conf recipe ssh-login
+expect_out 0 "^$NODE\$" "ssh -I MODULE with the CA-issued key"
+logins=$((logins + 1))
+cp ca/leaf.ssh.pub leaf.ssh.pub
+accepted $logins leaf "ssh -I MODULE: the CA-issued leaf"
+mkdir ca-agent
+cd ca-agent
+WKS_PKCS11_CONF=$T/ca-ssh.conf recipe ssh-agent
+cd "$T"
+if [ -s ca-agent/wks-agent.sh ]; then
+	agent_pid=$(sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p' ca-agent/wks-agent.sh)
+	if [ -n "$agent_pid" ]; then PIDS+=("$agent_pid"); fi
+fi
+expect_out 0 "^$NODE\$" "ssh-add -s MODULE (certificates = leaf), then ssh with no module"
+logins=$((logins + 1))
+accepted $logins leaf "ssh through the agent: the leaf"
+check "ssh-add -l: exactly one identity, the leaf" \
+	test "$(grep -c ' leaf (ECDSA)$' out)-$(grep -c '(ECDSA)$\|(RSA)$' out)" = 1-1
+
 # ---- NSS ------------------------------------------------------------------------
 
 export NSSDB=$T/nssdb
@@ -350,6 +420,13 @@ openssl x509 -in nss/ec.pem -outform DER -out ec.nss.der 2>/dev/null || true
 check "certutil -L -n web:ec -a = the store's certificate" cmp -s ec.der ec.nss.der
 run modutil -dbdir "sql:$NSSDB" -list wks
 expect_out 0 "Token Name: web " "modutil -list wks shows the token"
+# "PIN files": NSS's -f takes the first line (LF or CRLF is no part of
+# the PIN): the key is found (u,u,u) only when logged in
+printf '%s\r\n' "$PIN" >crlf.pin
+run certutil -L -d "sql:$NSSDB" -h web -f "$T/crlf.pin"
+expect_out 0 '^web:ec +u,u,u$' "certutil -f with a CRLF PIN file"
+run certutil -L -d "sql:$NSSDB" -h web -f "$T/wrong.pin"
+check "certutil -f with a wrong PIN file fails" test "$rc" -ne 0
 
 # selfserv KEY PORT: the recipe in the background, with the key KEY.
 selfserv_start() {
@@ -432,6 +509,9 @@ if [ "$FULL" = 1 ]; then
 	run keytool -list -keystore NONE -storetype PKCS11 -addprovider SunPKCS11 \
 		-providerArg wks-pkcs11.cfg -storepass:file "$T/wrong.pin"
 	expect 1 "keytool with a wrong PIN"
+	run keytool -list -keystore NONE -storetype PKCS11 -addprovider SunPKCS11 \
+		-providerArg wks-pkcs11.cfg -storepass:file "$T/crlf.pin"
+	expect_out 0 "ec, PrivateKeyEntry" "keytool -storepass:file with a CRLF PIN file"
 fi
 
 export P11SIGN=$HERE/P11Sign.java

@@ -321,9 +321,15 @@ cr_is "not a reference" 5 'no -----BEGIN WKS KEY REFERENCE----- line'
 # The same user as the server: the password file is root's (0600).
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	chmod 755 "$T"
+	# nobody runs copies of wks and wks.so, in a folder it can enter (the
+	# checkout may lie in one it cannot: root's 0700 home)
+	mkdir -m 755 other-user
+	cp "$WKS_BIN" "$PROV_DIR/wks.so" other-user/
+	chmod 755 other-user/wks other-user/wks.so
+	PROV_DIR=$T/other-user mkconf on-other.cnf 'references = yes'
 	set +e
-	OPENSSL_CONF=$T/on.cnf setsid -w timeout 60 setpriv --reuid=nobody \
-		--regid=nogroup --clear-groups "$WKS_BIN" check-reference \
+	OPENSSL_CONF=$T/on-other.cnf setsid -w timeout 60 setpriv --reuid=nobody \
+		--regid=nogroup --clear-groups "$T/other-user/wks" check-reference \
 		--file "$T/ref.pem" </dev/null >out 2>err
 	rc=$?
 	set -e
