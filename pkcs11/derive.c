@@ -145,8 +145,11 @@ static CK_RV x963(unsigned char *out, size_t len, const char *md,
 /* ---- HKDF ------------------------------------------------------------------ */
 
 /* A secret value for HKDF (its key or its salt key): a generic secret or
- * CKK_HKDF key with CKA_DERIVE.  Lock held; a reference on its material. */
-static CK_RV hkdf_key(w11_token *tok, CK_OBJECT_HANDLE h, w11_keymat **km)
+ * CKK_HKDF key with CKA_DERIVE (the base key: whose CKA_ALLOWED_MECHANISMS
+ * allow `mech`; a salt key: mech CK_UNAVAILABLE_INFORMATION).  Lock held;
+ * a reference on its material. */
+static CK_RV hkdf_key(w11_token *tok, CK_OBJECT_HANDLE h,
+		      CK_MECHANISM_TYPE mech, w11_keymat **km)
 {
 	w11_obj *o = w11_token_find(tok, h);
 
@@ -161,6 +164,8 @@ static CK_RV hkdf_key(w11_token *tok, CK_OBJECT_HANDLE h, w11_keymat **km)
 		return CKR_KEY_TYPE_INCONSISTENT;
 	if (!w11_attrs_is_true(&o->attrs, CKA_DERIVE))
 		return CKR_KEY_FUNCTION_NOT_PERMITTED;
+	if (mech != CK_UNAVAILABLE_INFORMATION && !w11_mech_allowed(o, mech))
+		return CKR_MECHANISM_INVALID;
 	*km = w11_keymat_ref(o->km);
 	return CKR_OK;
 }
@@ -272,10 +277,12 @@ static CK_RV hkdf_derive(w11_session *s, const w11_mech *m,
 		return CKR_TEMPLATE_INCONSISTENT;
 	if ((rv = w11_may_create(s, token, priv)) != CKR_OK)
 		return rv;
+	w11_token_check(tok); /* as every operation init */
 	pthread_mutex_lock(&tok->lock);
-	rv = hkdf_key(tok, base, &km);
+	rv = hkdf_key(tok, base, mech->mechanism, &km);
 	if (rv == CKR_OK && p.bExtract && p.ulSaltType == CKF_HKDF_SALT_KEY &&
-	    (rv = hkdf_key(tok, p.hSaltKey, &skm)) != CKR_OK)
+	    (rv = hkdf_key(tok, p.hSaltKey, CK_UNAVAILABLE_INFORMATION,
+			   &skm)) != CKR_OK)
 		rv = rv == CKR_KEY_HANDLE_INVALID ? CKR_MECHANISM_PARAM_INVALID
 						  : rv;
 	pthread_mutex_unlock(&tok->lock);
@@ -390,6 +397,8 @@ static CK_RV derive_key(w11_session *s, CK_MECHANISM_PTR mech,
 			rv = CKR_KEY_TYPE_INCONSISTENT;
 		else if (!w11_attrs_is_true(&o->attrs, CKA_DERIVE))
 			rv = CKR_KEY_FUNCTION_NOT_PERMITTED;
+		else if (!w11_mech_allowed(o, m->type))
+			rv = CKR_MECHANISM_INVALID;
 		else
 			op.km = w11_keymat_ref(o->km);
 		pthread_mutex_unlock(&tok->lock);

@@ -122,9 +122,11 @@ CK_RV w11_kw(const w11_mech *m, int wrap, const unsigned char *key,
 }
 
 /* The AES key behind handle `h` for wrapping (usage CKA_WRAP) or
- * unwrapping (CKA_UNWRAP): a reference on its material.  Lock held. */
-static CK_RV kw_key(w11_token *t, CK_OBJECT_HANDLE h, int unwrap,
-		    w11_keymat **km, w11_obj **obj)
+ * unwrapping (CKA_UNWRAP) with mechanism m (which its
+ * CKA_ALLOWED_MECHANISMS must allow): a reference on its material.  Lock
+ * held. */
+static CK_RV kw_key(w11_token *t, CK_OBJECT_HANDLE h, const w11_mech *m,
+		    int unwrap, w11_keymat **km, w11_obj **obj)
 {
 	w11_obj *o = w11_token_find(t, h);
 
@@ -140,6 +142,8 @@ static CK_RV kw_key(w11_token *t, CK_OBJECT_HANDLE h, int unwrap,
 			      : CKR_WRAPPING_KEY_TYPE_INCONSISTENT;
 	if (!w11_attrs_is_true(&o->attrs, unwrap ? CKA_UNWRAP : CKA_WRAP))
 		return CKR_KEY_FUNCTION_NOT_PERMITTED;
+	if (!w11_mech_allowed(o, m->type))
+		return CKR_MECHANISM_INVALID;
 	*km = w11_keymat_ref(o->km);
 	*obj = o;
 	return CKR_OK;
@@ -175,8 +179,10 @@ static CK_RV wrap_key(w11_session *s, CK_MECHANISM_PTR mech,
 		return CKR_MECHANISM_INVALID;
 	if ((rv = w11_kw_params(m, mech, iv, &iv_len)) != CKR_OK)
 		return rv;
+	/* as every operation init: another program's change is seen */
+	w11_token_check(t);
 	pthread_mutex_lock(&t->lock);
-	rv = kw_key(t, wh, 0, &wkm, &w);
+	rv = kw_key(t, wh, m, 0, &wkm, &w);
 	if (rv == CKR_OK) {
 		k = w11_token_find(t, kh);
 		if (!k || !k->km || (k->cls != CKO_SECRET_KEY &&
@@ -288,8 +294,9 @@ static CK_RV unwrap_key(w11_session *s, CK_MECHANISM_PTR mech,
 		return rv;
 	if ((rv = w11_may_create(s, token, priv)) != CKR_OK)
 		return rv;
+	w11_token_check(tok);
 	pthread_mutex_lock(&tok->lock);
-	rv = kw_key(tok, uh, 1, &ukm, &u);
+	rv = kw_key(tok, uh, m, 1, &ukm, &u);
 	pthread_mutex_unlock(&tok->lock);
 	if (rv != CKR_OK)
 		goto done;

@@ -6520,6 +6520,146 @@ static void nc_new_mechanisms(CK_SESSION_HANDLE s)
 	}
 }
 
+/* Token keys whose template gave CKA_ALLOWED_MECHANISMS (kept in the
+ * attribute record) and usage flags: C_WrapKey, C_UnwrapKey and
+ * C_DeriveKey enforce both, as the other operations do. */
+static void test_pkcs11__new_mechs_allowed(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1);
+	CK_OBJECT_CLASS sec = CKO_SECRET_KEY;
+	CK_KEY_TYPE aes = CKK_AES, gen = CKK_GENERIC_SECRET;
+	CK_BBOOL yes = CK_TRUE;
+	CK_MECHANISM_TYPE only_kwp[] = { CKM_AES_KEY_WRAP_PAD };
+	CK_MECHANISM_TYPE only_data[] = { CKM_HKDF_DATA };
+	CK_MECHANISM_TYPE only_ecdsa[] = { CKM_ECDSA_SHA256 };
+	uint8_t kek[16] = { 5 }, ikm[32] = { 6 }, buf[64];
+	CK_ATTRIBUTE wt[] = {
+		{ CKA_CLASS, &sec, sizeof(sec) },
+		{ CKA_KEY_TYPE, &aes, sizeof(aes) },
+		{ CKA_TOKEN, &yes, 1 },
+		{ CKA_LABEL, "kek-kwp", 7 },
+		{ CKA_VALUE, kek, 16 },
+		{ CKA_WRAP, &yes, 1 },
+		{ CKA_UNWRAP, &yes, 1 },
+		{ CKA_ALLOWED_MECHANISMS, only_kwp, sizeof(only_kwp) },
+	};
+	CK_ATTRIBUTE gt[] = {
+		{ CKA_CLASS, &sec, sizeof(sec) },
+		{ CKA_KEY_TYPE, &gen, sizeof(gen) },
+		{ CKA_TOKEN, &yes, 1 },
+		{ CKA_LABEL, "ikm-data", 8 },
+		{ CKA_VALUE, ikm, 32 },
+		{ CKA_DERIVE, &yes, 1 },
+		{ CKA_ALLOWED_MECHANISMS, only_data, sizeof(only_data) },
+	};
+	CK_MECHANISM kw = { CKM_AES_KEY_WRAP, NULL, 0 };
+	CK_MECHANISM kwp = { CKM_AES_KEY_WRAP_PAD, NULL, 0 };
+	CK_HKDF_PARAMS hp = { CK_TRUE, CK_TRUE, CKM_SHA256, CKF_HKDF_SALT_NULL,
+			      NULL, 0, 0, NULL, 0 };
+	CK_OBJECT_HANDLE w, k, g, u;
+	CK_ULONG n;
+
+	(void)state;
+	CK(F->C_CreateObject(s, wt, 8, &w));
+	CK(F->C_CreateObject(s, gt, 7, &g));
+	/* a new session finds them with what the record holds */
+	CK(F->C_CloseSession(s));
+	s = user_session(SLOT_W, 1);
+	w = one(s, CKO_SECRET_KEY, "kek-kwp");
+	g = one(s, CKO_SECRET_KEY, "ikm-data");
+	assert_true(attr_bool(s, w, CKA_WRAP));
+	k = mk_secret(s, CKK_AES, ikm, 16, MK_EXTR);
+	n = sizeof(buf);
+	CKE(CKR_MECHANISM_INVALID, F->C_WrapKey(s, &kw, w, k, buf, &n));
+	n = sizeof(buf);
+	CK(F->C_WrapKey(s, &kwp, w, k, buf, &n));
+	{
+		CK_ATTRIBUTE ut[] = { { CKA_CLASS, &sec, sizeof(sec) },
+				      { CKA_KEY_TYPE, &aes, sizeof(aes) } };
+		uint8_t w24[24];
+		CK_ULONG wn = sizeof(w24);
+		CK_OBJECT_HANDLE plain_w = mk_secret(s, CKK_AES, kek, 16,
+						     MK_WRAP);
+
+		CK(F->C_UnwrapKey(s, &kwp, w, buf, n, ut, 2, &u));
+		CK(F->C_WrapKey(s, &kw, plain_w, k, w24, &wn));
+		CKE(CKR_MECHANISM_INVALID,
+		    F->C_UnwrapKey(s, &kw, w, w24, wn, ut, 2, &u));
+	}
+	/* the token AES key is still never wrapped */
+	n = sizeof(buf);
+	CKE(CKR_KEY_UNEXTRACTABLE, F->C_WrapKey(s, &kwp, w, w, buf, &n));
+	/* HKDF: only the data form */
+	{
+		CK_MECHANISM hd = { CKM_HKDF_DERIVE, &hp, sizeof(hp) };
+		CK_MECHANISM hdata = { CKM_HKDF_DATA, &hp, sizeof(hp) };
+		CK_ULONG len = 32;
+		CK_OBJECT_CLASS dcls = CKO_DATA;
+		CK_ATTRIBUTE kt[] = { { CKA_CLASS, &sec, sizeof(sec) },
+				      { CKA_KEY_TYPE, &gen, sizeof(gen) },
+				      { CKA_VALUE_LEN, &len, sizeof(len) } };
+		CK_ATTRIBUTE dt[] = { { CKA_CLASS, &dcls, sizeof(dcls) },
+				      { CKA_VALUE_LEN, &len, sizeof(len) } };
+
+		CKE(CKR_MECHANISM_INVALID,
+		    F->C_DeriveKey(s, &hd, g, kt, 3, &u));
+		CK(F->C_DeriveKey(s, &hdata, g, dt, 2, &u));
+	}
+	/* ECDH from a key that may only sign */
+	{
+		uint8_t p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d,
+				   0x03, 0x01, 0x07 };
+		CK_MECHANISM ecm = { CKM_EC_KEY_PAIR_GEN, NULL, 0 };
+		CK_ATTRIBUTE pt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_EC_PARAMS, p256, sizeof(p256) } };
+		CK_ATTRIBUTE vt[] = { { CKA_TOKEN, &yes, 1 },
+				      { CKA_LABEL, "ec-sign-only", 12 },
+				      { CKA_DERIVE, &yes, 1 },
+				      { CKA_ALLOWED_MECHANISMS, only_ecdsa,
+					sizeof(only_ecdsa) } };
+		CK_OBJECT_HANDLE pub, priv;
+		uint8_t point[100];
+		CK_ATTRIBUTE pa = { CKA_EC_POINT, point, sizeof(point) };
+		CK_ECDH1_DERIVE_PARAMS ep = { CKD_SHA256_KDF, 0, NULL, 0,
+					      NULL };
+		CK_MECHANISM m = { CKM_ECDH1_DERIVE, &ep, sizeof(ep) };
+		CK_ULONG len = 32;
+		CK_ATTRIBUTE kt[] = { { CKA_CLASS, &sec, sizeof(sec) },
+				      { CKA_KEY_TYPE, &gen, sizeof(gen) },
+				      { CKA_VALUE_LEN, &len, sizeof(len) } };
+
+		CK(F->C_GenerateKeyPair(s, &ecm, pt, 2, vt, 4, &pub, &priv));
+		CK(F->C_GetAttributeValue(s, pub, &pa, 1));
+		ep.pPublicData = point;
+		ep.ulPublicDataLen = pa.ulValueLen;
+		CKE(CKR_MECHANISM_INVALID,
+		    F->C_DeriveKey(s, &m, priv, kt, 3, &u));
+		/* the same derivation from a key without the list works */
+		CK(F->C_DeriveKey(s, &m, one(s, CKO_PRIVATE_KEY, "ec"), kt, 3,
+				  &u));
+	}
+	/* a token key another program deletes is refused at once, as by
+	 * every operation init (issue 29 item 8) */
+	{
+		CK_MECHANISM hdata = { CKM_HKDF_DATA, &hp, sizeof(hp) };
+		CK_OBJECT_CLASS dcls = CKO_DATA;
+		CK_ULONG len = 32;
+		CK_ATTRIBUTE dt[] = { { CKA_CLASS, &dcls, sizeof(dcls) },
+				      { CKA_VALUE_LEN, &len, sizeof(len) } };
+		wks_store *st = load_w(PIN);
+
+		TU_OK(wks_store_delete(st, "ikm-data"));
+		TU_OK(wks_store_delete(st, "kek-kwp"));
+		TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
+		wks_store_free(st);
+		CKE(CKR_KEY_HANDLE_INVALID,
+		    F->C_DeriveKey(s, &hdata, g, dt, 2, &u));
+		n = sizeof(buf);
+		CKE(CKR_WRAPPING_KEY_HANDLE_INVALID,
+		    F->C_WrapKey(s, &kwp, w, k, buf, &n));
+	}
+	CK(F->C_CloseSession(s));
+}
 
 int main(void)
 {
@@ -6584,6 +6724,7 @@ int main(void)
 		T(hkdf),
 		T(ecdh_kdf),
 		T(cmac),
+		T(new_mechs_allowed),
 #undef T
 	};
 
