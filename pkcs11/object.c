@@ -457,6 +457,51 @@ fail:
 	return rv;
 }
 
+/* ---- token data objects (the attribute record's items of kind 2) ---------- */
+
+CK_RV w11_obj_data(w11_obj **out, const w11_ritem *it)
+{
+	static const CK_ATTRIBUTE_TYPE given[] = {
+		CKA_LABEL, CKA_APPLICATION, CKA_OBJECT_ID, CKA_VALUE,
+	};
+	const w11_rattr *pa = w11_ritem_get(it, CKA_PRIVATE);
+	int priv = pa && pa->len == 1 && pa->val[0];
+	char uid[72];
+	w11_obj *o;
+	CK_RV rv;
+
+	*out = NULL;
+	if (!(o = obj_new(CKO_DATA, W11_R_DATA, "")))
+		return CKR_HOST_MEMORY;
+	o->flags = W11_OF_TOKEN | (priv ? W11_OF_PRIVATE : 0);
+	memcpy(o->edig, it->entry, 32);
+	ident_of(o, it->entry, 32);
+	/* the object's own id, as its unique id ("d" and hex) */
+	uid[0] = 'd';
+	for (int i = 0; i < 32; i++)
+		snprintf(uid + 1 + 2 * i, 3, "%02x", it->entry[i]);
+	if ((rv = w11_attrs_ulong(&o->attrs, CKA_CLASS, CKO_DATA)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_TOKEN, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_PRIVATE, priv)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_MODIFIABLE, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_COPYABLE, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_DESTROYABLE, 1)) ||
+	    (rv = w11_attrs_set(&o->attrs, CKA_UNIQUE_ID, uid, 65)))
+		goto fail;
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		const w11_rattr *a = w11_ritem_get(it, given[i]);
+
+		if ((rv = w11_attrs_set(&o->attrs, given[i], a ? a->val : NULL,
+					a ? a->len : 0)) != CKR_OK)
+			goto fail;
+	}
+	*out = o;
+	return CKR_OK;
+fail:
+	w11_obj_free(o);
+	return rv;
+}
+
 /* ---- reading attributes ------------------------------------------------ */
 
 static int sensitive_type(const w11_obj *o, CK_ATTRIBUTE_TYPE t)

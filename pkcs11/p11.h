@@ -212,7 +212,8 @@ enum {
 	W11_R_CHAIN,    /* further certificate of a private key entry */
 	W11_R_TRUSTED,  /* trusted certificate entry */
 	W11_R_SECRET,   /* secret key */
-	W11_R_SESSION   /* a session object (any class) */
+	W11_R_SESSION,  /* a session object (any class) */
+	W11_R_DATA      /* a token data object (the attribute record) */
 };
 
 #define W11_OF_TOKEN 0x01u
@@ -297,6 +298,10 @@ struct w11_token {
 				  * install that follows (edit lock) */
 	int rec_next_verified;
 	w11_rec *rec_edit;       /* the record during an edit (edit lock) */
+	char *rec_path;          /* STORE.p11 */
+	int edit_rec_only;       /* the edit changes the record alone (edit
+				  * lock) */
+	w11_fileid rfid;         /* of the record file the objects show */
 	int adopted;             /* the login was taken from the keyring
 	                          * (share.c) and this process has not called
 	                          * C_Login yet */
@@ -397,8 +402,14 @@ CK_RV w11_recfile_read(w11_token *t, const char *pw, size_t pw_len,
 		       w11_rec *rec, int *verified);
 CK_RV w11_recfile_write(w11_token *t, w11_rec *rec, const char *pw,
 			size_t pw_len);
-/* The attributes the record keeps (write.c). */
+/* The attributes the record keeps (write.c): of an entry's objects, and
+ * (with a value of that length) of a data object. */
 int w11_rec_persistable(CK_ATTRIBUTE_TYPE t);
+/* Is `len` a right length for kept attribute `type`? */
+int w11_rec_value_ok(CK_ATTRIBUTE_TYPE type, CK_ULONG len);
+int w11_rec_data_attr(CK_ATTRIBUTE_TYPE t, CK_ULONG len);
+/* A token data object from its item (object.c). */
+CK_RV w11_obj_data(w11_obj **out, const w11_ritem *it);
 /* Keep a template's persistable attributes in the record being written
  * for an object of entry `alias` (write.c; during an edit). */
 CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
@@ -689,6 +700,9 @@ CK_RV w11_self_signed(X509 **out, EVP_PKEY *key, const char *cn,
 typedef CK_RV (*w11_edit_fn)(wks_store *st, const char *pin, size_t pin_len,
 			     void *ctx);
 CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx);
+/* The same for a change of the attribute record alone: the store is
+ * loaded under its lock and not saved (its bytes stay as they are). */
+CK_RV w11_token_edit_rec(w11_token *t, w11_edit_fn fn, void *ctx);
 /* For an edit function: entry `alias` (`was` before the edit, if it was
  * renamed too; else NULL) was written again with the same key (a new
  * chain, a new password), so its key objects keep their handles and its

@@ -84,6 +84,22 @@ CK_RV w11_rv_of_set(int err)
 
 /* ---- the attribute record during an edit ---------------------------------- */
 
+int w11_rec_value_ok(CK_ATTRIBUTE_TYPE type, CK_ULONG len)
+{
+	switch (type) {
+	case CKA_ID:
+		return len <= 256;
+	case CKA_START_DATE:
+	case CKA_END_DATE:
+		return len == 0 || len == sizeof(CK_DATE);
+	case CKA_ALLOWED_MECHANISMS:
+		return len % sizeof(CK_MECHANISM_TYPE) == 0 &&
+		       len <= 256 * sizeof(CK_MECHANISM_TYPE);
+	default:
+		return w11_rec_persistable(type) && len == sizeof(CK_BBOOL);
+	}
+}
+
 int w11_rec_persistable(CK_ATTRIBUTE_TYPE t)
 {
 	switch (t) {
@@ -117,27 +133,10 @@ CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
 		return CKR_OK;
 	for (CK_ULONG i = 0; i < n; i++) {
 		const CK_ATTRIBUTE *a = &tmpl[i];
-		int ok;
 
 		if (!w11_rec_persistable(a->type))
 			continue;
-		switch (a->type) {
-		case CKA_ID:
-			ok = a->ulValueLen <= 256;
-			break;
-		case CKA_START_DATE:
-		case CKA_END_DATE:
-			ok = a->ulValueLen == 0 || a->ulValueLen == sizeof(CK_DATE);
-			break;
-		case CKA_ALLOWED_MECHANISMS:
-			ok = a->ulValueLen % sizeof(CK_MECHANISM_TYPE) == 0 &&
-			     a->ulValueLen <= 256 * sizeof(CK_MECHANISM_TYPE);
-			break;
-		default:
-			ok = a->ulValueLen == sizeof(CK_BBOOL);
-			break;
-		}
-		if (!ok)
+		if (!w11_rec_value_ok(a->type, a->ulValueLen))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (!it) {
 			if (wks__store_entry_digest(d, st, alias) != WKS_OK)
@@ -226,7 +225,9 @@ static void rec_follow(w11_rec *rec, const digests *before, wks_store *st)
 			w11_rec_drop_entry(rec, before->d[i]);
 	}
 	for (uint32_t i = 0; i < rec->n;) {
-		if (!digests_has(&after, rec->items[i].entry))
+		/* (a data object's item is bound to no entry) */
+		if (rec->items[i].kind == W11_REC_KIND_OBJ &&
+		    !digests_has(&after, rec->items[i].entry))
 			w11_rec_drop_entry(rec, rec->items[i].entry);
 		else
 			i++;
@@ -273,8 +274,11 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	if (rv != CKR_OK)
 		goto done;
 	rec_follow(rec, &before, st);
-	if ((err = wks_store_save_locked(st, lk, save_pw, save_len)) !=
-	    WKS_OK) {
+	/* an edit of the record alone (a data object, an attribute) leaves
+	 * the store's bytes as they are */
+	if (!t->edit_rec_only &&
+	    (err = wks_store_save_locked(st, lk, save_pw, save_len)) !=
+		    WKS_OK) {
 		w11_log_wks("saving the store", err);
 		rv = err == WKS_ERR_LIMIT ? CKR_DEVICE_MEMORY : CKR_DEVICE_ERROR;
 		goto done;
@@ -283,10 +287,15 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	if (!(load_pw && save_pw && load_len == save_len &&
 	      CRYPTO_memcmp(load_pw, save_pw, save_len) == 0))
 		rec->iterations = 0;
-	if (w11_recfile_write(t, rec, save_pw, save_len) != CKR_OK)
+	if (w11_recfile_write(t, rec, save_pw, save_len) != CKR_OK) {
+		if (t->edit_rec_only) {
+			rv = CKR_DEVICE_ERROR;
+			goto done;
+		}
 		W11_LOG("token \"%s\": the store was saved, its attribute "
 			"record was not: the objects changed show derived "
 			"attributes", t->conf->label);
+	}
 	/* still locked: nobody changed it since */
 	w11_fileid_of(&fid, t->conf->store);
 	wks_lock_release(lk);
@@ -317,25 +326,45 @@ done:
 	return rv;
 }
 
-CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx)
+/* w11_token_edit() with the edit lock held. */
+static CK_RV edit_locked(w11_token *t, w11_edit_fn fn, void *ctx)
 {
 	char pin[1024];
 	size_t n;
 	CK_RV rv;
 
-	pthread_mutex_lock(&t->edit);
 	pthread_mutex_lock(&t->lock);
 	if (t->login != CKU_USER || t->pin.len > sizeof(pin)) {
 		pthread_mutex_unlock(&t->lock);
-		pthread_mutex_unlock(&t->edit);
 		return CKR_USER_NOT_LOGGED_IN;
 	}
 	n = t->pin.len;
 	memcpy(pin, t->pin.p, n);
 	pthread_mutex_unlock(&t->lock);
 	rv = w11_token_edit_ex(t, pin, n, pin, n, fn, ctx);
-	pthread_mutex_unlock(&t->edit);
 	OPENSSL_cleanse(pin, sizeof(pin));
+	return rv;
+}
+
+CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx)
+{
+	CK_RV rv;
+
+	pthread_mutex_lock(&t->edit);
+	rv = edit_locked(t, fn, ctx);
+	pthread_mutex_unlock(&t->edit);
+	return rv;
+}
+
+CK_RV w11_token_edit_rec(w11_token *t, w11_edit_fn fn, void *ctx)
+{
+	CK_RV rv;
+
+	pthread_mutex_lock(&t->edit);
+	t->edit_rec_only = 1;
+	rv = edit_locked(t, fn, ctx);
+	t->edit_rec_only = 0;
+	pthread_mutex_unlock(&t->edit);
 	return rv;
 }
 
@@ -1161,8 +1190,88 @@ static CK_RV create_key(w11_session *s, CK_OBJECT_CLASS cls, int token,
 	return rv;
 }
 
-/* A data object (CKO_DATA): a session object, in memory like every
- * other; a WKS store has no entry for one. */
+/* The attributes of a data object the attribute record keeps, and the
+ * check of a value for one of them. */
+static const CK_ATTRIBUTE_TYPE data_kept[] = {
+	CKA_LABEL, CKA_APPLICATION, CKA_OBJECT_ID, CKA_VALUE, CKA_PRIVATE,
+};
+
+int w11_rec_data_attr(CK_ATTRIBUTE_TYPE type, CK_ULONG len)
+{
+	if (type == CKA_PRIVATE)
+		return len == sizeof(CK_BBOOL);
+	return in_list(type, data_kept, sizeof(data_kept) /
+				       sizeof(data_kept[0])) &&
+	       len <= W11_REC_MAX_VALUE;
+}
+
+typedef struct {
+	w11_token *tok;
+	const CK_ATTRIBUTE *t;
+	CK_ULONG n;
+	int priv;
+	unsigned char id[32]; /* out */
+} data_ctx;
+
+static CK_RV data_add_fn(wks_store *st, const char *pin, size_t pn,
+			 void *arg)
+{
+	data_ctx *c = arg;
+	w11_token *t = c->tok;
+	CK_BBOOL pv = c->priv ? CK_TRUE : CK_FALSE;
+	w11_ritem *it;
+
+	(void)st, (void)pin, (void)pn;
+	if (!t || !t->rec_edit)
+		return CKR_FUNCTION_FAILED;
+	if (RAND_bytes_ex(w11_libctx, c->id, sizeof(c->id), 0) != 1)
+		return CKR_FUNCTION_FAILED;
+	if (!(it = w11_rec_data(t->rec_edit, c->id)))
+		return CKR_DEVICE_MEMORY;
+	if (w11_ritem_set(it, CKA_PRIVATE, &pv, sizeof(pv)) != 0)
+		return CKR_DEVICE_MEMORY;
+	for (CK_ULONG i = 0; i < c->n; i++) {
+		const CK_ATTRIBUTE *a = &c->t[i];
+
+		if (a->type == CKA_PRIVATE || a->type == CKA_CLASS ||
+		    a->type == CKA_TOKEN)
+			continue;
+		if (!w11_rec_data_attr(a->type, a->ulValueLen)) {
+			/* a data object's other attributes are fixed */
+			if (in_list(a->type, bool_attrs, sizeof(bool_attrs) /
+						      sizeof(bool_attrs[0])))
+				continue;
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		}
+		if (w11_ritem_set(it, a->type, a->pValue,
+				  (uint32_t)a->ulValueLen) != 0)
+			return CKR_DEVICE_MEMORY;
+	}
+	return CKR_OK;
+}
+
+/* A token data object: an item of the attribute record (a WKS store has
+ * no entry for one), made under the store's lock like every change. */
+static CK_RV token_data(w11_session *s, int priv, const CK_ATTRIBUTE *t,
+			CK_ULONG n, CK_OBJECT_HANDLE *h)
+{
+	w11_token *tok = s->tok;
+	data_ctx c = { tok, t, n, priv, { 0 } };
+	CK_RV rv = w11_token_edit_rec(tok, data_add_fn, &c);
+
+	if (rv != CKR_OK)
+		return rv;
+	*h = CK_INVALID_HANDLE;
+	pthread_mutex_lock(&tok->lock);
+	for (size_t i = 0; i < tok->nobjs; i++)
+		if (tok->objs[i]->role == W11_R_DATA &&
+		    memcmp(tok->objs[i]->edig, c.id, 32) == 0)
+			*h = tok->objs[i]->handle;
+	pthread_mutex_unlock(&tok->lock);
+	return *h == CK_INVALID_HANDLE ? CKR_FUNCTION_FAILED : CKR_OK;
+}
+
+/* A session data object (CKO_DATA), in memory like every other. */
 static CK_RV create_data(w11_session *s, int token, int priv,
 			 const CK_ATTRIBUTE *t, CK_ULONG n,
 			 CK_OBJECT_HANDLE *h)
@@ -1174,11 +1283,8 @@ static CK_RV create_data(w11_session *s, int token, int priv,
 	char uid[32];
 	CK_RV rv;
 
-	if (token) {
-		W11_LOG("C_CreateObject: a WKS store holds no data objects "
-			"(session data objects only)");
-		return CKR_TEMPLATE_INCONSISTENT;
-	}
+	if (token)
+		return token_data(s, priv, t, n, h);
 	if (!(o = calloc(1, sizeof(*o))))
 		return CKR_HOST_MEMORY;
 	o->cls = CKO_DATA;

@@ -3165,9 +3165,9 @@ static void test_pkcs11__data_objects(void **state)
 	assert_int_equal(find_cls(s, CKO_DATA, NULL, h, 8), 2);
 	CK(F->C_DestroyObject(s, c));
 	assert_int_equal(find_cls(s, CKO_DATA, NULL, h, 8), 1);
-	/* on the token: refused, nothing written */
+	/* on the token: test_pkcs11__token_data_objects */
 	CK(F->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)PIN, PIN_LEN));
-	CKE(CKR_TEMPLATE_INCONSISTENT, F->C_CreateObject(s, tok, 2, &c));
+	(void)tok;
 	CK(F->C_CreateObject(s, priv, 2, &c));
 	CK(F->C_Logout(s));
 	/* the private one is gone from view at the logout */
@@ -6661,6 +6661,75 @@ static void test_pkcs11__new_mechs_allowed(void **state)
 	CK(F->C_CloseSession(s));
 }
 
+/* Issue 30 item 1: token data objects, kept in the attribute record
+ * (the .wks file's bytes stay as they are). */
+static void test_pkcs11__token_data_objects(void **state)
+{
+	CK_SESSION_HANDLE s = user_session(SLOT_W, 1), s2;
+	CK_OBJECT_CLASS dc = CKO_DATA;
+	CK_BBOOL yes = CK_TRUE;
+	uint8_t val[] = "token data";
+	CK_ATTRIBUTE t[] = {
+		{ CKA_CLASS, &dc, sizeof(dc) },
+		{ CKA_TOKEN, &yes, 1 },
+		{ CKA_LABEL, "td", 2 },
+		{ CKA_APPLICATION, "app", 3 },
+		{ CKA_VALUE, val, sizeof(val) - 1 },
+	};
+	CK_ATTRIBUTE pt[] = {
+		{ CKA_CLASS, &dc, sizeof(dc) },
+		{ CKA_TOKEN, &yes, 1 },
+		{ CKA_PRIVATE, &yes, 1 },
+		{ CKA_LABEL, "tdp", 3 },
+	};
+	CK_ATTRIBUTE nv[] = { { CKA_VALUE, "changed", 7 } };
+	CK_ATTRIBUTE ro[] = { { CKA_PRIVATE, &yes, 1 } };
+	CK_OBJECT_HANDLE d, p, h[4];
+	CK_ULONG len;
+	uint8_t *v, *before, *after;
+	size_t bn, an;
+
+	(void)state;
+	before = tu_read_file(w_store, &bn);
+	CK(F->C_CreateObject(s, t, 5, &d));
+	CK(F->C_CreateObject(s, pt, 4, &p));
+	assert_true(attr_bool(s, d, CKA_TOKEN));
+	/* another process sees them: the public one without a login */
+	F->C_Finalize(NULL);
+	CK(F->C_Initialize(NULL));
+	s2 = open_session(SLOT_W, 0);
+	assert_int_equal(find_cls(s2, CKO_DATA, "td", h, 4), 1);
+	assert_int_equal(find_cls(s2, CKO_DATA, "tdp", h, 4), 0);
+	v = attr(s2, one(s2, CKO_DATA, "td"), CKA_VALUE, &len);
+	assert_int_equal(len, sizeof(val) - 1);
+	assert_memory_equal(v, val, len);
+	free(v);
+	CK(F->C_CloseSession(s2));
+	s = user_session(SLOT_W, 1);
+	assert_int_equal(find_cls(s, CKO_DATA, "tdp", h, 4), 1);
+	d = one(s, CKO_DATA, "td");
+	CK(F->C_SetAttributeValue(s, d, nv, 1));
+	CKE(CKR_ATTRIBUTE_READ_ONLY, F->C_SetAttributeValue(s, d, ro, 1));
+	s = fresh_user(SLOT_W);
+	d = one(s, CKO_DATA, "td");
+	v = attr(s, d, CKA_VALUE, &len);
+	assert_int_equal(len, 7);
+	assert_memory_equal(v, "changed", 7);
+	free(v);
+	CK(F->C_DestroyObject(s, d));
+	CK(F->C_DestroyObject(s, one(s, CKO_DATA, "tdp")));
+	s = fresh_user(SLOT_W);
+	assert_int_equal(find_cls(s, CKO_DATA, NULL, h, 4), 0);
+	CK(F->C_CloseSession(s));
+	/* the store's own bytes did not change for any of it */
+	after = tu_read_file(w_store, &an);
+	assert_int_equal(an, bn);
+	assert_memory_equal(after, before, bn);
+	free(before);
+	free(after);
+	wksdump_ok(w_store, PIN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -6715,6 +6784,7 @@ int main(void)
 		T(share_setuid),
 		T(attribute_record),
 		T(attribute_record_absent),
+		T(token_data_objects),
 		T(certificates_leaf),
 		T(no_allowed_mechanisms),
 		T(own_edits_keep_handles),
