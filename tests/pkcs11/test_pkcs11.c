@@ -6601,9 +6601,31 @@ static void test_pkcs11__new_mechs_allowed(void **state)
 		CK_ATTRIBUTE dt[] = { { CKA_CLASS, &dcls, sizeof(dcls) },
 				      { CKA_VALUE_LEN, &len, sizeof(len) } };
 
+		CK_ATTRIBUTE tdt[] = { { CKA_CLASS, &dcls, sizeof(dcls) },
+				       { CKA_VALUE_LEN, &len, sizeof(len) },
+				       { CKA_TOKEN, &yes, 1 },
+				       { CKA_LABEL, "hkdf-out", 8 } };
+		uint8_t want[32], *v;
+		CK_ULONG vl;
+
 		CKE(CKR_MECHANISM_INVALID,
 		    F->C_DeriveKey(s, &hd, g, kt, 3, &u));
 		CK(F->C_DeriveKey(s, &hdata, g, dt, 2, &u));
+		/* a token data object: the attribute record keeps it */
+		ossl_hkdf("SHA256", 0, ikm, 32, NULL, 0, NULL, 0, want, 32);
+		CK(F->C_DeriveKey(s, &hdata, g, tdt, 4, &u));
+		CK(F->C_CloseSession(s));
+		s = user_session(SLOT_W, 1);
+		u = one(s, CKO_DATA, "hkdf-out");
+		assert_true(attr_bool(s, u, CKA_TOKEN));
+		assert_true(attr_bool(s, u, CKA_PRIVATE));
+		v = attr(s, u, CKA_VALUE, &vl);
+		assert_int_equal(vl, 32);
+		assert_memory_equal(v, want, 32);
+		free(v);
+		g = one(s, CKO_SECRET_KEY, "ikm-data");
+		w = one(s, CKO_SECRET_KEY, "kek-kwp");
+		k = mk_secret(s, CKK_AES, ikm, 16, MK_EXTR);
 	}
 	/* ECDH from a key that may only sign */
 	{
