@@ -101,10 +101,12 @@ static CK_RV copy_to_token(w11_session *s, w11_obj *o, CK_ATTRIBUTE_PTR t,
 		if (id_len)
 			nt[nn++] = (CK_ATTRIBUTE){ CKA_ID, id, id_len };
 		if (cls == CKO_PRIVATE_KEY)
-			rv = w11_token_keypair(s, pk, NULL, 0, nt, nn, NULL,
+			rv = w11_token_keypair(s, pk, NULL, 0, nt, nn,
+					       CK_UNAVAILABLE_INFORMATION, NULL,
 					       h);
 		else
-			rv = w11_token_secret(s, kt, sec, sec_len, nt, nn, h);
+			rv = w11_token_secret(s, kt, sec, sec_len, nt, nn,
+					      CK_UNAVAILABLE_INFORMATION, h);
 	}
 	EVP_PKEY_free(pk);
 	OPENSSL_clear_free(sec, sec_len);

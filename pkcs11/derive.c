@@ -315,7 +315,8 @@ static CK_RV hkdf_derive(w11_session *s, const w11_mech *m,
 	if (data)
 		rv = hkdf_data_obj(s, t, n, out, want, h);
 	else
-		rv = token ? w11_token_secret(s, kt, out, want, t, n, h)
+		rv = token ? w11_token_secret(s, kt, out, want, t, n,
+					      CK_UNAVAILABLE_INFORMATION, h)
 			   : w11_session_secret(s, kt, out, want, t, n,
 						CK_UNAVAILABLE_INFORMATION, h);
 done:
@@ -428,7 +429,7 @@ static CK_RV derive_key(w11_session *s, CK_MECHANISM_PTR mech,
 			goto done;
 	}
 	rv = token ? w11_token_secret(s, kt, out ? out : secret, want, t, n,
-				      h)
+				      CK_UNAVAILABLE_INFORMATION, h)
 		   : w11_session_secret(s, kt, out ? out : secret, want, t, n,
 					CK_UNAVAILABLE_INFORMATION, h);
 done:

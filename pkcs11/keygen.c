@@ -246,9 +246,10 @@ static CK_RV generate_key_pair(w11_session *s, CK_MECHANISM_PTR mech,
 					 mech->mechanism, pub_h, priv_h);
 	else if (pub_tok)
 		rv = w11_token_keypair(s, pk, pub_t, pub_n, priv_t, priv_n,
-				       pub_h, priv_h);
+				       mech->mechanism, pub_h, priv_h);
 	else if ((rv = w11_token_keypair(s, pk, pub_t, pub_n, priv_t, priv_n,
-					 NULL, priv_h)) == CKR_OK)
+					 mech->mechanism, NULL, priv_h)) ==
+		 CKR_OK)
 		/* the token's key with a session public key object */
 		rv = w11_session_keypair(s, pk, pub_t, pub_n, NULL, 0,
 					 mech->mechanism, pub_h, NULL);
@@ -308,7 +309,8 @@ static CK_RV generate_key(w11_session *s, CK_MECHANISM_PTR mech,
 	if (kt == CKK_DES3)
 		w11_des_parity(key, len);
 	if (token)
-		rv = w11_token_secret(s, kt, key, len, t, n, h);
+		rv = w11_token_secret(s, kt, key, len, t, n, mech->mechanism,
+				      h);
 	else
 		rv = w11_session_secret(s, kt, key, len, t, n,
 					mech->mechanism, h);

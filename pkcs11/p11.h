@@ -673,14 +673,16 @@ CK_RV w11_session_secret(w11_session *s, CK_KEY_TYPE kt,
 			 const CK_ATTRIBUTE *t, CK_ULONG n,
 			 CK_MECHANISM_TYPE gen_mech, CK_OBJECT_HANDLE *h);
 /* Store a new token secret / key pair (with its self-signed
- * certificate) and return the handles of its objects. */
+ * certificate) and return the handles of its objects.  `gen_mech`: the
+ * mechanism that generated it (kept in the attribute record with
+ * CKA_LOCAL), or CK_UNAVAILABLE_INFORMATION. */
 CK_RV w11_token_secret(w11_session *s, CK_KEY_TYPE kt, const unsigned char *v,
 		       size_t len, const CK_ATTRIBUTE *t, CK_ULONG n,
-		       CK_OBJECT_HANDLE *h);
+		       CK_MECHANISM_TYPE gen_mech, CK_OBJECT_HANDLE *h);
 CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 			CK_ULONG pub_n, const CK_ATTRIBUTE *priv_t,
-			CK_ULONG priv_n, CK_OBJECT_HANDLE *pub_h,
-			CK_OBJECT_HANDLE *priv_h);
+			CK_ULONG priv_n, CK_MECHANISM_TYPE gen_mech,
+			CK_OBJECT_HANDLE *pub_h, CK_OBJECT_HANDLE *priv_h);
 /* C_CreateObject's work in a session already held (write.c). */
 CK_RV w11_create_object(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
 			CK_OBJECT_HANDLE *h);

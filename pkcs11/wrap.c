@@ -321,7 +321,8 @@ static CK_RV unwrap_key(w11_session *s, CK_MECHANISM_PTR mech,
 		rv = CKR_TEMPLATE_INCONSISTENT;
 		goto done;
 	}
-	rv = token ? w11_token_secret(s, kt, val, got, t, tn, h)
+	rv = token ? w11_token_secret(s, kt, val, got, t, tn,
+				      CK_UNAVAILABLE_INFORMATION, h)
 		   : w11_session_secret(s, kt, val, got, t, tn,
 					CK_UNAVAILABLE_INFORMATION, h);
 done:
