@@ -421,6 +421,11 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 		     unsigned flags)
 {
 	CK_KEY_TYPE kt = km->ktype;
+	/* by default: AES and DES3 keys encrypt, AES (CMAC) and generic
+	 * secrets (HMAC) sign; CKA_WRAP, CKA_UNWRAP and CKA_DERIVE are
+	 * given by a template */
+	int cipher = kt == CKK_AES || kt == CKK_DES3;
+	int mac = kt == CKK_AES || kt == CKK_GENERIC_SECRET;
 	w11_obj *o;
 	CK_RV rv;
 
@@ -436,10 +441,10 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_EXTRACTABLE, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_ALWAYS_SENSITIVE, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_NEVER_EXTRACTABLE, 0)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, kt == CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_DECRYPT, kt == CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN, kt != CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, kt != CKK_AES)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, cipher)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_DECRYPT, cipher)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN, mac)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, mac)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||

@@ -12,9 +12,10 @@
  *   attr.c      attribute lists, templates, DER and key helpers
  *   find.c      C_FindObjects*, C_GetAttributeValue, C_GetObjectSize
  *   sign.c      C_Sign* and C_Verify*
- *   crypt.c     C_Encrypt* and C_Decrypt*
+ *   crypt.c     C_Encrypt* and C_Decrypt* (AES, DES3, RSA, key wrap)
  *   digest.c    C_Digest*, C_GenerateRandom
- *   derive.c    C_DeriveKey (ECDH)
+ *   derive.c    C_DeriveKey (ECDH, HKDF)
+ *   wrap.c      C_WrapKey, C_UnwrapKey (AES key wrap)
  *   keygen.c    C_GenerateKey, C_GenerateKeyPair, self-signed certificates
  *   write.c     the locked saves, new entries (C_CreateObject), session
  *               objects and their templates
@@ -529,12 +530,15 @@ void w11_sessions_free_all(void);
 
 /* ---- mechanisms (mech.c) --------------------------------------------------- */
 
+/* W11_K_AES_ECB, _CBC and _CBC_PAD are the block-cipher modes of the
+ * mechanism's key type: AES, or Triple DES (CKM_DES3_*). */
 enum {
 	W11_K_RSA_PKCS = 1, W11_K_RSA_PSS, W11_K_RSA_OAEP, W11_K_ECDSA,
 	W11_K_EDDSA, W11_K_HMAC, W11_K_AES_ECB, W11_K_AES_CBC,
 	W11_K_AES_CBC_PAD, W11_K_AES_CTR, W11_K_AES_GCM, W11_K_DIGEST,
 	W11_K_ECDH, W11_K_GEN_RSA, W11_K_GEN_EC, W11_K_GEN_ED, W11_K_GEN_AES,
-	W11_K_GEN_GENERIC
+	W11_K_GEN_GENERIC, W11_K_GEN_DES3, W11_K_AES_KW, W11_K_AES_KWP,
+	W11_K_CMAC, W11_K_HKDF
 };
 
 struct w11_mech {
@@ -561,6 +565,22 @@ const EVP_MD *w11_md_of_mgf(CK_ULONG mgf);
 EVP_MAC *w11_hmac(void);
 /* The AES cipher of a W11_K_AES_* mechanism for a key of that length. */
 const EVP_CIPHER *w11_aes(int kind, size_t key_len);
+/* The same for a key type (CKK_AES, CKK_DES3); NULL if none. */
+const EVP_CIPHER *w11_cipher(CK_KEY_TYPE kt, int kind, size_t key_len);
+/* EVP_MAC "HMAC" / "CMAC", EVP_KDF "HKDF" / "X963KDF", fetched once from
+ * w11_libctx; NULL for another name. */
+EVP_MAC *w11_mac(const char *name);
+EVP_KDF *w11_kdf(const char *name);
+/* Does mechanism m take a key of type kt? */
+int w11_mech_takes(const w11_mech *m, CK_KEY_TYPE kt);
+/* Is len a valid value length for a secret key of type kt? */
+int w11_secret_len_ok(CK_KEY_TYPE kt, size_t len);
+/* A secret entry's JCA algorithm as a key type, and back (NULL: the key
+ * type has no WKS entry). */
+CK_KEY_TYPE w11_ktype_of_jca(const char *alg);
+const char *w11_jca_of_ktype(CK_KEY_TYPE kt);
+/* Set DES's odd parity bits in k[0..n). */
+void w11_des_parity(unsigned char *k, size_t n);
 void w11_mech_fini(void);
 
 /* ---- the module (module.c) -------------------------------------------- */
@@ -596,6 +616,19 @@ CK_RV w11_sign_init(w11_session *s, const CK_MECHANISM *m,
 		    CK_OBJECT_HANDLE key, int verify);
 CK_RV w11_crypt_init(w11_session *s, const CK_MECHANISM *m,
 		     CK_OBJECT_HANDLE key, int decrypt);
+/* AES key wrap (wrap.c): the optional initial value of the mechanism
+ * (CKR_MECHANISM_PARAM_INVALID for a wrong one); the output length for
+ * an input of n bytes (for an unwrap with padding: at most that), or
+ * CKR_KEY_SIZE_RANGE / CKR_WRAPPED_KEY_LEN_RANGE; and the computation
+ * (*out_len: the room in out, then the length written; an unwrap whose
+ * integrity check fails is CKR_WRAPPED_KEY_INVALID, out wiped). */
+CK_RV w11_kw_params(const w11_mech *m, const CK_MECHANISM *mech,
+		    unsigned char *iv, size_t *iv_len);
+CK_RV w11_kw_len(const w11_mech *m, int unwrap, size_t n, size_t *need);
+CK_RV w11_kw(const w11_mech *m, int wrap, const unsigned char *key,
+	     size_t key_len, const unsigned char *iv, size_t iv_len,
+	     const unsigned char *in, size_t n, unsigned char *out,
+	     size_t *out_len);
 /* Append to op->buf (bounded at 1 GiB). */
 CK_RV w11_op_append(w11_op *op, const unsigned char *p, size_t n);
 
@@ -650,6 +683,9 @@ CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 			CK_ULONG pub_n, const CK_ATTRIBUTE *priv_t,
 			CK_ULONG priv_n, CK_MECHANISM_TYPE gen_mech,
 			CK_OBJECT_HANDLE *pub_h, CK_OBJECT_HANDLE *priv_h);
+/* C_CreateObject's work in a session already held (write.c). */
+CK_RV w11_create_object(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
+			CK_OBJECT_HANDLE *h);
 /* Checks before a new object: CKR_OK, or why it may not be made (a
  * read-only session for a token object, no login for a token or private
  * object, a write-protected token). */

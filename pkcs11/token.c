@@ -433,8 +433,7 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 		km->tok = t;
 		km->is_secret = 1;
 		memcpy(km->ident, ident, 32);
-		km->ktype = strcasecmp(alg, "AES") == 0 ? CKK_AES
-							 : CKK_GENERIC_SECRET;
+		km->ktype = w11_ktype_of_jca(alg);
 	}
 	if ((rv = w11_obj_secret(&o, km, alias, W11_OF_TOKEN)) == CKR_OK)
 		rv = list_add(l, o);

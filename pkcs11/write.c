@@ -534,6 +534,11 @@ CK_RV w11_apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
 			was = cur->len == 1 && cur->val[0];
 			if (!creating && !bool_change_ok(ty, was, v, mode))
 				return CKR_ATTRIBUTE_READ_ONLY;
+			/* the security officer's, never a template's: so no
+			 * key may wrap a CKA_WRAP_WITH_TRUSTED one (wrap.c) */
+			if (creating && ty == CKA_TRUSTED && v && !was &&
+			    o->cls != CKO_CERTIFICATE)
+				return CKR_ATTRIBUTE_READ_ONLY;
 			if ((rv = w11_attrs_bool(&o->attrs, ty, v)) != CKR_OK)
 				return rv;
 			if (ty == CKA_PRIVATE)
@@ -791,15 +796,17 @@ static CK_RV add_secret_fn(wks_store *st, const char *pin, size_t n,
 			   void *arg)
 {
 	add_ctx *c = arg;
+	/* Java's names: AES, DESede, or an HMAC key for a generic secret */
+	const char *alg = w11_jca_of_ktype(c->kt);
 	CK_RV rv;
 
+	if (!alg)
+		return CKR_TEMPLATE_INCONSISTENT; /* no such WKS entry */
 	if ((rv = w11_new_alias(&c->alias, st, c->label, NULL, 0, "secret")) !=
 	    CKR_OK)
 		return rv;
-	/* Java's names: an AES key, or an HMAC key for a generic secret */
 	if ((rv = w11_rv_of_set(wks_store_set_secret_key(
-		     st, c->alias, c->kt == CKK_AES ? "AES" : "HmacSHA256",
-		     c->val, c->val_len, pin, n))) != CKR_OK)
+		     st, c->alias, alg, c->val, c->val_len, pin, n))) != CKR_OK)
 		return rv;
 	if ((rv = w11_rec_keep(c->tok, st, c->alias, W11_R_SECRET, 0, c->t1,
 			       c->n1)) != CKR_OK)
@@ -815,6 +822,8 @@ CK_RV w11_token_secret(w11_session *s, CK_KEY_TYPE kt, const unsigned char *v,
 	add_ctx c = { 0 };
 	CK_RV rv;
 
+	if (!w11_jca_of_ktype(kt))
+		return CKR_TEMPLATE_INCONSISTENT; /* before any work */
 	c.gen_mech = gen_mech;
 	c.kt = kt;
 	c.val = v;
@@ -1185,14 +1194,13 @@ static CK_RV create_key(w11_session *s, CK_OBJECT_CLASS cls, int token,
 	if (kt == CK_UNAVAILABLE_INFORMATION)
 		return CKR_TEMPLATE_INCOMPLETE;
 	if (cls == CKO_SECRET_KEY) {
-		if (kt != CKK_AES && kt != CKK_GENERIC_SECRET)
+		if (kt != CKK_AES && kt != CKK_GENERIC_SECRET &&
+		    kt != CKK_DES3 && kt != CKK_HKDF)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (!(v = w11_tmpl(t, n, CKA_VALUE)) || !v->pValue ||
 		    !v->ulValueLen)
 			return CKR_TEMPLATE_INCOMPLETE;
-		if ((kt == CKK_AES && v->ulValueLen != 16 &&
-		     v->ulValueLen != 24 && v->ulValueLen != 32) ||
-		    v->ulValueLen > 512)
+		if (!w11_secret_len_ok(kt, v->ulValueLen))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (token)
 			return w11_token_secret(s, kt, v->pValue, v->ulValueLen,
@@ -1380,6 +1388,12 @@ static CK_RV create_object(w11_session *s, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 	if (cls == CKO_CERTIFICATE)
 		return create_cert(s, token, t, n, h);
 	return create_key(s, cls, token, t, n, h);
+}
+
+CK_RV w11_create_object(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
+			CK_OBJECT_HANDLE *h)
+{
+	return create_object(s, (CK_ATTRIBUTE_PTR)t, n, h);
 }
 
 CK_RV C_CreateObject(CK_SESSION_HANDLE hs, CK_ATTRIBUTE_PTR t, CK_ULONG n,
