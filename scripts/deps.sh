@@ -25,7 +25,9 @@
 #                             install), libnss3-tools (modutil, certutil,
 #                             selfserv), softhsm2 (the control
 #                             of tests/pkcs11/conformance.c, the
-#                             pkcs11_conformance test); libwolfssl-dev
+#                             pkcs11_conformance test, and the token
+#                             bench/wks-p11-bench compares the module
+#                             with); libwolfssl-dev
 #                             (wolfSSL's wolfCrypt 5.5.4: the wolfCrypt
 #                             build, cmake -DWKS_CRYPTO=wolfcrypt, CI's
 #                             wolfcrypt stage).
@@ -63,7 +65,7 @@ if [ "${1:-build}" = test ]; then
 	# PKCS#11 programs (tests/pkcs11/programs_opensc_gnutls.sh)
 	want="$want opensc gnutls-bin p11-kit-modules"
 	# SoftHSM2, the control of the conformance checks
-	# (tests/pkcs11/conformance.c)
+	# (tests/pkcs11/conformance.c) and of bench/wks-p11-bench
 	want="$want softhsm2"
 	# the wolfCrypt backend (docs/BACKENDS.md)
 	want="$want libwolfssl-dev"
