@@ -66,7 +66,9 @@
  *    client holds a login), and the signatures per second of one fresh
  *    client process (CKM_SHA256_RSA_PKCS, then CKM_ECDSA, one session,
  *    after a first signature), best of R windows of S seconds, local and
- *    forwarded interleaved.
+ *    forwarded interleaved; then the first signatures of token "shared"
+ *    (shared-login = yes) the same two ways, while a client of the local
+ *    socket holds the login.
  *
  * -parts: which of the four to run (default all; 4 only with -forward).  -quick: 0.05 s
  * windows, 1 round, 1 process, 10000 iterations (a smoke run).  A
@@ -1038,6 +1040,50 @@ static pid_t start_forward(const char *remote, const char *local)
 	return pid;
 }
 
+/* The first signatures of token "shared" (shared-login = yes) through
+ * its p11-kit server, locally and forwarded, while a client of the local
+ * socket holds the login. */
+static void remote_shared(void)
+{
+	static firsts lr, fr;
+	char addr[PATH_MAX + 128], faddr[PATH_MAX + 128], line[16];
+	char local[PATH_MAX + 32];
+	pid_t server, fwd, holder;
+	FILE *hout;
+	int hin, st;
+
+	if ((server = start_server(module, "shared", "remote-shared", addr,
+				   sizeof(addr))) < 0)
+		return;
+	snprintf(local, sizeof(local), "%s/forwarded-shared.sock", dir);
+	if ((fwd = start_forward(strchr(addr, '=') + 1 + strlen("unix:path="),
+				 local)) < 0) {
+		kill(server, SIGTERM);
+		waitpid(server, &st, 0);
+		return;
+	}
+	snprintf(faddr, sizeof(faddr), "P11_KIT_SERVER_ADDRESS=unix:path=%s",
+		 local);
+	holder = spawn_child("hold", client, "shared", addr, &hout, &hin);
+	if (!fgets(line, sizeof(line), hout) || strcmp(line, "ready\n"))
+		die("the holding client");
+	first_signs(client, "shared", addr, &lr);
+	first_signs(client, "shared", faddr, &fr);
+	printf("token \"shared\" (shared-login = yes), a client of the local "
+	       "socket holding the login:\n");
+	print_firsts("shared, local", &lr);
+	print_firsts("shared, fwd", &fr);
+	close(hin);
+	fclose(hout);
+	waitpid(holder, &st, 0);
+	usleep(200000);
+	kill(-fwd, SIGTERM);
+	waitpid(fwd, &st, 0);
+	unlink(local);
+	kill(server, SIGTERM);
+	waitpid(server, &st, 0);
+}
+
 static void part_remote(void)
 {
 	static firsts lr, fr;
@@ -1102,6 +1148,7 @@ static void part_remote(void)
 	unlink(local);
 	kill(server, SIGTERM);
 	waitpid(server, &st, 0);
+	remote_shared();
 }
 
 /* ---- 5. searching a token with and without its attribute record ---------- */

@@ -10,7 +10,10 @@
 #   bench/wks-p11-remote.sh BENCH [BENCH OPTIONS...]
 #   e.g. bench/wks-p11-remote.sh build/bench/wks-p11-bench -softhsm none
 #
-# The options go to the bench after `-parts 4 -forward CMD`.
+# The options go to the bench after `-parts 4 -forward CMD`.  CMD is
+# `ssh -N -L "$LOCAL_SOCKET:$REMOTE_SOCKET"` as in the recipe; with
+# WKS_P11_REMOTE_TTY=1, `ssh -tt -L ... sleep 1000000` (a session with a
+# terminal, for which sshd sets TCP_NODELAY: a comparison).
 set -euo pipefail
 if [ $# -lt 1 ]; then
 	echo "usage: $0 BENCH [OPTIONS...]" >&2
@@ -62,5 +65,11 @@ Host bench-token-host
   ExitOnForwardFailure yes
   StreamLocalBindUnlink yes
 EOF
-FWD="exec ssh -F '$D/ssh_config' -N -L \"\$LOCAL_SOCKET:\$REMOTE_SOCKET\" bench-token-host"
+if [ "${WKS_P11_REMOTE_TTY:-0}" = 1 ]; then
+	# a session with a terminal: sshd then sets TCP_NODELAY on its end
+	# too (with -N it leaves Nagle's algorithm on), docs/PKCS11.md
+	FWD="exec ssh -F '$D/ssh_config' -tt -L \"\$LOCAL_SOCKET:\$REMOTE_SOCKET\" bench-token-host sleep 1000000 </dev/null"
+else
+	FWD="exec ssh -F '$D/ssh_config' -N -L \"\$LOCAL_SOCKET:\$REMOTE_SOCKET\" bench-token-host"
+fi
 "$BENCH" -parts 4 -forward "$FWD" "$@"
