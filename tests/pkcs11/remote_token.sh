@@ -281,6 +281,12 @@ stop "$FWD"
 check "ssh leaves its socket behind when it ends (the recipe removes it)" [ -S "$LOCAL/pkcs11" ]
 run no-forward pkcs11-tool --module "$CLIENT" --list-token-slots
 if ! grep -q 'token label' "$T/out"; then ok; else bad "a token on the socket of a stopped forward"; fi
+# without StreamLocalBindUnlink the stale socket stops a new forward
+# (why the recipe sets it)
+run no-unlink timeout 20 ssh -N -o ExitOnForwardFailure=yes -o StreamLocalBindUnlink=no \
+	-L "$LOCAL/pkcs11:$SRV_DIR/pkcs11" token-host
+if [ "$rc" -ne 0 ] && grep -q 'Address already in use' "$T/err"; then ok; else
+	bad "ssh -L onto a stale socket without StreamLocalBindUnlink (rc $rc)"; fi
 start p11-kit-ssh-forward "$T/ssh-forward2.log" TOKEN_HOST=token-host \
 	REMOTE_USER="$USER_NAME" REMOTE_SOCKET_DIR="$SRV_DIR" SOCKET_DIR="$LOCAL"
 FWD=$SPID
