@@ -694,7 +694,9 @@ static void part_login(CK_FUNCTION_LIST_PTR f)
  * (token LABEL), and write the clock readings (ms) to stdout: dlopen, initialised,
  * logged in, key found, signed, and whether the session was logged in
  * before C_Login.  MODE "hold": log in, say so, and wait for stdin to
- * close. */
+ * close.  MODE "rate": then sign for $WKS_P11_BENCH_SECS seconds with
+ * the key "rsa" (CKM_SHA256_RSA_PKCS) and again with "ec" (CKM_ECDSA),
+ * and write the two rates (signatures/s). */
 static int child_main(const char *mode, const char *path, const char *label)
 {
 	CK_MECHANISM m = { CKM_ECDSA, NULL, 0 };
@@ -730,7 +732,6 @@ static int child_main(const char *mode, const char *path, const char *label)
 		long ops = 0;
 
 		/* the RSA key's first use (its PBKDF2) before the clock */
-		n = sizeof(sig);
 		{
 			unsigned char rsig[512];
 			CK_ULONG rn = sizeof(rsig);
