@@ -5,11 +5,17 @@
  *
  *   wks-getkey-bench [-enableCache] [-iterations N] [-cacheTtl SEC]
  *                    [-privateOnly | -secretOnly] [-threads T] [-json]
+ *                    [-save FILE | -store FILE]
  *
  * It builds its own keystore in memory: an RSA-2048 private key with a
  * self-signed certificate and an AES-256 secret key, both at 210,000
  * PBKDF2 iterations, saved and loaded back (so the entries are parsed as
- * from a file).  Then for each key type:
+ * from a file).  -save FILE also writes that store to FILE; -store FILE
+ * loads FILE instead (a store -save wrote, password and aliases as here):
+ * the same store measured by the OpenSSL and the wolfCrypt build
+ * (docs/KDF.md).  On wolfCrypt the RSA-2048 key and its self-signed
+ * certificate come from tests/data/pki (rsa-cakey.key, rsa-ca.pem), the
+ * AES key from /dev/urandom.  Then for each key type:
  *
  *   - one first call, alone (with the cache on, the one that runs PBKDF2
  *     and fills the cache);
@@ -32,11 +38,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "wks/wks.h"
+
+#ifdef WKS_CRYPTO_OPENSSL
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
-
-#include "wks/wks.h"
+#endif
 
 #define PBKDF2_ITERATIONS 210000
 #define PRIV_ALIAS "rsa-2048"
@@ -51,6 +59,7 @@ typedef struct {
 	int private_only, secret_only;
 	int threads;
 	int json;
+	const char *save, *store;
 } options;
 
 typedef struct {
@@ -68,11 +77,13 @@ static void die(const char *what, int rc)
 	exit(1);
 }
 
+#ifdef WKS_CRYPTO_OPENSSL
 static void die_ssl(const char *what)
 {
 	fprintf(stderr, "wks-getkey-bench: %s failed (OpenSSL)\n", what);
 	exit(1);
 }
+#endif
 
 static double now_ms(void)
 {
@@ -84,6 +95,7 @@ static double now_ms(void)
 
 /* ---- the keystore ------------------------------------------------------- */
 
+#ifdef WKS_CRYPTO_OPENSSL
 static X509 *self_signed(EVP_PKEY *key)
 {
 	X509 *x = X509_new();
@@ -104,21 +116,13 @@ static X509 *self_signed(EVP_PKEY *key)
 	return x;
 }
 
-static wks_store *make_store(const options *o)
+static void add_keys(wks_store *st)
 {
-	wks_store *st = NULL, *loaded = NULL;
 	EVP_PKEY *rsa;
 	X509 *cert;
-	uint8_t aes[32], *file = NULL;
-	size_t file_len = 0;
-	char ttl[32];
+	uint8_t aes[32];
 	int rc;
 
-	if ((rc = wks_store_new(&st)) < 0)
-		die("wks_store_new", rc);
-	if ((rc = wks_store_set_property(st, "wolfjce.wks.iterationCount",
-	                                 "210000")) < 0)
-		die("set iterationCount", rc);
 	if (!(rsa = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048)))
 		die_ssl("RSA-2048 key generation");
 	cert = self_signed(rsa);
@@ -133,6 +137,110 @@ static wks_store *make_store(const options *o)
 	OPENSSL_cleanse(aes, sizeof(aes));
 	X509_free(cert);
 	EVP_PKEY_free(rsa);
+}
+#else
+static int b64(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* The DER of the PEM file WKS_BENCH_PKI_DIR/name (one block). */
+static uint8_t *pem_der(const char *name, size_t *len)
+{
+	char path[4096], line[256];
+	FILE *f;
+	uint8_t *out = malloc(1 << 16);
+	size_t n = 0;
+	unsigned acc = 0;
+	int bits = 0, in = 0, v;
+	char *p;
+
+	snprintf(path, sizeof(path), "%s/%s", WKS_BENCH_PKI_DIR, name);
+	if (!out || !(f = fopen(path, "r"))) {
+		fprintf(stderr, "wks-getkey-bench: cannot read %s\n", path);
+		exit(1);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "-----", 5) == 0) {
+			if (in)
+				break;
+			in = 1;
+			continue;
+		}
+		for (p = line; in && *p; p++) {
+			if ((v = b64((unsigned char)*p)) < 0)
+				continue;
+			acc = acc << 6 | (unsigned)v;
+			bits += 6;
+			if (bits >= 8) {
+				bits -= 8;
+				out[n++] = (uint8_t)(acc >> bits);
+			}
+		}
+	}
+	fclose(f);
+	*len = n;
+	return out;
+}
+
+static void add_keys(wks_store *st)
+{
+	uint8_t aes[32], *key, *cert;
+	size_t kl, cl;
+	const uint8_t *chain[1];
+	FILE *f;
+	int rc;
+
+	key = pem_der("rsa-cakey.key", &kl);
+	cert = pem_der("rsa-ca.pem", &cl);
+	chain[0] = cert;
+	if ((rc = wks_store_set_private_key(st, PRIV_ALIAS, key, kl, chain, &cl,
+	                                    1, PW, strlen(PW))) < 0)
+		die("wks_store_set_private_key", rc);
+	if (!(f = fopen("/dev/urandom", "rb")) ||
+	    fread(aes, 1, sizeof(aes), f) != sizeof(aes)) {
+		fprintf(stderr, "wks-getkey-bench: cannot read /dev/urandom\n");
+		exit(1);
+	}
+	fclose(f);
+	if ((rc = wks_store_set_secret_key(st, SECRET_ALIAS, "AES", aes,
+	                                   sizeof(aes), PW, strlen(PW))) < 0)
+		die("wks_store_set_secret_key", rc);
+	memset(aes, 0, sizeof(aes));
+	free(key);
+	free(cert);
+}
+#endif
+
+static wks_store *make_store(const options *o)
+{
+	wks_store *st = NULL, *loaded = NULL;
+	uint8_t *file = NULL;
+	size_t file_len = 0;
+	char ttl[32];
+	int rc;
+
+	if (o->store) {
+		if ((rc = wks_store_new(&loaded)) < 0)
+			die("wks_store_new", rc);
+		if ((rc = wks_store_load_file(loaded, o->store, PW, strlen(PW))) < 0)
+			die(o->store, rc);
+		goto settings;
+	}
+	if ((rc = wks_store_new(&st)) < 0)
+		die("wks_store_new", rc);
+	if ((rc = wks_store_set_property(st, "wolfjce.wks.iterationCount",
+	                                 "210000")) < 0)
+		die("set iterationCount", rc);
+	add_keys(st);
+	if (o->save && (rc = wks_store_save_file(st, o->save, PW, strlen(PW))) < 0)
+		die(o->save, rc);
 
 	/* Round trip through the file format, as an application would. */
 	if ((rc = wks_store_save_buffer(st, &file, &file_len, PW, strlen(PW))) < 0)
@@ -143,6 +251,7 @@ static wks_store *make_store(const options *o)
 	if ((rc = wks_store_load_buffer(loaded, file, file_len, PW, strlen(PW))) < 0)
 		die("wks_store_load_buffer", rc);
 	wks_free(file);
+settings:
 
 	if ((rc = wks_store_set_property(loaded,
 	                                 "wolfjce.keystore.kekCacheEnabled",
@@ -349,6 +458,7 @@ static void usage(void)
 	        "[-cacheTtl SEC]\n"
 	        "                        [-privateOnly | -secretOnly] "
 	        "[-threads T] [-json]\n"
+	        "                        [-save FILE | -store FILE]\n"
 	        "  -enableCache   turn the KEK cache on "
 	        "(wolfjce.keystore.kekCacheEnabled=true)\n"
 	        "  -iterations N  get_key calls per key type and thread "
@@ -358,7 +468,9 @@ static void usage(void)
 	        "  -privateOnly   only the RSA-2048 private key\n"
 	        "  -secretOnly    only the AES-256 secret key\n"
 	        "  -threads T     T threads calling get_key at once (default 1)\n"
-	        "  -json          one JSON object on stdout\n");
+	        "  -json          one JSON object on stdout\n"
+	        "  -save FILE     also write the store it builds to FILE\n"
+	        "  -store FILE    measure the store in FILE (one -save wrote)\n");
 	exit(2);
 }
 
@@ -377,11 +489,11 @@ static long number(const char *s, long min, long max)
 
 int main(int argc, char **argv)
 {
-	options o = { 0, 100, -1, 0, 0, 1, 0 };
+	options o = { 0, 100, -1, 0, 0, 1, 0, NULL, NULL };
 	result r[2];
 	size_t n = 0;
 	wks_store *st;
-	char ttl[32];
+	char ttl[32], impl[32], backend[4200];
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -401,20 +513,36 @@ int main(int argc, char **argv)
 			o.threads = (int)number(argv[++i], 1, 256);
 		else if (strcmp(a, "-json") == 0)
 			o.json = 1;
+		else if (strcmp(a, "-save") == 0 && i + 1 < argc)
+			o.save = argv[++i];
+		else if (strcmp(a, "-store") == 0 && i + 1 < argc)
+			o.store = argv[++i];
 		else
 			usage();
 	}
-	if (o.private_only && o.secret_only)
+	if ((o.private_only && o.secret_only) || (o.save && o.store))
 		usage();
 
 	st = make_store(&o);
 	if (wks_get_property(ttl, sizeof(ttl), st,
 	                     "wolfjce.keystore.kekCacheTtlSec") < 0)
 		snprintf(ttl, sizeof(ttl), "300");
+	/* The backend and the PBKDF2 in the header line: always on
+	 * wolfCrypt, on OpenSSL when a store file is named (the default
+	 * output stays as it was). */
+	if (wks_get_property(impl, sizeof(impl), st, "libwks.kdf.impl") < 0)
+		snprintf(impl, sizeof(impl), "?");
+	snprintf(backend, sizeof(backend), " on %s, libwks.kdf.impl %s%s%s",
+	         WKS_CRYPTO_BACKEND, impl, o.store ? ", store " : "",
+	         o.store ? o.store : "");
+#ifdef WKS_CRYPTO_OPENSSL
+	if (!o.store && !o.save)
+		backend[0] = '\0';
+#endif
 	if (!o.json)
-		printf("wks-getkey-bench (libwks %s): KEK cache %s, TTL %s s, "
+		printf("wks-getkey-bench (libwks %s%s): KEK cache %s, TTL %s s, "
 		       "%d thread%s, %ld call%s per thread, PBKDF2-HMAC-SHA512 "
-		       "%d iterations\n", wks_version(),
+		       "%d iterations\n", wks_version(), backend,
 		       o.cache ? "enabled" : "disabled", ttl, o.threads,
 		       o.threads == 1 ? "" : "s", o.iterations,
 		       o.iterations == 1 ? "" : "s", PBKDF2_ITERATIONS);

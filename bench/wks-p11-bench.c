@@ -1,12 +1,13 @@
 /*
  * wks-p11-bench: the PKCS#11 module (libwks-pkcs11.so) against OpenSSL
  * and SoftHSM2 with the same keys, its login, and a fresh process's first
- * signature directly and through p11-kit's client and server.
+ * signature directly and through p11-kit's client and server, on its
+ * socket and forwarded (a token used from another host).
  *
  *   wks-p11-bench [-secs S] [-rounds R] [-procs P] [-iter N]
  *                 [-module PATH] [-softhsm PATH|none]
- *                 [-client PATH|none] [-p11kit PATH] [-parts 123]
- *                 [-quick]
+ *                 [-client PATH|none] [-p11kit PATH] [-parts 1234]
+ *                 [-forward CMD] [-quick]
  *
  * Makes an RSA-2048 and an EC P-256 key and, in a temporary folder, a WKS
  * store "sign" holding both (aliases rsa and ec, self-signed
@@ -54,7 +55,22 @@
  *    through the p11-kit server, whose per-connection p11-kit-remote
  *    takes the login over from the user's keyring.
  *
- * -parts: which of the three to run (default all).  -quick: 0.05 s
+ * 4. With -forward CMD: the token "sign" through `p11-kit server` (the
+ *    bench starts it), by p11-kit-client.so on the server's own socket
+ *    ("local socket") and on a socket forwarded to it ("forwarded"):
+ *    CMD, run by sh -c in a process group of its own (killed at the
+ *    end), must make a Unix socket at $LOCAL_SOCKET that leads to
+ *    $REMOTE_SOCKET, e.g. `ssh -N -L "$LOCAL_SOCKET:$REMOTE_SOCKET" host`
+ *    (bench/wks-p11-remote.sh starts an sshd on loopback for it).  For
+ *    each: the first signature of P fresh processes, as in 3 (no other
+ *    client holds a login), and the signatures per second of one fresh
+ *    client process (CKM_SHA256_RSA_PKCS, then CKM_ECDSA, one session,
+ *    after a first signature), best of R windows of S seconds, local and
+ *    forwarded interleaved; then the first signatures of token "shared"
+ *    (shared-login = yes) the same two ways, while a client of the local
+ *    socket holds the login.
+ *
+ * -parts: which of the four to run (default all; 4 only with -forward).  -quick: 0.05 s
  * windows, 1 round, 1 process, 10000 iterations (a smoke run).  A
  * part whose program is missing (SoftHSM2, p11-kit) is skipped with a
  * note.  The load average is printed with the figures.
@@ -83,6 +99,7 @@
 #endif
 
 #define MAX_ROUNDS 25
+#define FIND_TRUSTED 124 /* + 20 keys' certificates: 144 */
 #define MAX_PROCS 50
 
 static const char PIN[] = "p11-bench-pin";
@@ -97,7 +114,7 @@ static const char *client =
 	"/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so";
 static const char *p11kit = "p11-kit";
 static char dir[PATH_MAX];
-static const char *parts = "123";
+static const char *parts = "12345";
 
 /* ---- PKCS#11 helpers ------------------------------------------------------ */
 
@@ -180,6 +197,10 @@ static void login(CK_FUNCTION_LIST_PTR f, CK_SESSION_HANDLE s,
 
 static EVP_PKEY *rsa_key, *ec_key;
 
+/* Trusted certificates "ca%03d" in save_store()'s next store (part 5). */
+static int n_trusted;
+static const char *store_iterations; /* NULL: -iter's */
+
 static void save_store(const char *name, EVP_PKEY **keys, const char **aliases,
 		       size_t n)
 {
@@ -189,8 +210,19 @@ static void save_store(const char *name, EVP_PKEY **keys, const char **aliases,
 
 	if (wks_store_new(&st) < 0 ||
 	    wks_store_set_property(st, "wolfjce.wks.iterationCount",
-				   iterations) < 0)
+				   store_iterations ? store_iterations
+						    : iterations) < 0)
 		die("a store");
+	for (i = 0; i < (size_t)n_trusted; i++) {
+		char cn[32];
+		X509 *x;
+
+		snprintf(cn, sizeof(cn), "ca%03u", (unsigned)i);
+		x = bench_cert(keys[i % n], cn, (long)i + 1000);
+		if (wks_store_set_cert(st, cn, x) < 0)
+			die("wks_store_set_cert");
+		X509_free(x);
+	}
 	if (n > 1 && wks_store_prepare_keys(st, PIN, strlen(PIN), n) < 0)
 		die("wks_store_prepare_keys");
 	for (i = 0; i < n; i++) {
@@ -233,6 +265,15 @@ static void make_stores(void)
 	save_store("shared", sign_keys, sign_aliases, 2);
 	save_store("k1", k20, a20, 1);
 	save_store("k20", k20, a20, 20);
+	/* part 5: 20 keys (each with its certificate) and 124 trusted
+	 * certificates, 144 certificates in all; twice, for a token with an
+	 * attribute record and one without */
+	n_trusted = FIND_TRUSTED;
+	store_iterations = "10000";
+	save_store("find0", k20, a20, 20);
+	save_store("find1", k20, a20, 20);
+	n_trusted = 0;
+	store_iterations = NULL;
 	for (i = 0; i < 20; i++)
 		EVP_PKEY_free(k20[i]);
 	snprintf(path, sizeof(path), "%s/wks-pkcs11.conf", dir);
@@ -242,7 +283,9 @@ static void make_stores(void)
 		   "[token]\nlabel = k1\nstore = k1.wks\n\n"
 		   "[token]\nlabel = k20\nstore = k20.wks\n\n"
 		   "[token]\nlabel = shared\nstore = shared.wks\n"
-		   "shared-login = yes\n");
+		   "shared-login = yes\n\n"
+		   "[token]\nlabel = find0\nstore = find0.wks\n\n"
+		   "[token]\nlabel = find1\nstore = find1.wks\n");
 	fclose(f);
 	setenv("WKS_PKCS11_CONF", path, 1);
 }
@@ -651,7 +694,9 @@ static void part_login(CK_FUNCTION_LIST_PTR f)
  * (token LABEL), and write the clock readings (ms) to stdout: dlopen, initialised,
  * logged in, key found, signed, and whether the session was logged in
  * before C_Login.  MODE "hold": log in, say so, and wait for stdin to
- * close. */
+ * close.  MODE "rate": then sign for $WKS_P11_BENCH_SECS seconds with
+ * the key "rsa" (CKM_SHA256_RSA_PKCS) and again with "ec" (CKM_ECDSA),
+ * and write the two rates (signatures/s). */
 static int child_main(const char *mode, const char *path, const char *label)
 {
 	CK_MECHANISM m = { CKM_ECDSA, NULL, 0 };
@@ -679,6 +724,41 @@ static int child_main(const char *mode, const char *path, const char *label)
 	ck(f->C_SignInit(s, &m, k), "C_SignInit");
 	ck(f->C_Sign(s, msg, sizeof(msg), sig, &n), "C_Sign");
 	t[4] = now_ms();
+	if (!strcmp(mode, "rate")) {
+		const char *e = getenv("WKS_P11_BENCH_SECS");
+		double w = e && atof(e) > 0 ? atof(e) : 1.0, t0, end;
+		CK_MECHANISM rm = { CKM_SHA256_RSA_PKCS, NULL, 0 };
+		CK_OBJECT_HANDLE rk = find_key(f, s, "rsa");
+		long ops = 0;
+
+		/* the RSA key's first use (its PBKDF2) before the clock */
+		{
+			unsigned char rsig[512];
+			CK_ULONG rn = sizeof(rsig);
+
+			ck(f->C_SignInit(s, &rm, rk), "C_SignInit");
+			ck(f->C_Sign(s, msg, sizeof(msg), rsig, &rn), "C_Sign");
+			t0 = now_ms();
+			do {
+				rn = sizeof(rsig);
+				ck(f->C_SignInit(s, &rm, rk), "C_SignInit");
+				ck(f->C_Sign(s, msg, sizeof(msg), rsig, &rn),
+				   "C_Sign");
+				ops++;
+			} while ((end = now_ms()) < t0 + w * 1e3);
+		}
+		printf("%.2f ", (double)ops / ((end - t0) / 1e3));
+		ops = 0;
+		t0 = now_ms();
+		do {
+			n = sizeof(sig);
+			ck(f->C_SignInit(s, &m, k), "C_SignInit");
+			ck(f->C_Sign(s, msg, sizeof(msg), sig, &n), "C_Sign");
+			ops++;
+		} while ((end = now_ms()) < t0 + w * 1e3);
+		printf("%.2f\n", (double)ops / ((end - t0) / 1e3));
+		return 0;
+	}
 	if (!strcmp(mode, "hold")) {
 		char c;
 
@@ -904,6 +984,350 @@ static void part_first(void)
 	       "already)\n");
 }
 
+/* ---- 4. a token used from another host ------------------------------------- */
+
+static const char *forward; /* -forward CMD: NULL, part 4 skipped */
+
+/* Signatures per second of one fresh client process of `path` (RSA
+ * CKM_SHA256_RSA_PKCS, then P-256 CKM_ECDSA, one session, secs each). */
+static void rates(const char *path, const char *env, double *rsa, double *ec)
+{
+	char w[64];
+	FILE *out;
+	pid_t pid;
+	int st;
+
+	snprintf(w, sizeof(w), "%g", secs);
+	setenv("WKS_P11_BENCH_SECS", w, 1);
+	pid = spawn_child("rate", path, "sign", env, &out, NULL);
+	if (fscanf(out, "%lf %lf", rsa, ec) != 2)
+		die("a rate child's figures (its error is above)");
+	fclose(out);
+	waitpid(pid, &st, 0);
+}
+
+/* Runs the -forward command (sh -c) with REMOTE_SOCKET and LOCAL_SOCKET
+ * in its environment, in a process group of its own; waits for
+ * LOCAL_SOCKET.  Returns its pid, -1 if the socket did not come. */
+static pid_t start_forward(const char *remote, const char *local)
+{
+	struct stat sb;
+	pid_t pid;
+	int i, st;
+
+	unlink(local);
+	if ((pid = fork()) < 0)
+		die("fork");
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		setpgid(0, 0);
+		dup2(null, 0);
+		setenv("REMOTE_SOCKET", remote, 1);
+		setenv("LOCAL_SOCKET", local, 1);
+		execl("/bin/sh", "sh", "-c", forward, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 1000 && stat(local, &sb) < 0; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return -1;
+		usleep(10000);
+	}
+	if (i == 1000) {
+		kill(-pid, SIGTERM);
+		waitpid(pid, &st, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/* The first signatures of token "shared" (shared-login = yes) through
+ * its p11-kit server, locally and forwarded, while a client of the local
+ * socket holds the login. */
+static void remote_shared(void)
+{
+	static firsts lr, fr;
+	char addr[PATH_MAX + 128], faddr[PATH_MAX + 128], line[16];
+	char local[PATH_MAX + 32];
+	pid_t server, fwd, holder;
+	FILE *hout;
+	int hin, st;
+
+	if ((server = start_server(module, "shared", "remote-shared", addr,
+				   sizeof(addr))) < 0)
+		return;
+	snprintf(local, sizeof(local), "%s/forwarded-shared.sock", dir);
+	if ((fwd = start_forward(strchr(addr, '=') + 1 + strlen("unix:path="),
+				 local)) < 0) {
+		kill(server, SIGTERM);
+		waitpid(server, &st, 0);
+		return;
+	}
+	snprintf(faddr, sizeof(faddr), "P11_KIT_SERVER_ADDRESS=unix:path=%s",
+		 local);
+	holder = spawn_child("hold", client, "shared", addr, &hout, &hin);
+	if (!fgets(line, sizeof(line), hout) || strcmp(line, "ready\n"))
+		die("the holding client");
+	first_signs(client, "shared", addr, &lr);
+	first_signs(client, "shared", faddr, &fr);
+	printf("token \"shared\" (shared-login = yes), a client of the local "
+	       "socket holding the login:\n");
+	print_firsts("shared, local", &lr);
+	print_firsts("shared, fwd", &fr);
+	close(hin);
+	fclose(hout);
+	waitpid(holder, &st, 0);
+	usleep(200000);
+	kill(-fwd, SIGTERM);
+	waitpid(fwd, &st, 0);
+	unlink(local);
+	kill(server, SIGTERM);
+	waitpid(server, &st, 0);
+}
+
+static void part_remote(void)
+{
+	static firsts lr, fr;
+	double best[2][2] = { { 0 } }; /* [local, forwarded][rsa, ec] */
+	char addr[PATH_MAX + 128], faddr[PATH_MAX + 128];
+	char local[PATH_MAX + 32];
+	const char *srv;
+	pid_t server, fwd;
+	int r, st;
+
+	printf("\n4. The token through p11-kit server's socket, locally and "
+	       "forwarded (%s)\n   (%d fresh processes each for the first "
+	       "signature, CKM_ECDSA P-256, %s iterations;\n   signatures/s "
+	       "of one client process, one session, best of %d x %.2f s, "
+	       "the two interleaved)\n",
+	       forward, procs, iterations, rounds, secs);
+	if ((server = start_server(module, "sign", "remote", addr,
+				   sizeof(addr))) < 0) {
+		printf("skipped: `%s server` did not start\n", p11kit);
+		return;
+	}
+	srv = strchr(addr, '=') + 1 + strlen("unix:path=");
+	snprintf(local, sizeof(local), "%s/forwarded.sock", dir);
+	if ((fwd = start_forward(srv, local)) < 0) {
+		printf("skipped: the -forward command made no %s\n", local);
+		kill(server, SIGTERM);
+		waitpid(server, &st, 0);
+		return;
+	}
+	snprintf(faddr, sizeof(faddr), "P11_KIT_SERVER_ADDRESS=unix:path=%s",
+		 local);
+	for (r = 0; r < rounds; r++) {
+		double a, b;
+
+		rates(client, addr, &a, &b);
+		if (a > best[0][0])
+			best[0][0] = a;
+		if (b > best[0][1])
+			best[0][1] = b;
+		rates(client, faddr, &a, &b);
+		if (a > best[1][0])
+			best[1][0] = a;
+		if (b > best[1][1])
+			best[1][1] = b;
+	}
+	first_signs(client, "sign", addr, &lr);
+	first_signs(client, "sign", faddr, &fr);
+	printf("%-16s %11s %11s %11s | %7s %8s %6s %8s   %s\n", "via",
+	       "spawn, med", "spawn, min", "dlopen, med", "init", "login",
+	       "find", "sign", "logged in");
+	print_firsts("local socket", &lr);
+	print_firsts("forwarded", &fr);
+	printf("%-16s %22s %22s\n", "signatures/s", "RSA-2048 SHA256_RSA_PKCS",
+	       "P-256 CKM_ECDSA");
+	printf("%-16s %22.0f %22.0f\n", "local socket", best[0][0],
+	       best[0][1]);
+	printf("%-16s %22.0f %22.0f\n", "forwarded", best[1][0], best[1][1]);
+	printf("%-16s %22.2f %22.2f\n", "forwarded/local",
+	       best[1][0] / best[0][0], best[1][1] / best[0][1]);
+	kill(-fwd, SIGTERM);
+	waitpid(fwd, &st, 0);
+	unlink(local);
+	kill(server, SIGTERM);
+	waitpid(server, &st, 0);
+	remote_shared();
+}
+
+/* ---- 5. searching a token with and without its attribute record ---------- */
+
+#define FIND_MAX 256
+
+/* The attribute record of token find1: for each of its 20 private keys,
+ * C_SetAttributeValue of a CKA_ID of its own, CKA_START_DATE,
+ * CKA_END_DATE and CKA_DERIVE false (items the record keeps). */
+static void make_record(CK_FUNCTION_LIST_PTR f, CK_SLOT_ID slot)
+{
+	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+	CK_ATTRIBUTE q = { CKA_CLASS, &cls, sizeof(cls) };
+	CK_OBJECT_HANDLE h[FIND_MAX];
+	CK_SESSION_HANDLE s;
+	CK_ULONG n = 0, i;
+
+	ck(f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL,
+			    NULL, &s),
+	   "C_OpenSession");
+	login(f, s, CKU_USER, PIN);
+	ck(f->C_FindObjectsInit(s, &q, 1), "C_FindObjectsInit");
+	ck(f->C_FindObjects(s, h, FIND_MAX, &n), "C_FindObjects");
+	ck(f->C_FindObjectsFinal(s), "C_FindObjectsFinal");
+	if (n != 20)
+		die("token find1 has not 20 private keys");
+	for (i = 0; i < n; i++) {
+		unsigned char id[20];
+		CK_DATE start = { { '2', '0', '2', '6' }, { '0', '1' },
+				  { '0', '1' } };
+		CK_DATE end = { { '2', '0', '3', '6' }, { '1', '2' },
+				{ '3', '1' } };
+		CK_BBOOL no = CK_FALSE;
+		CK_ATTRIBUTE t[] = { { CKA_ID, id, sizeof(id) },
+				     { CKA_START_DATE, &start, sizeof(start) },
+				     { CKA_END_DATE, &end, sizeof(end) },
+				     { CKA_DERIVE, &no, 1 } };
+
+		memset(id, 0x40 + (int)i, sizeof(id));
+		ck(f->C_SetAttributeValue(s, h[i], t, 4),
+		   "C_SetAttributeValue (the record)");
+	}
+	ck(f->C_CloseSession(s), "C_CloseSession");
+}
+
+/* One round of what a program's search does, on session s: (a) list
+ * every object and read CKA_CLASS, CKA_ID, CKA_LABEL of each; (b) for
+ * each private key, find it by class and CKA_ID and read CKA_KEY_TYPE,
+ * CKA_SIGN, CKA_DERIVE, CKA_START_DATE.  Returns the objects read. */
+static long find_round(CK_FUNCTION_LIST_PTR f, CK_SESSION_HANDLE s)
+{
+	CK_OBJECT_HANDLE h[FIND_MAX];
+	unsigned char ids[FIND_MAX][64];
+	CK_ULONG idl[FIND_MAX], n = 0, i, nk = 0;
+	CK_OBJECT_CLASS cls, priv = CKO_PRIVATE_KEY;
+	long done = 0;
+
+	ck(f->C_FindObjectsInit(s, NULL, 0), "C_FindObjectsInit");
+	ck(f->C_FindObjects(s, h, FIND_MAX, &n), "C_FindObjects");
+	ck(f->C_FindObjectsFinal(s), "C_FindObjectsFinal");
+	for (i = 0; i < n; i++) {
+		unsigned char id[64], label[64];
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &cls, sizeof(cls) },
+				     { CKA_ID, id, sizeof(id) },
+				     { CKA_LABEL, label, sizeof(label) } };
+
+		ck(f->C_GetAttributeValue(s, h[i], t, 3),
+		   "C_GetAttributeValue");
+		if (cls == CKO_PRIVATE_KEY) {
+			memcpy(ids[nk], id, t[1].ulValueLen);
+			idl[nk++] = t[1].ulValueLen;
+		}
+		done++;
+	}
+	for (i = 0; i < nk; i++) {
+		CK_ATTRIBUTE q[] = { { CKA_CLASS, &priv, sizeof(priv) },
+				     { CKA_ID, ids[i], idl[i] } };
+		CK_KEY_TYPE kt;
+		CK_BBOOL sign, derive;
+		CK_DATE start;
+		CK_ATTRIBUTE t[] = { { CKA_KEY_TYPE, &kt, sizeof(kt) },
+				     { CKA_SIGN, &sign, 1 },
+				     { CKA_DERIVE, &derive, 1 },
+				     { CKA_START_DATE, &start, sizeof(start) } };
+		CK_OBJECT_HANDLE k;
+		CK_ULONG m = 0;
+
+		ck(f->C_FindObjectsInit(s, q, 2), "C_FindObjectsInit");
+		ck(f->C_FindObjects(s, &k, 1, &m), "C_FindObjects");
+		ck(f->C_FindObjectsFinal(s), "C_FindObjectsFinal");
+		if (m != 1)
+			die("a private key not found by its CKA_ID");
+		ck(f->C_GetAttributeValue(s, k, t, 4), "C_GetAttributeValue");
+		done++;
+	}
+	return done;
+}
+
+/* Rounds of find_round() per second on `label` for secs seconds. */
+static double find_rate(CK_FUNCTION_LIST_PTR f, CK_SESSION_HANDLE s,
+			long *objs)
+{
+	double t0 = now_ms(), end;
+	long r = 0;
+
+	do {
+		*objs = find_round(f, s);
+		r++;
+	} while ((end = now_ms()) < t0 + secs * 1e3);
+	return (double)r / ((end - t0) / 1e3);
+}
+
+static void part_find(CK_FUNCTION_LIST_PTR f)
+{
+	static const char *const tokens[] = { "find0", "find1" };
+	char path[PATH_MAX + 32];
+	CK_SESSION_HANDLE s[2];
+	double best[2][2] = { { 0 } }; /* [token][logged in] */
+	long objs[2][2] = { { 0 } };
+	struct stat sb;
+	int i, l, r;
+
+	printf("\n5. C_FindObjectsInit + C_FindObjects + C_GetAttributeValue, "
+	       "a token of 20 keys and\n   %d certificates (20 the keys', "
+	       "%d trusted), without and with an attribute record\n   "
+	       "holding items for every key (CKA_ID, dates, CKA_DERIVE); one "
+	       "round: list all objects\n   and read class, id, label of "
+	       "each, then find each private key by CKA_ID and read\n   4 "
+	       "attributes; rounds/s, best of %d x %.2f s, the two tokens "
+	       "interleaved)\n",
+	       20 + FIND_TRUSTED, FIND_TRUSTED, rounds, secs);
+	{
+		double t0 = now_ms();
+
+		make_record(f, slot_of(f, "find1"));
+		printf("(the record: 20 C_SetAttributeValue, each a store "
+		       "edit, in %.0f ms)\n", now_ms() - t0);
+	}
+	snprintf(path, sizeof(path), "%s/find1.wks.p11", dir);
+	if (stat(path, &sb) < 0)
+		die("no attribute record beside find1.wks");
+	snprintf(path, sizeof(path), "%s/find0.wks.p11", dir);
+	if (stat(path, &sb) == 0)
+		die("an attribute record beside find0.wks");
+	for (l = 0; l < 2; l++) {
+		for (i = 0; i < 2; i++) {
+			ck(f->C_OpenSession(slot_of(f, tokens[i]),
+					    CKF_SERIAL_SESSION, NULL, NULL,
+					    &s[i]),
+			   "C_OpenSession");
+			if (l)
+				login(f, s[i], CKU_USER, PIN);
+			find_round(f, s[i]); /* warm */
+		}
+		for (r = 0; r < rounds; r++)
+			for (i = 0; i < 2; i++) {
+				double v = find_rate(f, s[i], &objs[i][l]);
+
+				if (v > best[i][l])
+					best[i][l] = v;
+			}
+		for (i = 0; i < 2; i++) {
+			if (l)
+				ck(f->C_Logout(s[i]), "C_Logout");
+			ck(f->C_CloseSession(s[i]), "C_CloseSession");
+		}
+	}
+	printf("%-22s %14s %14s %10s\n", "", "no record", "record",
+	       "record/no");
+	for (l = 0; l < 2; l++)
+		printf("%-22s %9.0f (%3ld) %9.0f (%3ld) %10.3f\n",
+		       l ? "logged in, rounds/s" : "public, rounds/s",
+		       best[0][l], objs[0][l], best[1][l], objs[1][l],
+		       best[1][l] / best[0][l]);
+	printf("(in parentheses: the objects one round read; goal: record "
+	       "within 1.1 x of no record,\n i.e. record/no >= 0.91)\n");
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 static void cleanup(void)
@@ -968,6 +1392,8 @@ int main(int argc, char **argv)
 			client = v;
 		else if (!strcmp(a, "-p11kit"))
 			p11kit = v;
+		else if (!strcmp(a, "-forward"))
+			forward = v;
 		else
 			goto usage;
 	}
@@ -979,7 +1405,7 @@ int main(int argc, char **argv)
 	if (!mkdtemp(dir))
 		die("mkdtemp");
 	atexit(cleanup);
-	setenv("WKS_PKCS11_DEBUG", "", 1);
+	setenv("WKS_PKCS11_DEBUG", getenv("WKS_P11_BENCH_DEBUG") ? getenv("WKS_P11_BENCH_DEBUG") : "", 1);
 
 	make_stores();
 	backends[B_WKS].f = p11_load(module);
@@ -1014,6 +1440,12 @@ int main(int argc, char **argv)
 		part_login(backends[B_WKS].f);
 	if (strchr(parts, '3'))
 		part_first();
+	if (strchr(parts, '5'))
+		part_find(backends[B_WKS].f);
+	if (strchr(parts, '4') && forward)
+		part_remote();
+	else if (strchr(parts, '4'))
+		printf("\n4. skipped (no -forward CMD)\n");
 	getloadavg(load, 3);
 	printf("\nload average at the end: %.2f %.2f %.2f\n", load[0], load[1],
 	       load[2]);
@@ -1022,7 +1454,8 @@ usage:
 	fprintf(stderr,
 		"usage: %s [-secs S] [-rounds R] [-procs P] [-iter N] "
 		"[-module PATH]\n       [-softhsm PATH|none] [-client "
-		"PATH|none] [-p11kit PATH] [-parts 123] [-quick]\n",
+		"PATH|none] [-p11kit PATH] [-parts 1234] [-forward CMD] "
+		"[-quick]\n",
 		BENCH_NAME);
 	return 2;
 }

@@ -22,33 +22,11 @@
 #include <string.h>
 
 #include "config.h"
-
-#ifndef FUZZ_ENTRY
-#define FUZZ_ENTRY LLVMFuzzerTestOneInput
-#endif
-#ifndef FUZZ_INIT
-#define FUZZ_INIT LLVMFuzzerInitialize
-#endif
-
-#define CHECK(cond, what) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FUZZ_CHECK failed: %s (%s:%d): %s\n", #cond, \
-		        __FILE__, __LINE__, (what)); \
-		abort(); \
-	} \
-} while (0)
+#include "fuzz_plain.h"
 
 #define BASE "/fuzz/base"
 
-int FUZZ_INIT(int *argc, char ***argv);
-int FUZZ_ENTRY(const uint8_t *data, size_t size);
-
-int FUZZ_INIT(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	return 0;
-}
+FUZZ_PLAIN_INIT()
 
 static void check_conf(const w11_conf *c, size_t size)
 {

@@ -20,31 +20,9 @@
 #include <string.h>
 
 #include "attrrec.h"
+#include "fuzz_plain.h"
 
-#ifndef FUZZ_ENTRY
-#define FUZZ_ENTRY LLVMFuzzerTestOneInput
-#endif
-#ifndef FUZZ_INIT
-#define FUZZ_INIT LLVMFuzzerInitialize
-#endif
-
-#define CHECK(cond, what) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FUZZ_CHECK failed: %s (%s:%d): %s\n", #cond, \
-		        __FILE__, __LINE__, (what)); \
-		abort(); \
-	} \
-} while (0)
-
-int FUZZ_INIT(int *argc, char ***argv);
-int FUZZ_ENTRY(const uint8_t *data, size_t size);
-
-int FUZZ_INIT(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	return 0;
-}
+FUZZ_PLAIN_INIT()
 
 /* Encode r, append a MAC's worth of bytes, parse again: must succeed. */
 static void reparse(const w11_rec *r)

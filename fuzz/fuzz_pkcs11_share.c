@@ -6,9 +6,10 @@
  *
  * Oracles:
  *  - w11_share_decode() returns 0 or -1; on -1 the record is all zero;
- *  - on 0: a password of 1 to 1024 bytes and a blob, both inside the
- *    input, nanoseconds below 10^9, and the fixed part, the password and
- *    the blob add up to exactly the input's length;
+ *  - on 0: a password of 1 to 1024 bytes, a blob and a record key of at
+ *    most 128 bytes, all inside the input, nanoseconds below 10^9, and
+ *    the fixed part, the password, the blob and the record key add up
+ *    to exactly the input's length;
  *  - round trip: w11_share_len() of the decoded record is the input's
  *    length and w11_share_encode() writes back exactly the input.
  */
@@ -18,31 +19,9 @@
 #include <string.h>
 
 #include "sharefmt.h"
+#include "fuzz_plain.h"
 
-#ifndef FUZZ_ENTRY
-#define FUZZ_ENTRY LLVMFuzzerTestOneInput
-#endif
-#ifndef FUZZ_INIT
-#define FUZZ_INIT LLVMFuzzerInitialize
-#endif
-
-#define CHECK(cond, what) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FUZZ_CHECK failed: %s (%s:%d): %s\n", #cond, \
-		        __FILE__, __LINE__, (what)); \
-		abort(); \
-	} \
-} while (0)
-
-int FUZZ_INIT(int *argc, char ***argv);
-int FUZZ_ENTRY(const uint8_t *data, size_t size);
-
-int FUZZ_INIT(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	return 0;
-}
+FUZZ_PLAIN_INIT()
 
 static int inside(const uint8_t *p, size_t n, const uint8_t *data,
 		  size_t size)
@@ -66,6 +45,9 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	CHECK(r.pw_len >= 1 && r.pw_len <= W11_SHARE_PW_MAX, "password length");
 	CHECK(inside(r.pw, r.pw_len, data, size), "password inside the input");
 	CHECK(inside(r.blob, r.blob_len, data, size), "blob inside the input");
+	CHECK(r.reckey_len <= W11_SHARE_RECKEY_MAX &&
+	      (!r.reckey_len || inside(r.reckey, r.reckey_len, data, size)),
+	      "record key inside the input");
 	CHECK(r.mtime_ns < 1000000000u && r.ctime_ns < 1000000000u,
 	      "nanoseconds");
 	CHECK(size <= W11_SHARE_MAX, "size bound");

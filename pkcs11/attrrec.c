@@ -89,10 +89,18 @@ static int parse_item(cur *c, w11_ritem *it)
 	it->index = (uint32_t)get_be(c, 4);
 	it->flags = (uint8_t)get_be(c, 1);
 	n = (uint32_t)get_be(c, 4);
-	if (c->bad || it->kind != W11_REC_KIND_OBJ || it->role == 0 ||
-	    it->role > 6 || (it->flags & ~W11_REC_F_DELETED) ||
-	    n > W11_REC_MAX_ATTRS)
+	if (c->bad || n > W11_REC_MAX_ATTRS)
 		return -1;
+	if (it->kind == W11_REC_KIND_OBJ) {
+		if (it->role == 0 || it->role > 6 ||
+		    (it->flags & ~W11_REC_F_DELETED))
+			return -1;
+	} else if (it->kind == W11_REC_KIND_DATA) {
+		if (it->role || it->index || it->flags)
+			return -1;
+	} else {
+		return -1;
+	}
 	if (n && !(it->a = calloc(n, sizeof(*it->a))))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -248,7 +256,7 @@ w11_ritem *w11_rec_find(const w11_rec *r, const uint8_t entry[32],
 	for (uint32_t i = 0; i < r->n; i++) {
 		w11_ritem *it = &r->items[i];
 
-		if (it->role == role && it->index == index &&
+		if (it->kind && it->role == role && it->index == index &&
 		    memcmp(it->entry, entry, 32) == 0)
 			return it;
 	}
@@ -273,6 +281,21 @@ w11_ritem *w11_rec_item(w11_rec *r, const uint8_t entry_in[32], uint8_t role,
 	memcpy(it->entry, entry, 32);
 	it->role = role;
 	it->index = index;
+	return it;
+}
+
+w11_ritem *w11_rec_data(w11_rec *r, const uint8_t id_in[32])
+{
+	uint8_t id[32];
+	w11_ritem *it;
+
+	memcpy(id, id_in, 32);
+	if (w11_rec_find(r, id, 0, 0) || grow_items(r) != 0)
+		return NULL;
+	it = &r->items[r->n++];
+	memset(it, 0, sizeof(*it));
+	it->kind = W11_REC_KIND_DATA;
+	memcpy(it->entry, id, 32);
 	return it;
 }
 
@@ -341,12 +364,13 @@ void w11_rec_rebind(w11_rec *r, const uint8_t from_in[32],
 		return;
 	/* An item already bound to `to` was written by the same edit: it
 	 * wins, and takes from the old item what it does not say itself;
-	 * the old item then goes (item_free() leaves role 0, which no item
+	 * the old item then goes (item_free() leaves kind 0, which no item
 	 * has). */
 	for (uint32_t i = 0; i < r->n; i++) {
 		w11_ritem *it = &r->items[i], *dup;
 
-		if (!it->role || memcmp(it->entry, from, 32) != 0)
+		if (it->kind != W11_REC_KIND_OBJ ||
+		    memcmp(it->entry, from, 32) != 0)
 			continue;
 		if (!(dup = w11_rec_find(r, to, it->role, it->index))) {
 			memcpy(it->entry, to, 32);
@@ -360,7 +384,7 @@ void w11_rec_rebind(w11_rec *r, const uint8_t from_in[32],
 		item_free(it);
 	}
 	for (uint32_t i = 0; i < r->n; i++)
-		if (r->items[i].role)
+		if (r->items[i].kind)
 			r->items[k++] = r->items[i];
 	r->n = k;
 }

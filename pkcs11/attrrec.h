@@ -16,11 +16,14 @@
  *             u32 count                   items, at most W11_REC_MAX_ITEMS
  *             item * count
  *             bytes[64] mac               HMAC-SHA512(K, everything before)
- *   item   := u8 kind                     1: an object of an entry
- *             bytes[32] entry             the entry's digest (its bytes
- *                                         as stored: type, salt, IV,
- *                                         encrypted key, MAC, chain)
- *             u8 role                     W11_R_PRIV .. W11_R_SECRET
+ *   item   := u8 kind                     1: an object of an entry,
+ *                                         2: a token data object
+ *             bytes[32] entry             kind 1: the entry's digest (its
+ *                                         bytes as stored: type, salt, IV,
+ *                                         encrypted key, MAC, chain);
+ *                                         kind 2: the object's own random id
+ *             u8 role                     kind 1: W11_R_PRIV .. W11_R_SECRET;
+ *                                         kind 2: 0 (and index, flags 0)
  *             u32 index                   the certificate's place in the
  *                                         chain (0 otherwise)
  *             u8 flags                    bit 0: the object was deleted
@@ -42,6 +45,7 @@
 #define W11_REC_MAX_VALUE 65536u
 #define W11_REC_MAX_FILE (16u * 1024 * 1024)
 #define W11_REC_KIND_OBJ 1
+#define W11_REC_KIND_DATA 2
 #define W11_REC_F_DELETED 0x01u
 
 typedef struct {
@@ -87,6 +91,9 @@ w11_ritem *w11_rec_find(const w11_rec *r, const uint8_t entry[32],
  * record itself.) */
 w11_ritem *w11_rec_item(w11_rec *r, const uint8_t entry[32], uint8_t role,
 			uint32_t index);
+/* A new data object's item (kind 2) under `id`: NULL if no memory, the
+ * record is full, or the id is taken. */
+w11_ritem *w11_rec_data(w11_rec *r, const uint8_t id[32]);
 /* Set (replace) an attribute of an item: 0, or -1. */
 int w11_ritem_set(w11_ritem *it, uint64_t type, const void *val,
 		  uint32_t len);

@@ -101,10 +101,12 @@ static CK_RV copy_to_token(w11_session *s, w11_obj *o, CK_ATTRIBUTE_PTR t,
 		if (id_len)
 			nt[nn++] = (CK_ATTRIBUTE){ CKA_ID, id, id_len };
 		if (cls == CKO_PRIVATE_KEY)
-			rv = w11_token_keypair(s, pk, NULL, 0, nt, nn, NULL,
+			rv = w11_token_keypair(s, pk, NULL, 0, nt, nn,
+					       CK_UNAVAILABLE_INFORMATION, NULL,
 					       h);
 		else
-			rv = w11_token_secret(s, kt, sec, sec_len, nt, nn, h);
+			rv = w11_token_secret(s, kt, sec, sec_len, nt, nn,
+					      CK_UNAVAILABLE_INFORMATION, h);
 	}
 	EVP_PKEY_free(pk);
 	OPENSSL_clear_free(sec, sec_len);
@@ -198,6 +200,37 @@ static CK_RV delete_fn(wks_store *st, const char *pin, size_t n, void *arg)
 	return w11_rv_of_set(wks_store_delete(st, arg));
 }
 
+/* A token data object's item: changed (t, n) or removed (del). */
+typedef struct {
+	w11_token *tok;
+	const unsigned char *id;
+	const CK_ATTRIBUTE *t;
+	CK_ULONG n;
+	int del;
+} data_ctx;
+
+static CK_RV data_set_fn(wks_store *st, const char *pin, size_t pn,
+			 void *arg)
+{
+	data_ctx *c = arg;
+	w11_ritem *it;
+
+	(void)st, (void)pin, (void)pn;
+	if (!c->tok->rec_edit ||
+	    !(it = w11_rec_find(c->tok->rec_edit, c->id, 0, 0)) ||
+	    it->kind != W11_REC_KIND_DATA)
+		return CKR_OBJECT_HANDLE_INVALID; /* gone meanwhile */
+	if (c->del) {
+		w11_rec_drop_entry(c->tok->rec_edit, c->id);
+		return CKR_OK;
+	}
+	for (CK_ULONG i = 0; i < c->n; i++)
+		if (w11_ritem_set(it, c->t[i].type, c->t[i].pValue,
+				  (uint32_t)c->t[i].ulValueLen) != 0)
+			return CKR_DEVICE_MEMORY;
+	return CKR_OK;
+}
+
 typedef struct {
 	w11_token *t;
 	const char *alias;
@@ -244,6 +277,18 @@ static CK_RV destroy_object(w11_session *s, CK_OBJECT_HANDLE h)
 		rv = CKR_HOST_MEMORY;
 	}
 	pub = o && o->role == W11_R_PUB;
+	if (rv == CKR_OK && o->role == W11_R_DATA) {
+		/* a token data object: its item in the attribute record */
+		unsigned char id[32];
+
+		memcpy(id, o->edig, 32);
+		pthread_mutex_unlock(&t->lock);
+		free(alias);
+		if ((rv = w11_may_create(s, 1, 0)) == CKR_OK)
+			rv = w11_token_edit_rec(t, data_set_fn,
+						&(data_ctx){ t, id, NULL, 0, 1 });
+		return rv;
+	}
 	pthread_mutex_unlock(&t->lock);
 	if (rv == CKR_OK && (rv = w11_may_create(s, 1, 0)) == CKR_OK) {
 		if (pub) {
@@ -251,7 +296,7 @@ static CK_RV destroy_object(w11_session *s, CK_OBJECT_HANDLE h)
 			 * the record says the object is gone */
 			pub_ctx pc = { t, alias };
 
-			rv = w11_token_edit(t, delete_pub_fn, &pc);
+			rv = w11_token_edit_rec(t, delete_pub_fn, &pc);
 		} else {
 			rv = w11_token_edit(t, delete_fn, alias);
 		}
@@ -366,6 +411,20 @@ static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
 		rv = CKR_OBJECT_HANDLE_INVALID;
 	} else if (!w11_attrs_is_true(&o->attrs, CKA_MODIFIABLE)) {
 		rv = CKR_ACTION_PROHIBITED;
+	} else if (o->role == W11_R_DATA) {
+		/* a token data object: its item in the attribute record */
+		unsigned char id[32];
+
+		for (CK_ULONG i = 0; i < n && rv == CKR_OK; i++)
+			if (t[i].type == CKA_PRIVATE || t[i].type == CKA_CLASS ||
+			    !w11_rec_data_attr(t[i].type, t[i].ulValueLen))
+				rv = CKR_ATTRIBUTE_READ_ONLY;
+		memcpy(id, o->edig, 32);
+		pthread_mutex_unlock(&tok->lock);
+		if (rv == CKR_OK && (rv = w11_may_create(s, 1, 0)) == CKR_OK)
+			rv = w11_token_edit_rec(tok, data_set_fn,
+						&(data_ctx){ tok, id, t, n, 0 });
+		return rv;
 	} else if (!(o->flags & W11_OF_TOKEN)) {
 		/* a session object: in memory (all or nothing) */
 		w11_attrs saved = { 0 };
@@ -427,9 +486,11 @@ static CK_RV set_attrs(w11_session *s, CK_OBJECT_HANDLE h, CK_ATTRIBUTE_PTR t,
 			rv = CKR_HOST_MEMORY;
 	}
 	pthread_mutex_unlock(&tok->lock);
+	/* (attributes the record keeps, alone: the store stays as it is) */
 	if (rv == CKR_OK && (c.label || c.set_id || c.nkeep) &&
 	    (rv = w11_may_create(s, 1, 0)) == CKR_OK)
-		rv = w11_token_edit(tok, set_fn, &c);
+		rv = c.label || c.set_id ? w11_token_edit(tok, set_fn, &c)
+					 : w11_token_edit_rec(tok, set_fn, &c);
 	free(c.alias);
 	free(c.label);
 	return rv;

@@ -1,7 +1,8 @@
 /*
- * C_Encrypt* and C_Decrypt*: RSA PKCS#1 v1.5 and OAEP (single-part), and
- * AES in ECB, CBC, CBC with PKCS#7 padding, CTR and GCM (single- and
- * multi-part), computed by OpenSSL.
+ * C_Encrypt* and C_Decrypt*: RSA PKCS#1 v1.5 and OAEP (single-part), AES
+ * in ECB, CBC, CBC with PKCS#7 padding, CTR and GCM, Triple DES in ECB,
+ * CBC and CBC with padding (single- and multi-part), and AES key wrap
+ * (RFC 3394, RFC 5649; single-part), computed by OpenSSL.
  *
  * Output lengths follow PKCS#11's convention exactly: a NULL buffer asks
  * for the length and changes nothing; a buffer too small gets
@@ -23,11 +24,23 @@
 
 #include "p11.h"
 
-#define AES_BLOCK 16
+#define AES_BLOCK 16 /* the largest block: AES's */
 
+/* A symmetric cipher (AES, DES3), else RSA. */
 static int is_aes(const w11_mech *m)
 {
-	return m->ktype == CKK_AES;
+	return m->ktype == CKK_AES || m->ktype == CKK_DES3;
+}
+
+/* The block size of the operation's cipher. */
+static size_t blk(const w11_op *op)
+{
+	return op->m->ktype == CKK_DES3 ? 8 : AES_BLOCK;
+}
+
+static int is_kw(const w11_mech *m)
+{
+	return m->kind == W11_K_AES_KW || m->kind == W11_K_AES_KWP;
 }
 
 static int is_dec(const w11_op *op)
@@ -68,17 +81,22 @@ static CK_RV aes_params(const w11_mech *m, const CK_MECHANISM *mech,
 	CK_AES_CTR_PARAMS ctr;
 	CK_GCM_PARAMS g;
 
+	size_t bs = m->ktype == CKK_DES3 ? 8 : AES_BLOCK;
+
 	switch (m->kind) {
 	case W11_K_AES_ECB:
 		return mech->ulParameterLen ? CKR_MECHANISM_PARAM_INVALID
 					    : CKR_OK;
 	case W11_K_AES_CBC:
 	case W11_K_AES_CBC_PAD:
-		if (!mech->pParameter || mech->ulParameterLen != AES_BLOCK)
+		if (!mech->pParameter || mech->ulParameterLen != bs)
 			return CKR_MECHANISM_PARAM_INVALID;
-		memcpy(op->param, mech->pParameter, AES_BLOCK);
-		op->param_len = AES_BLOCK;
+		memcpy(op->param, mech->pParameter, bs);
+		op->param_len = bs;
 		return CKR_OK;
+	case W11_K_AES_KW:
+	case W11_K_AES_KWP:
+		return w11_kw_params(m, mech, op->param, &op->param_len);
 	case W11_K_AES_CTR:
 		if (!mech->pParameter || mech->ulParameterLen != sizeof(ctr))
 			return CKR_MECHANISM_PARAM_INVALID;
@@ -153,16 +171,18 @@ static CK_RV rsa_setup(w11_op *op)
 
 static CK_RV aes_setup(w11_op *op)
 {
-	const EVP_CIPHER *c = w11_aes(op->m->kind, op->sec_len);
+	const EVP_CIPHER *c = w11_cipher(op->m->ktype, op->m->kind,
+					 op->sec_len);
 	OSSL_PARAM params[2], *pp = NULL;
 	size_t ivlen = op->param_len;
 	int outl, enc = !is_dec(op);
 
 	if (!c)
-		return op->sec_len == 16 || op->sec_len == 24 ||
-			       op->sec_len == 32
+		return w11_secret_len_ok(op->m->ktype, op->sec_len)
 			       ? CKR_FUNCTION_FAILED
 			       : CKR_KEY_SIZE_RANGE;
+	if (is_kw(op->m))
+		return CKR_OK; /* the whole input at once: w11_kw() */
 	if (!(op->cctx = EVP_CIPHER_CTX_new()))
 		return CKR_HOST_MEMORY;
 	if (op->m->kind == W11_K_AES_GCM) {
@@ -238,11 +258,11 @@ static size_t rsa_max_in(const w11_op *op)
  * rules: whole blocks, and a CBC_PAD decryption keeps its last one. */
 static size_t block_out(const w11_op *op, size_t n, size_t *keep)
 {
-	size_t total = op->pending + n, out = total / AES_BLOCK * AES_BLOCK;
+	size_t bs = blk(op), total = op->pending + n, out = total / bs * bs;
 
 	if (op->m->kind == W11_K_AES_CBC_PAD && is_dec(op) && out &&
 	    out == total)
-		out -= AES_BLOCK;
+		out -= bs;
 	*keep = total - out;
 	return out;
 }
@@ -328,27 +348,77 @@ static CK_RV gcm_open(w11_op *op, const unsigned char *in, size_t n,
 	return CKR_OK;
 }
 
+/* Key wrap as C_Encrypt / C_Decrypt: the whole input at once. */
+static CK_RV kw_crypt(w11_op *op, const unsigned char *in, size_t n,
+		      CK_BYTE_PTR out, CK_ULONG_PTR out_len, int *keep)
+{
+	int dec = is_dec(op);
+	size_t need, got;
+	unsigned char *tmp;
+	CK_RV rv;
+
+	if ((rv = w11_kw_len(op->m, dec, n, &need)) != CKR_OK)
+		return rv == CKR_WRAPPED_KEY_LEN_RANGE
+			       ? CKR_ENCRYPTED_DATA_LEN_RANGE
+			       : rv == CKR_KEY_SIZE_RANGE ? CKR_DATA_LEN_RANGE
+							  : rv;
+	if (!out || !dec || op->m->kind == W11_K_AES_KW) {
+		/* the exact length (an upper bound for an unpadded KWP) */
+		if ((rv = out_len_check(need, out, out_len, keep)) != CKR_OK ||
+		    *keep)
+			return rv;
+		got = need;
+		rv = w11_kw(op->m, !dec, op->sec, op->sec_len, op->param,
+			    op->param_len, in, n, out, &got);
+		if (rv == CKR_OK)
+			*out_len = got;
+		return rv == CKR_WRAPPED_KEY_INVALID
+			       ? CKR_ENCRYPTED_DATA_INVALID
+			       : rv;
+	}
+	/* KWP decryption: its length is known once decrypted */
+	if (!(tmp = OPENSSL_malloc(need ? need : 1)))
+		return CKR_HOST_MEMORY;
+	got = need;
+	rv = w11_kw(op->m, 0, op->sec, op->sec_len, op->param, op->param_len,
+		    in, n, tmp, &got);
+	if (rv == CKR_WRAPPED_KEY_INVALID) {
+		rv = CKR_ENCRYPTED_DATA_INVALID;
+	} else if (rv == CKR_OK && *out_len < got) {
+		*out_len = got;
+		*keep = 1;
+		rv = CKR_BUFFER_TOO_SMALL;
+	} else if (rv == CKR_OK) {
+		memcpy(out, tmp, got);
+		*out_len = got;
+	}
+	OPENSSL_clear_free(tmp, need ? need : 1);
+	return rv;
+}
+
 static CK_RV aes_crypt(w11_op *op, const unsigned char *in, size_t n,
 		       CK_BYTE_PTR out, CK_ULONG_PTR out_len, int *keep)
 {
 	int kind = op->m->kind, dec = is_dec(op), l1 = 0, l2 = 0, done;
-	size_t need;
+	size_t need, bs = blk(op);
 	CK_RV rv;
 
 	if (n > 0x7fffff00UL)
 		return dec ? CKR_ENCRYPTED_DATA_LEN_RANGE : CKR_DATA_LEN_RANGE;
+	if (is_kw(op->m))
+		return kw_crypt(op, in, n, out, out_len, keep);
 	switch (kind) {
 	case W11_K_AES_ECB:
 	case W11_K_AES_CBC:
-		if (n % AES_BLOCK)
+		if (n % bs)
 			return dec ? CKR_ENCRYPTED_DATA_LEN_RANGE
 				   : CKR_DATA_LEN_RANGE;
 		need = n;
 		break;
 	case W11_K_AES_CBC_PAD:
-		if (dec && (n == 0 || n % AES_BLOCK))
+		if (dec && (n == 0 || n % bs))
 			return CKR_ENCRYPTED_DATA_LEN_RANGE;
-		need = dec ? n : (n / AES_BLOCK + 1) * AES_BLOCK;
+		need = dec ? n : (n / bs + 1) * bs;
 		break;
 	case W11_K_AES_CTR:
 		need = n;
@@ -363,6 +433,7 @@ static CK_RV aes_crypt(w11_op *op, const unsigned char *in, size_t n,
 		/* the padding decides: find out on a copy of the context */
 		EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
 		unsigned char *tmp = OPENSSL_malloc(n + AES_BLOCK);
+		/* (n + one block of any of the ciphers) */
 
 		rv = CKR_HOST_MEMORY;
 		if (c && tmp && EVP_CIPHER_CTX_copy(c, op->cctx)) {
@@ -520,10 +591,10 @@ static CK_RV crypt_final(w11_session *s, int dec, CK_BYTE_PTR out,
 		break;
 	case W11_K_AES_CBC_PAD:
 		if (!dec) {
-			need = AES_BLOCK;
+			need = blk(op);
 			break;
 		}
-		if (op->pending != AES_BLOCK) {
+		if (op->pending != blk(op)) {
 			rv = CKR_ENCRYPTED_DATA_LEN_RANGE;
 			goto end;
 		}

@@ -1,6 +1,7 @@
 /*
  * C_GenerateKeyPair (RSA, EC on P-256/P-384/P-521, Ed25519, Ed448),
- * C_GenerateKey (AES, generic secrets) and the self-signed certificate a
+ * C_GenerateKey (AES, DES3 with its parity bits, generic and HKDF
+ * secrets) and the self-signed certificate a
  * key pair needs to be a WKS entry.
  *
  * The certificate is what keytool -genkeypair makes: version 3, a random
@@ -245,9 +246,10 @@ static CK_RV generate_key_pair(w11_session *s, CK_MECHANISM_PTR mech,
 					 mech->mechanism, pub_h, priv_h);
 	else if (pub_tok)
 		rv = w11_token_keypair(s, pk, pub_t, pub_n, priv_t, priv_n,
-				       pub_h, priv_h);
+				       mech->mechanism, pub_h, priv_h);
 	else if ((rv = w11_token_keypair(s, pk, pub_t, pub_n, priv_t, priv_n,
-					 NULL, priv_h)) == CKR_OK)
+					 mech->mechanism, NULL, priv_h)) ==
+		 CKR_OK)
 		/* the token's key with a session public key object */
 		rv = w11_session_keypair(s, pk, pub_t, pub_n, NULL, 0,
 					 mech->mechanism, pub_h, NULL);
@@ -294,17 +296,21 @@ static CK_RV generate_key(w11_session *s, CK_MECHANISM_PTR mech,
 	    (rv = w11_tmpl_bool(t, n, CKA_TOKEN, &token)) ||
 	    (rv = w11_tmpl_bool(t, n, CKA_PRIVATE, &priv)))
 		return rv;
+	if (!len && kt == CKK_DES3)
+		len = 24; /* its only size */
 	if (!len)
 		return CKR_TEMPLATE_INCOMPLETE;
-	if (len < m->min || len > m->max ||
-	    (kt == CKK_AES && len != 16 && len != 24 && len != 32))
+	if (len < m->min || len > m->max || !w11_secret_len_ok(kt, len))
 		return CKR_ATTRIBUTE_VALUE_INVALID;
 	if ((rv = w11_may_create(s, token, priv)) != CKR_OK)
 		return rv;
 	if (RAND_priv_bytes_ex(w11_libctx, key, len, 0) != 1)
 		return CKR_FUNCTION_FAILED;
+	if (kt == CKK_DES3)
+		w11_des_parity(key, len);
 	if (token)
-		rv = w11_token_secret(s, kt, key, len, t, n, h);
+		rv = w11_token_secret(s, kt, key, len, t, n, mech->mechanism,
+				      h);
 	else
 		rv = w11_session_secret(s, kt, key, len, t, n,
 					mech->mechanism, h);

@@ -6,20 +6,22 @@
  * alone, and every operation looks its mechanism up here, so what the
  * module says it does is what it does.
  *
- * Also the OpenSSL algorithms the operations use, fetched once (from the
- * default library context, which is where libwks's stores put their
- * keys) and kept until C_Finalize.
+ * Also the OpenSSL algorithms the operations use, fetched once from the
+ * module's own library context (w11_libctx) and kept until C_Finalize.
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 
 #include "p11.h"
 
 #define EC_FLAGS (CKF_EC_F_P | CKF_EC_NAMEDCURVE | CKF_EC_UNCOMPRESS)
 #define SV (CKF_SIGN | CKF_VERIFY)
 #define ED (CKF_ENCRYPT | CKF_DECRYPT)
+#define WU (CKF_WRAP | CKF_UNWRAP)
 
 static const w11_mech mechs[] = {
 	/* RSA */
@@ -66,6 +68,9 @@ static const w11_mech mechs[] = {
 	  "SHA512", 1 },
 	{ CKM_ECDH1_DERIVE, W11_K_ECDH, CKK_EC, 256, 521,
 	  CKF_DERIVE | EC_FLAGS, NULL, 0 },
+	/* the same on P-256/384/521, whose cofactor is 1 */
+	{ CKM_ECDH1_COFACTOR_DERIVE, W11_K_ECDH, CKK_EC, 256, 521,
+	  CKF_DERIVE | EC_FLAGS, NULL, 0 },
 	/* Edwards curves */
 	{ CKM_EC_EDWARDS_KEY_PAIR_GEN, W11_K_GEN_ED, CKK_EC_EDWARDS, 255, 448,
 	  CKF_GENERATE_KEY_PAIR, NULL, 0 },
@@ -78,6 +83,19 @@ static const w11_mech mechs[] = {
 	{ CKM_AES_CBC_PAD, W11_K_AES_CBC_PAD, CKK_AES, 16, 32, ED, NULL, 1 },
 	{ CKM_AES_CTR, W11_K_AES_CTR, CKK_AES, 16, 32, ED, NULL, 1 },
 	{ CKM_AES_GCM, W11_K_AES_GCM, CKK_AES, 16, 32, ED, NULL, 1 },
+	/* key wrap (RFC 3394, RFC 5649): C_WrapKey/C_UnwrapKey of secret
+	 * keys, and single-part C_Encrypt/C_Decrypt */
+	{ CKM_AES_KEY_WRAP, W11_K_AES_KW, CKK_AES, 16, 32, WU | ED, NULL, 0 },
+	{ CKM_AES_KEY_WRAP_PAD, W11_K_AES_KWP, CKK_AES, 16, 32, WU | ED, NULL,
+	  0 },
+	{ CKM_AES_CMAC, W11_K_CMAC, CKK_AES, 16, 32, SV, NULL, 1 },
+	{ CKM_AES_CMAC_GENERAL, W11_K_CMAC, CKK_AES, 16, 32, SV, NULL, 1 },
+	/* Triple DES: three-key only (24 bytes with their parity bits) */
+	{ CKM_DES3_KEY_GEN, W11_K_GEN_DES3, CKK_DES3, 24, 24, CKF_GENERATE,
+	  NULL, 0 },
+	{ CKM_DES3_ECB, W11_K_AES_ECB, CKK_DES3, 24, 24, ED, NULL, 1 },
+	{ CKM_DES3_CBC, W11_K_AES_CBC, CKK_DES3, 24, 24, ED, NULL, 1 },
+	{ CKM_DES3_CBC_PAD, W11_K_AES_CBC_PAD, CKK_DES3, 24, 24, ED, NULL, 1 },
 	/* generic secrets and HMAC (bytes) */
 	{ CKM_GENERIC_SECRET_KEY_GEN, W11_K_GEN_GENERIC, CKK_GENERIC_SECRET, 1,
 	  512, CKF_GENERATE, NULL, 0 },
@@ -87,6 +105,13 @@ static const w11_mech mechs[] = {
 	  "SHA384", 1 },
 	{ CKM_SHA512_HMAC, W11_K_HMAC, CKK_GENERIC_SECRET, 1, 512, SV,
 	  "SHA512", 1 },
+	/* HKDF (RFC 5869) on generic secret and CKK_HKDF keys (bytes) */
+	{ CKM_HKDF_KEY_GEN, W11_K_GEN_GENERIC, CKK_HKDF, 1, 512, CKF_GENERATE,
+	  NULL, 0 },
+	{ CKM_HKDF_DERIVE, W11_K_HKDF, CKK_GENERIC_SECRET, 1, 512, CKF_DERIVE,
+	  NULL, 0 },
+	{ CKM_HKDF_DATA, W11_K_HKDF, CKK_GENERIC_SECRET, 1, 512, CKF_DERIVE,
+	  NULL, 0 },
 	/* digests */
 	{ CKM_SHA_1, W11_K_DIGEST, CKK_VENDOR_DEFINED, 0, 0, CKF_DIGEST,
 	  "SHA1", 1 },
@@ -118,6 +143,64 @@ size_t w11_mech_count(void)
 const w11_mech *w11_mech_at(size_t i)
 {
 	return i < NMECHS ? &mechs[i] : NULL;
+}
+
+int w11_mech_takes(const w11_mech *m, CK_KEY_TYPE kt)
+{
+	if (m->ktype == kt)
+		return 1;
+	/* HKDF takes its own key type as well as generic secrets */
+	return m->kind == W11_K_HKDF && kt == CKK_HKDF;
+}
+
+int w11_secret_len_ok(CK_KEY_TYPE kt, size_t len)
+{
+	switch (kt) {
+	case CKK_AES:
+		return len == 16 || len == 24 || len == 32;
+	case CKK_DES3:
+		return len == 24;
+	case CKK_GENERIC_SECRET:
+	case CKK_HKDF:
+		return len >= 1 && len <= 512;
+	default:
+		return 0;
+	}
+}
+
+/* A WKS secret-key entry's algorithm is a JCA name. */
+CK_KEY_TYPE w11_ktype_of_jca(const char *alg)
+{
+	if (strcasecmp(alg, "AES") == 0)
+		return CKK_AES;
+	if (strcasecmp(alg, "DESede") == 0 || strcasecmp(alg, "TripleDES") == 0)
+		return CKK_DES3;
+	return CKK_GENERIC_SECRET;
+}
+
+const char *w11_jca_of_ktype(CK_KEY_TYPE kt)
+{
+	switch (kt) {
+	case CKK_AES:
+		return "AES";
+	case CKK_DES3:
+		return "DESede";
+	case CKK_GENERIC_SECRET:
+		return "HmacSHA256"; /* Java's name for an HMAC key */
+	default:
+		return NULL; /* no JCA name: a session key only */
+	}
+}
+
+void w11_des_parity(unsigned char *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned b = k[i] & 0xfe, ones = 0;
+
+		for (unsigned v = b; v; v >>= 1)
+			ones += v & 1;
+		k[i] = (unsigned char)(b | !(ones & 1));
+	}
 }
 
 /* ---- fetched algorithms ------------------------------------------------ */
@@ -206,22 +289,59 @@ EVP_MAC *w11_hmac(void)
 	return m;
 }
 
-/* AES-{128,192,256}-{ECB,CBC,CTR,GCM} */
-static const char *const cipher_modes[] = { "ECB", "CBC", "CTR", "GCM" };
-static _Atomic(EVP_CIPHER *) ciphers[3][4];
+/* The block ciphers, by name, fetched once per initialisation. */
+static const char *const cipher_names[] = {
+	"AES-128-ECB", "AES-192-ECB", "AES-256-ECB",
+	"AES-128-CBC", "AES-192-CBC", "AES-256-CBC",
+	"AES-128-CTR", "AES-192-CTR", "AES-256-CTR",
+	"AES-128-GCM", "AES-192-GCM", "AES-256-GCM",
+	"AES-128-WRAP", "AES-192-WRAP", "AES-256-WRAP",
+	"AES-128-WRAP-PAD", "AES-192-WRAP-PAD", "AES-256-WRAP-PAD",
+	"DES-EDE3-ECB", "DES-EDE3-CBC",
+};
+#define NCIPHERS (sizeof(cipher_names) / sizeof(cipher_names[0]))
+static _Atomic(EVP_CIPHER *) ciphers[NCIPHERS];
 
-const EVP_CIPHER *w11_aes(int kind, size_t key_len)
+static const EVP_CIPHER *cipher_at(size_t i)
+{
+	EVP_CIPHER *c;
+
+	if ((c = atomic_load(&ciphers[i])) != NULL)
+		return c;
+	pthread_mutex_lock(&fetch_lock);
+	if (!(c = atomic_load(&ciphers[i])) &&
+	    (c = EVP_CIPHER_fetch(w11_libctx, cipher_names[i], NULL)) != NULL)
+		atomic_store(&ciphers[i], c);
+	pthread_mutex_unlock(&fetch_lock);
+	return c;
+}
+
+const EVP_CIPHER *w11_cipher(CK_KEY_TYPE kt, int kind, size_t key_len)
 {
 	int mode, size;
-	EVP_CIPHER *c;
-	char name[32];
 
+	if (kt == CKK_DES3) {
+		if (key_len != 24)
+			return NULL;
+		switch (kind) {
+		case W11_K_AES_ECB:
+			return cipher_at(NCIPHERS - 2);
+		case W11_K_AES_CBC:
+		case W11_K_AES_CBC_PAD:
+			return cipher_at(NCIPHERS - 1);
+		default:
+			return NULL;
+		}
+	}
+	if (kt != CKK_AES)
+		return NULL;
 	switch (kind) {
 	case W11_K_AES_ECB:
 		mode = 0;
 		break;
 	case W11_K_AES_CBC:
 	case W11_K_AES_CBC_PAD:
+	case W11_K_CMAC: /* CMAC names its cipher in CBC mode */
 		mode = 1;
 		break;
 	case W11_K_AES_CTR:
@@ -230,22 +350,67 @@ const EVP_CIPHER *w11_aes(int kind, size_t key_len)
 	case W11_K_AES_GCM:
 		mode = 3;
 		break;
+	case W11_K_AES_KW:
+		mode = 4;
+		break;
+	case W11_K_AES_KWP:
+		mode = 5;
+		break;
 	default:
 		return NULL;
 	}
 	if (key_len != 16 && key_len != 24 && key_len != 32)
 		return NULL;
 	size = key_len == 16 ? 0 : key_len == 24 ? 1 : 2;
-	if ((c = atomic_load(&ciphers[size][mode])) != NULL)
-		return c;
-	snprintf(name, sizeof(name), "AES-%zu-%s", key_len * 8,
-		 cipher_modes[mode]);
+	return cipher_at((size_t)(mode * 3 + size));
+}
+
+const EVP_CIPHER *w11_aes(int kind, size_t key_len)
+{
+	return w11_cipher(CKK_AES, kind, key_len);
+}
+
+/* MACs and KDFs by name: CMAC, HKDF, X963KDF */
+static const char *const mac_names[] = { "CMAC" };
+static _Atomic(EVP_MAC *) macs[1];
+static const char *const kdf_names[] = { "HKDF", "X963KDF" };
+static _Atomic(EVP_KDF *) kdfs[2];
+
+EVP_MAC *w11_mac(const char *name)
+{
+	EVP_MAC *m;
+
+	if (strcmp(name, "HMAC") == 0)
+		return w11_hmac();
+	if (strcmp(name, mac_names[0]) != 0)
+		return NULL;
+	if ((m = atomic_load(&macs[0])) != NULL)
+		return m;
 	pthread_mutex_lock(&fetch_lock);
-	if (!(c = atomic_load(&ciphers[size][mode])) &&
-	    (c = EVP_CIPHER_fetch(w11_libctx, name, NULL)) != NULL)
-		atomic_store(&ciphers[size][mode], c);
+	if (!(m = atomic_load(&macs[0])) &&
+	    (m = EVP_MAC_fetch(w11_libctx, name, NULL)) != NULL)
+		atomic_store(&macs[0], m);
 	pthread_mutex_unlock(&fetch_lock);
-	return c;
+	return m;
+}
+
+EVP_KDF *w11_kdf(const char *name)
+{
+	for (size_t i = 0; i < 2; i++) {
+		EVP_KDF *k;
+
+		if (strcmp(name, kdf_names[i]) != 0)
+			continue;
+		if ((k = atomic_load(&kdfs[i])) != NULL)
+			return k;
+		pthread_mutex_lock(&fetch_lock);
+		if (!(k = atomic_load(&kdfs[i])) &&
+		    (k = EVP_KDF_fetch(w11_libctx, name, NULL)) != NULL)
+			atomic_store(&kdfs[i], k);
+		pthread_mutex_unlock(&fetch_lock);
+		return k;
+	}
+	return NULL;
 }
 
 /* Called by C_Finalize with no other thread in the module. */
@@ -257,11 +422,16 @@ void w11_mech_fini(void)
 	}
 	EVP_MAC_free(atomic_load(&hmac));
 	atomic_store(&hmac, NULL);
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 4; j++) {
-			EVP_CIPHER_free(atomic_load(&ciphers[i][j]));
-			atomic_store(&ciphers[i][j], NULL);
-		}
+	for (size_t i = 0; i < NCIPHERS; i++) {
+		EVP_CIPHER_free(atomic_load(&ciphers[i]));
+		atomic_store(&ciphers[i], NULL);
+	}
+	EVP_MAC_free(atomic_load(&macs[0]));
+	atomic_store(&macs[0], NULL);
+	for (size_t i = 0; i < 2; i++) {
+		EVP_KDF_free(atomic_load(&kdfs[i]));
+		atomic_store(&kdfs[i], NULL);
+	}
 }
 
 /* ---- C_GetMechanismList, C_GetMechanismInfo ------------------------------ */

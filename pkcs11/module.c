@@ -562,22 +562,6 @@ DUAL(C_DecryptDigestUpdate)
 DUAL(C_SignEncryptUpdate)
 DUAL(C_DecryptVerifyUpdate)
 
-CK_RV C_WrapKey(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE w,
-		CK_OBJECT_HANDLE k, CK_BYTE_PTR out, CK_ULONG_PTR n)
-{
-	(void)h, (void)m, (void)w, (void)k, (void)out, (void)n;
-	return not_supported();
-}
-
-CK_RV C_UnwrapKey(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE u,
-		  CK_BYTE_PTR w, CK_ULONG wn, CK_ATTRIBUTE_PTR t, CK_ULONG tn,
-		  CK_OBJECT_HANDLE_PTR k)
-{
-	(void)h, (void)m, (void)u, (void)w, (void)wn, (void)t, (void)tn,
-		(void)k;
-	return not_supported();
-}
-
 /* The session and the arguments are checked first, as for every call;
  * the module's generator (OpenSSL's DRBG, seeded by the system) takes no
  * seed. */

@@ -421,6 +421,11 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 		     unsigned flags)
 {
 	CK_KEY_TYPE kt = km->ktype;
+	/* by default: AES and DES3 keys encrypt, AES (CMAC) and generic
+	 * secrets (HMAC) sign; CKA_WRAP, CKA_UNWRAP and CKA_DERIVE are
+	 * given by a template */
+	int cipher = kt == CKK_AES || kt == CKK_DES3;
+	int mac = kt == CKK_AES || kt == CKK_GENERIC_SECRET;
 	w11_obj *o;
 	CK_RV rv;
 
@@ -436,15 +441,60 @@ CK_RV w11_obj_secret(w11_obj **out, w11_keymat *km, const char *alias,
 	    (rv = w11_attrs_bool(&o->attrs, CKA_EXTRACTABLE, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_ALWAYS_SENSITIVE, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_NEVER_EXTRACTABLE, 0)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, kt == CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_DECRYPT, kt == CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN, kt != CKK_AES)) ||
-	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, kt != CKK_AES)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_ENCRYPT, cipher)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_DECRYPT, cipher)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_SIGN, mac)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_VERIFY, mac)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_UNWRAP, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_TRUSTED, 0)) ||
 	    (rv = w11_attrs_bool(&o->attrs, CKA_WRAP_WITH_TRUSTED, 0)))
 		goto fail;
+	*out = o;
+	return CKR_OK;
+fail:
+	w11_obj_free(o);
+	return rv;
+}
+
+/* ---- token data objects (the attribute record's items of kind 2) ---------- */
+
+CK_RV w11_obj_data(w11_obj **out, const w11_ritem *it)
+{
+	static const CK_ATTRIBUTE_TYPE given[] = {
+		CKA_LABEL, CKA_APPLICATION, CKA_OBJECT_ID, CKA_VALUE,
+	};
+	const w11_rattr *pa = w11_ritem_get(it, CKA_PRIVATE);
+	int priv = pa && pa->len == 1 && pa->val[0];
+	char uid[72];
+	w11_obj *o;
+	CK_RV rv;
+
+	*out = NULL;
+	if (!(o = obj_new(CKO_DATA, W11_R_DATA, "")))
+		return CKR_HOST_MEMORY;
+	o->flags = W11_OF_TOKEN | (priv ? W11_OF_PRIVATE : 0);
+	memcpy(o->edig, it->entry, 32);
+	ident_of(o, it->entry, 32);
+	/* the object's own id, as its unique id ("d" and hex) */
+	uid[0] = 'd';
+	for (int i = 0; i < 32; i++)
+		snprintf(uid + 1 + 2 * i, 3, "%02x", it->entry[i]);
+	if ((rv = w11_attrs_ulong(&o->attrs, CKA_CLASS, CKO_DATA)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_TOKEN, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_PRIVATE, priv)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_MODIFIABLE, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_COPYABLE, 1)) ||
+	    (rv = w11_attrs_bool(&o->attrs, CKA_DESTROYABLE, 1)) ||
+	    (rv = w11_attrs_set(&o->attrs, CKA_UNIQUE_ID, uid, 65)))
+		goto fail;
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		const w11_rattr *a = w11_ritem_get(it, given[i]);
+
+		if ((rv = w11_attrs_set(&o->attrs, given[i], a ? a->val : NULL,
+					a ? a->len : 0)) != CKR_OK)
+			goto fail;
+	}
 	*out = o;
 	return CKR_OK;
 fail:

@@ -12,9 +12,10 @@
  *   attr.c      attribute lists, templates, DER and key helpers
  *   find.c      C_FindObjects*, C_GetAttributeValue, C_GetObjectSize
  *   sign.c      C_Sign* and C_Verify*
- *   crypt.c     C_Encrypt* and C_Decrypt*
+ *   crypt.c     C_Encrypt* and C_Decrypt* (AES, DES3, RSA, key wrap)
  *   digest.c    C_Digest*, C_GenerateRandom
- *   derive.c    C_DeriveKey (ECDH)
+ *   derive.c    C_DeriveKey (ECDH, HKDF)
+ *   wrap.c      C_WrapKey, C_UnwrapKey (AES key wrap)
  *   keygen.c    C_GenerateKey, C_GenerateKeyPair, self-signed certificates
  *   write.c     the locked saves, new entries (C_CreateObject), session
  *               objects and their templates
@@ -211,7 +212,8 @@ enum {
 	W11_R_CHAIN,    /* further certificate of a private key entry */
 	W11_R_TRUSTED,  /* trusted certificate entry */
 	W11_R_SECRET,   /* secret key */
-	W11_R_SESSION   /* a session object (any class) */
+	W11_R_SESSION,  /* a session object (any class) */
+	W11_R_DATA      /* a token data object (the attribute record) */
 };
 
 #define W11_OF_TOKEN 0x01u
@@ -296,6 +298,10 @@ struct w11_token {
 				  * install that follows (edit lock) */
 	int rec_next_verified;
 	w11_rec *rec_edit;       /* the record during an edit (edit lock) */
+	char *rec_path;          /* STORE.p11 */
+	int edit_rec_only;       /* the edit changes the record alone (edit
+				  * lock) */
+	w11_fileid rfid;         /* of the record file the objects show */
 	int adopted;             /* the login was taken from the keyring
 	                          * (share.c) and this process has not called
 	                          * C_Login yet */
@@ -396,8 +402,14 @@ CK_RV w11_recfile_read(w11_token *t, const char *pw, size_t pw_len,
 		       w11_rec *rec, int *verified);
 CK_RV w11_recfile_write(w11_token *t, w11_rec *rec, const char *pw,
 			size_t pw_len);
-/* The attributes the record keeps (write.c). */
+/* The attributes the record keeps (write.c): of an entry's objects, and
+ * (with a value of that length) of a data object. */
 int w11_rec_persistable(CK_ATTRIBUTE_TYPE t);
+/* Is `len` a right length for kept attribute `type`? */
+int w11_rec_value_ok(CK_ATTRIBUTE_TYPE type, CK_ULONG len);
+int w11_rec_data_attr(CK_ATTRIBUTE_TYPE t, CK_ULONG len);
+/* A token data object from its item (object.c). */
+CK_RV w11_obj_data(w11_obj **out, const w11_ritem *it);
 /* Keep a template's persistable attributes in the record being written
  * for an object of entry `alias` (write.c; during an edit). */
 CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
@@ -519,12 +531,15 @@ void w11_sessions_free_all(void);
 
 /* ---- mechanisms (mech.c) --------------------------------------------------- */
 
+/* W11_K_AES_ECB, _CBC and _CBC_PAD are the block-cipher modes of the
+ * mechanism's key type: AES, or Triple DES (CKM_DES3_*). */
 enum {
 	W11_K_RSA_PKCS = 1, W11_K_RSA_PSS, W11_K_RSA_OAEP, W11_K_ECDSA,
 	W11_K_EDDSA, W11_K_HMAC, W11_K_AES_ECB, W11_K_AES_CBC,
 	W11_K_AES_CBC_PAD, W11_K_AES_CTR, W11_K_AES_GCM, W11_K_DIGEST,
 	W11_K_ECDH, W11_K_GEN_RSA, W11_K_GEN_EC, W11_K_GEN_ED, W11_K_GEN_AES,
-	W11_K_GEN_GENERIC
+	W11_K_GEN_GENERIC, W11_K_GEN_DES3, W11_K_AES_KW, W11_K_AES_KWP,
+	W11_K_CMAC, W11_K_HKDF
 };
 
 struct w11_mech {
@@ -551,6 +566,22 @@ const EVP_MD *w11_md_of_mgf(CK_ULONG mgf);
 EVP_MAC *w11_hmac(void);
 /* The AES cipher of a W11_K_AES_* mechanism for a key of that length. */
 const EVP_CIPHER *w11_aes(int kind, size_t key_len);
+/* The same for a key type (CKK_AES, CKK_DES3); NULL if none. */
+const EVP_CIPHER *w11_cipher(CK_KEY_TYPE kt, int kind, size_t key_len);
+/* EVP_MAC "HMAC" / "CMAC", EVP_KDF "HKDF" / "X963KDF", fetched once from
+ * w11_libctx; NULL for another name. */
+EVP_MAC *w11_mac(const char *name);
+EVP_KDF *w11_kdf(const char *name);
+/* Does mechanism m take a key of type kt? */
+int w11_mech_takes(const w11_mech *m, CK_KEY_TYPE kt);
+/* Is len a valid value length for a secret key of type kt? */
+int w11_secret_len_ok(CK_KEY_TYPE kt, size_t len);
+/* A secret entry's JCA algorithm as a key type, and back (NULL: the key
+ * type has no WKS entry). */
+CK_KEY_TYPE w11_ktype_of_jca(const char *alg);
+const char *w11_jca_of_ktype(CK_KEY_TYPE kt);
+/* Set DES's odd parity bits in k[0..n). */
+void w11_des_parity(unsigned char *k, size_t n);
 void w11_mech_fini(void);
 
 /* ---- the module (module.c) -------------------------------------------- */
@@ -586,6 +617,19 @@ CK_RV w11_sign_init(w11_session *s, const CK_MECHANISM *m,
 		    CK_OBJECT_HANDLE key, int verify);
 CK_RV w11_crypt_init(w11_session *s, const CK_MECHANISM *m,
 		     CK_OBJECT_HANDLE key, int decrypt);
+/* AES key wrap (wrap.c): the optional initial value of the mechanism
+ * (CKR_MECHANISM_PARAM_INVALID for a wrong one); the output length for
+ * an input of n bytes (for an unwrap with padding: at most that), or
+ * CKR_KEY_SIZE_RANGE / CKR_WRAPPED_KEY_LEN_RANGE; and the computation
+ * (*out_len: the room in out, then the length written; an unwrap whose
+ * integrity check fails is CKR_WRAPPED_KEY_INVALID, out wiped). */
+CK_RV w11_kw_params(const w11_mech *m, const CK_MECHANISM *mech,
+		    unsigned char *iv, size_t *iv_len);
+CK_RV w11_kw_len(const w11_mech *m, int unwrap, size_t n, size_t *need);
+CK_RV w11_kw(const w11_mech *m, int wrap, const unsigned char *key,
+	     size_t key_len, const unsigned char *iv, size_t iv_len,
+	     const unsigned char *in, size_t n, unsigned char *out,
+	     size_t *out_len);
 /* Append to op->buf (bounded at 1 GiB). */
 CK_RV w11_op_append(w11_op *op, const unsigned char *p, size_t n);
 
@@ -630,14 +674,19 @@ CK_RV w11_session_secret(w11_session *s, CK_KEY_TYPE kt,
 			 const CK_ATTRIBUTE *t, CK_ULONG n,
 			 CK_MECHANISM_TYPE gen_mech, CK_OBJECT_HANDLE *h);
 /* Store a new token secret / key pair (with its self-signed
- * certificate) and return the handles of its objects. */
+ * certificate) and return the handles of its objects.  `gen_mech`: the
+ * mechanism that generated it (kept in the attribute record with
+ * CKA_LOCAL), or CK_UNAVAILABLE_INFORMATION. */
 CK_RV w11_token_secret(w11_session *s, CK_KEY_TYPE kt, const unsigned char *v,
 		       size_t len, const CK_ATTRIBUTE *t, CK_ULONG n,
-		       CK_OBJECT_HANDLE *h);
+		       CK_MECHANISM_TYPE gen_mech, CK_OBJECT_HANDLE *h);
 CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 			CK_ULONG pub_n, const CK_ATTRIBUTE *priv_t,
-			CK_ULONG priv_n, CK_OBJECT_HANDLE *pub_h,
-			CK_OBJECT_HANDLE *priv_h);
+			CK_ULONG priv_n, CK_MECHANISM_TYPE gen_mech,
+			CK_OBJECT_HANDLE *pub_h, CK_OBJECT_HANDLE *priv_h);
+/* C_CreateObject's work in a session already held (write.c). */
+CK_RV w11_create_object(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
+			CK_OBJECT_HANDLE *h);
 /* Checks before a new object: CKR_OK, or why it may not be made (a
  * read-only session for a token object, no login for a token or private
  * object, a write-protected token). */
@@ -654,6 +703,9 @@ CK_RV w11_self_signed(X509 **out, EVP_PKEY *key, const char *cn,
 typedef CK_RV (*w11_edit_fn)(wks_store *st, const char *pin, size_t pin_len,
 			     void *ctx);
 CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx);
+/* The same for a change of the attribute record alone: the store is
+ * loaded under its lock and not saved (its bytes stay as they are). */
+CK_RV w11_token_edit_rec(w11_token *t, w11_edit_fn fn, void *ctx);
 /* For an edit function: entry `alias` (`was` before the edit, if it was
  * renamed too; else NULL) was written again with the same key (a new
  * chain, a new password), so its key objects keep their handles and its

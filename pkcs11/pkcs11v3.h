@@ -34,6 +34,28 @@ typedef CK_INTERFACE_PTR *CK_INTERFACE_PTR_PTR;
 #define WKS_P11_OWN_INTERFACE 1
 #endif
 
+/* HKDF (3.0) */
+#ifndef CKM_HKDF_DERIVE
+#define CKK_HKDF (0x42UL)
+#define CKM_HKDF_DERIVE (0x402aUL)
+#define CKM_HKDF_DATA (0x402bUL)
+#define CKM_HKDF_KEY_GEN (0x402cUL)
+#define CKF_HKDF_SALT_NULL (0x1UL)
+#define CKF_HKDF_SALT_DATA (0x2UL)
+#define CKF_HKDF_SALT_KEY (0x4UL)
+typedef struct CK_HKDF_PARAMS {
+	CK_BBOOL bExtract;
+	CK_BBOOL bExpand;
+	CK_MECHANISM_TYPE prfHashMechanism;
+	CK_ULONG ulSaltType;
+	CK_BYTE_PTR pSalt;
+	CK_ULONG ulSaltLen;
+	CK_OBJECT_HANDLE hSaltKey;
+	CK_BYTE_PTR pInfo;
+	CK_ULONG ulInfoLen;
+} CK_HKDF_PARAMS;
+#endif
+
 /* CK_EDDSA_PARAMS (3.0): Ed25519ph / Ed448 contexts, which the module
  * refuses; only their shape is needed to read them. */
 typedef struct {

@@ -103,6 +103,8 @@ static int mac_key(w11_token *t, unsigned char key[64], const char *pw,
 	pthread_mutex_unlock(&t->lock);
 	if (!derive(key, pw, pw_len, salt, iterations))
 		return 0;
+	W11_LOG("token \"%s\": the attribute record's MAC key derived "
+		"(PBKDF2, %u iterations)", t->conf->label, iterations);
 	if (login_pw) {
 		unsigned char k[84];
 

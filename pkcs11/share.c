@@ -152,7 +152,7 @@ void w11_share_carry(w11_token *t, wks_store *to)
 static int publish_into(w11_token *t, long ring, int64_t deadline)
 {
 	w11_storeref *r;
-	w11_secret pin = { 0 };
+	w11_secret pin = { 0 }, rk = { 0 };
 	w11_fileid fid;
 	w11_share_rec rec = { 0 };
 	unsigned char *blob = NULL, *out = NULL;
@@ -165,7 +165,10 @@ static int publish_into(w11_token *t, long ring, int64_t deadline)
 	pthread_mutex_lock(&t->lock);
 	r = t->login == CKU_USER ? w11_storeref_get(t) : NULL;
 	fid = t->fid;
-	if (r && w11_secret_set(&pin, t->pin.p, t->pin.len) != CKR_OK) {
+	if (r && (w11_secret_set(&pin, t->pin.p, t->pin.len) != CKR_OK ||
+		  (t->rec_key.len &&
+		   w11_secret_set(&rk, t->rec_key.p, t->rec_key.len) !=
+			   CKR_OK))) {
 		w11_storeref_put(r);
 		r = NULL;
 	}
@@ -196,6 +199,8 @@ static int publish_into(w11_token *t, long ring, int64_t deadline)
 	rec.pw_len = pin.len;
 	rec.blob = blob;
 	rec.blob_len = blen;
+	rec.reckey = rk.p;
+	rec.reckey_len = rk.len;
 	if (!(olen = w11_share_len(&rec))) {
 		W11_LOG("token \"%s\": shared login: %zu keys do not fit in "
 			"a keyring key (%u bytes): not shared", t->conf->label,
@@ -247,6 +252,7 @@ done:
 	if (blob)
 		OPENSSL_clear_free(blob, cap);
 	w11_secret_free(&pin);
+	w11_secret_free(&rk);
 	w11_storeref_put(r);
 	return rc;
 }
@@ -405,6 +411,11 @@ int w11_share_adopt(w11_token *t)
 				     rec.blob, rec.blob_len, &imported);
 	pthread_mutex_lock(&t->lock);
 	if (w11_secret_set(&t->pin, rec.pw, rec.pw_len) == CKR_OK) {
+		/* the attribute record's key too: no PBKDF2 for it here
+		 * (recfile.c checks it is for this record's salt) */
+		if (rec.reckey_len)
+			(void)w11_secret_set(&t->rec_key, rec.reckey,
+					     rec.reckey_len);
 		t->login = CKU_USER;
 		t->login_gen++;
 		t->adopted = 1;

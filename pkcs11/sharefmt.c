@@ -3,15 +3,16 @@
 
 #include "sharefmt.h"
 
-static const uint8_t MAGIC[8] = { 'W', 'K', 'S', 'P', '1', '1', 'L', '2' };
-#define FIXED (8 + 3 * 8 + 8 + 4 + 8 + 4 + 8 + 2 + 4)
+static const uint8_t MAGIC[8] = { 'W', 'K', 'S', 'P', '1', '1', 'L', '3' };
+#define FIXED (8 + 3 * 8 + 8 + 4 + 8 + 4 + 8 + 2 + 4 + 2)
 
 size_t w11_share_len(const w11_share_rec *r)
 {
 	if (r->pw_len == 0 || r->pw_len > W11_SHARE_PW_MAX ||
-	    r->blob_len > W11_SHARE_MAX - FIXED - r->pw_len)
+	    r->reckey_len > W11_SHARE_RECKEY_MAX ||
+	    r->blob_len > W11_SHARE_MAX - FIXED - r->pw_len - r->reckey_len)
 		return 0;
-	return FIXED + r->pw_len + r->blob_len;
+	return FIXED + r->pw_len + r->blob_len + r->reckey_len;
 }
 
 static uint8_t *put(uint8_t *p, uint64_t v, int bytes)
@@ -41,6 +42,10 @@ void w11_share_encode(uint8_t *out, const w11_share_rec *r)
 	p = put(p, r->blob_len, 4);
 	if (r->blob_len)
 		memcpy(p, r->blob, r->blob_len);
+	p += r->blob_len;
+	p = put(p, r->reckey_len, 2);
+	if (r->reckey_len)
+		memcpy(p, r->reckey, r->reckey_len);
 }
 
 typedef struct {
@@ -100,6 +105,10 @@ int w11_share_decode(w11_share_rec *r, const uint8_t *p, size_t n)
 	r->pw = take(&c, r->pw_len);
 	r->blob_len = (size_t)get(&c, 4);
 	r->blob = take(&c, r->blob_len);
+	r->reckey_len = (size_t)get(&c, 2);
+	if (c.err || r->reckey_len > W11_SHARE_RECKEY_MAX)
+		goto fail;
+	r->reckey = take(&c, r->reckey_len);
 	if (c.err || c.left != 0)
 		goto fail;
 	return 0;

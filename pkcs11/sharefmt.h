@@ -4,7 +4,7 @@
  * for the user's other processes (p11-kit server's per-connection
  * p11-kit-remote above all) to be logged in without PBKDF2.
  *
- *     "WKSP11L2"                        8 bytes
+ *     "WKSP11L3"                        8 bytes
  *     dev, ino, size                    u64 each     the store file's identity
  *     mtime s, mtime ns, ctime s, ns    i64 u32 i64 u32   at the login
  *     deadline                          i64          the end of the login:
@@ -15,6 +15,12 @@
  *     password                          that many bytes
  *     blob length                       u32
  *     blob                              wks_store_cache_export()'s
+ *     record key length (0..128)        u16
+ *     record key                        the attribute record's MAC key,
+ *                                        salt and iterations (recfile.c),
+ *                                        so that a process taking the
+ *                                        login over runs no PBKDF2 for
+ *                                        the record either
  *
  * big-endian, nothing after, at most W11_SHARE_MAX bytes (a "user" key's
  * limit).  Pure C, no OpenSSL and no libwks: the fuzz target
@@ -28,6 +34,7 @@
 
 #define W11_SHARE_MAX 32767u
 #define W11_SHARE_PW_MAX 1024u
+#define W11_SHARE_RECKEY_MAX 128u
 
 typedef struct {
 	uint64_t dev, ino, size;
@@ -38,6 +45,8 @@ typedef struct {
 	size_t pw_len;
 	const uint8_t *blob; /* into the record (decode) */
 	size_t blob_len;
+	const uint8_t *reckey; /* into the record (decode); may be empty */
+	size_t reckey_len;
 } w11_share_rec;
 
 /* The record's length for r (0 if it would exceed W11_SHARE_MAX or the

@@ -1,6 +1,7 @@
 /*
- * C_Sign* and C_Verify*: RSA PKCS#1 v1.5 and PSS, ECDSA, EdDSA and HMAC,
- * raw and combined with a digest, all computed by OpenSSL.
+ * C_Sign* and C_Verify*: RSA PKCS#1 v1.5 and PSS, ECDSA, EdDSA, HMAC and
+ * AES-CMAC (full or CKM_AES_CMAC_GENERAL's shorter tag), raw and combined
+ * with a digest, all computed by OpenSSL.
  *
  * The fast path: a key decrypted once per login (token.c) and, per
  * session, the last signature context kept for the next C_SignInit with
@@ -58,6 +59,28 @@ static CK_RV eddsa_params(const CK_MECHANISM *mech)
 	/* Ed25519ph, Ed25519ctx and Ed448 contexts: not offered */
 	if (p.phFlag || p.ulContextDataLen)
 		return CKR_MECHANISM_PARAM_INVALID;
+	return CKR_OK;
+}
+
+/* CKM_AES_CMAC: a 16-byte tag; CKM_AES_CMAC_GENERAL: CK_MAC_GENERAL_PARAMS,
+ * the tag's length (1 to 16). */
+static CK_RV cmac_params(const CK_MECHANISM *mech, w11_op *op)
+{
+	CK_ULONG len; /* CK_MAC_GENERAL_PARAMS */
+
+	if (mech->mechanism == CKM_AES_CMAC) {
+		op->tag_len = 16;
+		return mech->ulParameterLen ? CKR_MECHANISM_PARAM_INVALID
+					    : CKR_OK;
+	}
+	if (!mech->pParameter || mech->ulParameterLen != sizeof(len))
+		return CKR_MECHANISM_PARAM_INVALID;
+	memcpy(&len, mech->pParameter, sizeof(len));
+	if (len < 1 || len > 16)
+		return CKR_MECHANISM_PARAM_INVALID;
+	op->tag_len = len;
+	memcpy(op->param, &len, sizeof(len));
+	op->param_len = sizeof(len);
 	return CKR_OK;
 }
 
@@ -174,6 +197,22 @@ static CK_RV sig_setup(w11_session *s, w11_op *op)
 		if (!EVP_MAC_init(op->mac, op->sec, op->sec_len, params))
 			return CKR_KEY_SIZE_RANGE;
 		return CKR_OK;
+	case W11_K_CMAC: {
+		const EVP_CIPHER *c = w11_cipher(CKK_AES, m->kind, op->sec_len);
+
+		if (!c)
+			return CKR_KEY_SIZE_RANGE;
+		if (!op->sec || !w11_mac("CMAC") ||
+		    !(op->mac = EVP_MAC_CTX_new(w11_mac("CMAC"))))
+			return CKR_HOST_MEMORY;
+		params[0] = OSSL_PARAM_construct_utf8_string(
+			OSSL_MAC_PARAM_CIPHER, (char *)EVP_CIPHER_get0_name(c),
+			0);
+		params[1] = OSSL_PARAM_construct_end();
+		if (!EVP_MAC_init(op->mac, op->sec, op->sec_len, params))
+			return CKR_FUNCTION_FAILED;
+		return CKR_OK;
+	}
 	default:
 		return CKR_MECHANISM_INVALID;
 	}
@@ -318,6 +357,8 @@ CK_RV w11_sign_init(w11_session *s, const CK_MECHANISM *mech,
 	op->setup = sig_setup;
 	if (m->kind == W11_K_RSA_PSS)
 		rv = pss_params(m, mech, op);
+	else if (m->kind == W11_K_CMAC)
+		rv = cmac_params(mech, op);
 	else if (m->kind == W11_K_EDDSA)
 		rv = eddsa_params(mech);
 	else
@@ -369,6 +410,8 @@ static size_t sig_len(const w11_op *op)
 									 : 64;
 	case W11_K_HMAC:
 		return (size_t)EVP_MD_get_size(w11_md(op->m->md));
+	case W11_K_CMAC:
+		return op->tag_len;
 	default:
 		return (size_t)EVP_PKEY_get_size(op->pkey);
 	}
@@ -542,6 +585,19 @@ static CK_RV do_sign(w11_op *op, const unsigned char *data, size_t len,
 			     : CKR_FUNCTION_FAILED;
 		*out_len = n;
 		break;
+	case W11_K_CMAC:
+		/* the whole tag, then as much of it as asked */
+		n = sizeof(md);
+		rv = ((final || EVP_MAC_update(op->mac, data, len)) &&
+		      EVP_MAC_final(op->mac, md, &n, sizeof(md)) &&
+		      n >= op->tag_len)
+			     ? CKR_OK
+			     : CKR_FUNCTION_FAILED;
+		if (rv == CKR_OK) {
+			memcpy(sig, md, op->tag_len);
+			*out_len = op->tag_len;
+		}
+		break;
 	default:
 		rv = CKR_MECHANISM_INVALID;
 	}
@@ -611,6 +667,18 @@ static CK_RV do_verify(w11_op *op, const unsigned char *data, size_t len,
 			     : CKR_SIGNATURE_INVALID;
 		OPENSSL_cleanse(mac, sizeof(mac));
 		return rv;
+	case W11_K_CMAC:
+		if (sig_n != op->tag_len)
+			return CKR_SIGNATURE_LEN_RANGE;
+		n = sizeof(mac);
+		if ((!final && !EVP_MAC_update(op->mac, data, len)) ||
+		    !EVP_MAC_final(op->mac, mac, &n, sizeof(mac)) ||
+		    n < sig_n)
+			return CKR_FUNCTION_FAILED;
+		rv = CRYPTO_memcmp(mac, sig, sig_n) == 0 ? CKR_OK
+							 : CKR_SIGNATURE_INVALID;
+		OPENSSL_cleanse(mac, sizeof(mac));
+		return rv;
 	default:
 		return CKR_MECHANISM_INVALID;
 	}
@@ -625,6 +693,7 @@ static CK_RV update(w11_op *op, const unsigned char *p, size_t n)
 	case W11_K_EDDSA:
 		return w11_op_append(op, p, n);
 	case W11_K_HMAC:
+	case W11_K_CMAC:
 		return EVP_MAC_update(op->mac, p, n) ? CKR_OK
 						      : CKR_FUNCTION_FAILED;
 	default:

@@ -167,7 +167,8 @@ CK_RV w11_token_init(w11_token *t, CK_SLOT_ID slot,
 	t->conf = conf;
 	t->login = W11_NOT_LOGGED_IN;
 	atomic_init(&t->checked_ns, 0);
-	if (!(t->canon = canonical(conf->store)))
+	if (!(t->canon = canonical(conf->store)) ||
+	    !(t->rec_path = w11_rec_path(t)))
 		return CKR_HOST_MEMORY;
 	/* Stable for a store: from its canonical path. */
 	if (!w11_digest(h, "SHA256", t->canon, strlen(t->canon)))
@@ -192,6 +193,7 @@ void w11_token_fini(w11_token *t)
 		free(t->rec_next);
 	}
 	free(t->canon);
+	free(t->rec_path);
 	w11_token_resealed_clear(t);
 	pthread_mutex_destroy(&t->edit);
 	pthread_mutex_destroy(&t->lock);
@@ -431,8 +433,7 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 		km->tok = t;
 		km->is_secret = 1;
 		memcpy(km->ident, ident, 32);
-		km->ktype = strcasecmp(alg, "AES") == 0 ? CKK_AES
-							 : CKK_GENERIC_SECRET;
+		km->ktype = w11_ktype_of_jca(alg);
 	}
 	if ((rv = w11_obj_secret(&o, km, alias, W11_OF_TOKEN)) == CKR_OK)
 		rv = list_add(l, o);
@@ -535,24 +536,6 @@ static void mark_gone(w11_token *t, const objlist *l)
 	}
 }
 
-/* Is `a` a value the record may give attribute `type` (the types and
- * shapes w11_rec_persistable() keeps)? */
-static int rec_value_ok(uint64_t type, const w11_rattr *a)
-{
-	switch (type) {
-	case CKA_ID:
-		return a->len <= 256;
-	case CKA_START_DATE:
-	case CKA_END_DATE:
-		return a->len == 0 || a->len == sizeof(CK_DATE);
-	case CKA_ALLOWED_MECHANISMS:
-		return a->len % sizeof(CK_MECHANISM_TYPE) == 0 &&
-		       a->len <= 256 * sizeof(CK_MECHANISM_TYPE);
-	default:
-		return w11_rec_persistable(type) && a->len == sizeof(CK_BBOOL);
-	}
-}
-
 /* Give the token objects of `l` what the record says of them: only what
  * a verified record says of a private object; a public key object the
  * record marks deleted leaves the list.  Lock held. */
@@ -581,7 +564,7 @@ static void rec_apply(w11_token *t, objlist *l, const w11_rec *rec,
 		for (uint32_t j = 0; it && j < it->n; j++) {
 			const w11_rattr *a = &it->a[j];
 
-			if (!rec_value_ok(a->type, a))
+			if (!w11_rec_value_ok((CK_ATTRIBUTE_TYPE)a->type, a->len))
 				continue;
 			if (a->type == CKA_ALWAYS_AUTHENTICATE) {
 				/* (computed, not in the table: km says) */
@@ -606,6 +589,20 @@ static void rec_apply(w11_token *t, objlist *l, const w11_rec *rec,
 		l->v[k++] = o;
 	}
 	l->n = k;
+	/* the token's data objects: only a verified record's private ones */
+	for (uint32_t i = 0; i < rec->n; i++) {
+		const w11_ritem *it = &rec->items[i];
+		const w11_rattr *pa;
+		w11_obj *o;
+
+		if (it->kind != W11_REC_KIND_DATA)
+			continue;
+		pa = w11_ritem_get(it, CKA_PRIVATE);
+		if (!verified && (!pa || pa->len != 1 || pa->val[0]))
+			continue;
+		if (w11_obj_data(&o, it) == CKR_OK && list_add(l, o) != CKR_OK)
+			break; /* (list_add freed it) */
+	}
 }
 
 CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
@@ -616,7 +613,12 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 	CK_RV rv;
 
 	w11_rec rec = { 0 };
+	w11_fileid rfid;
 	int verified = 0;
+
+	/* (the record file's identity before it is read: a change after
+	 * that makes the next refresh read it again) */
+	w11_fileid_of(&rfid, t->rec_path ? t->rec_path : "");
 
 	/* the attribute record: the one the edit just wrote, else read
 	 * (with the login's password, if any: its MAC checked) */
@@ -697,6 +699,7 @@ CK_RV w11_token_install(w11_token *t, wks_store *st, const w11_fileid *fid)
 	old = t->sref;
 	t->sref = r;
 	t->fid = *fid;
+	t->rfid = rfid;
 	t->load_failed = 0;
 	pthread_mutex_unlock(&t->lock);
 	w11_storeref_put(old);
@@ -715,6 +718,17 @@ fail:
 	return rv;
 }
 
+/* Is the attribute record file the one the objects were built with?
+ * (Another process may change the record alone: a data object, an
+ * attribute.)  Lock held. */
+static int rec_unchanged(const w11_token *t)
+{
+	w11_fileid r;
+
+	w11_fileid_of(&r, t->rec_path ? t->rec_path : "");
+	return w11_fileid_eq(&r, &t->rfid);
+}
+
 CK_RV w11_token_refresh(w11_token *t)
 {
 	w11_fileid now, after;
@@ -727,14 +741,16 @@ CK_RV w11_token_refresh(w11_token *t)
 	(void)w11_share_adopt(t);
 	w11_fileid_of(&now, t->conf->store);
 	pthread_mutex_lock(&t->lock);
-	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid);
+	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid) &&
+	       rec_unchanged(t);
 	pthread_mutex_unlock(&t->lock);
 	if (same)
 		return CKR_OK;
 	pthread_mutex_lock(&t->edit);
 	w11_fileid_of(&now, t->conf->store);
 	pthread_mutex_lock(&t->lock);
-	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid);
+	same = (t->sref || !now.exists) && w11_fileid_eq(&now, &t->fid) &&
+	       rec_unchanged(t);
 	if (!same && t->login != W11_NOT_LOGGED_IN && t->pin.len <= sizeof(pin)) {
 		memcpy(pin, t->pin.p, t->pin.len);
 		pin_len = t->pin.len;

@@ -84,6 +84,27 @@ CK_RV w11_rv_of_set(int err)
 
 /* ---- the attribute record during an edit ---------------------------------- */
 
+int w11_rec_value_ok(CK_ATTRIBUTE_TYPE type, CK_ULONG len)
+{
+	switch (type) {
+	case CKA_ID:
+		return len <= 256;
+	case CKA_START_DATE:
+	case CKA_END_DATE:
+		return len == 0 || len == sizeof(CK_DATE);
+	case CKA_ALLOWED_MECHANISMS:
+		return len % sizeof(CK_MECHANISM_TYPE) == 0 &&
+		       len <= 256 * sizeof(CK_MECHANISM_TYPE);
+	/* (what the module says of a key it generated: no template's) */
+	case CKA_LOCAL:
+		return len == sizeof(CK_BBOOL);
+	case CKA_KEY_GEN_MECHANISM:
+		return len == sizeof(CK_MECHANISM_TYPE);
+	default:
+		return w11_rec_persistable(type) && len == sizeof(CK_BBOOL);
+	}
+}
+
 int w11_rec_persistable(CK_ATTRIBUTE_TYPE t)
 {
 	switch (t) {
@@ -117,27 +138,10 @@ CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
 		return CKR_OK;
 	for (CK_ULONG i = 0; i < n; i++) {
 		const CK_ATTRIBUTE *a = &tmpl[i];
-		int ok;
 
 		if (!w11_rec_persistable(a->type))
 			continue;
-		switch (a->type) {
-		case CKA_ID:
-			ok = a->ulValueLen <= 256;
-			break;
-		case CKA_START_DATE:
-		case CKA_END_DATE:
-			ok = a->ulValueLen == 0 || a->ulValueLen == sizeof(CK_DATE);
-			break;
-		case CKA_ALLOWED_MECHANISMS:
-			ok = a->ulValueLen % sizeof(CK_MECHANISM_TYPE) == 0 &&
-			     a->ulValueLen <= 256 * sizeof(CK_MECHANISM_TYPE);
-			break;
-		default:
-			ok = a->ulValueLen == sizeof(CK_BBOOL);
-			break;
-		}
-		if (!ok)
+		if (!w11_rec_value_ok(a->type, a->ulValueLen))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (!it) {
 			if (wks__store_entry_digest(d, st, alias) != WKS_OK)
@@ -226,7 +230,9 @@ static void rec_follow(w11_rec *rec, const digests *before, wks_store *st)
 			w11_rec_drop_entry(rec, before->d[i]);
 	}
 	for (uint32_t i = 0; i < rec->n;) {
-		if (!digests_has(&after, rec->items[i].entry))
+		/* (a data object's item is bound to no entry) */
+		if (rec->items[i].kind == W11_REC_KIND_OBJ &&
+		    !digests_has(&after, rec->items[i].entry))
 			w11_rec_drop_entry(rec, rec->items[i].entry);
 		else
 			i++;
@@ -273,8 +279,11 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	if (rv != CKR_OK)
 		goto done;
 	rec_follow(rec, &before, st);
-	if ((err = wks_store_save_locked(st, lk, save_pw, save_len)) !=
-	    WKS_OK) {
+	/* an edit of the record alone (a data object, an attribute) leaves
+	 * the store's bytes as they are */
+	if (!t->edit_rec_only &&
+	    (err = wks_store_save_locked(st, lk, save_pw, save_len)) !=
+		    WKS_OK) {
 		w11_log_wks("saving the store", err);
 		rv = err == WKS_ERR_LIMIT ? CKR_DEVICE_MEMORY : CKR_DEVICE_ERROR;
 		goto done;
@@ -283,10 +292,15 @@ CK_RV w11_token_edit_ex(w11_token *t, const char *load_pw, size_t load_len,
 	if (!(load_pw && save_pw && load_len == save_len &&
 	      CRYPTO_memcmp(load_pw, save_pw, save_len) == 0))
 		rec->iterations = 0;
-	if (w11_recfile_write(t, rec, save_pw, save_len) != CKR_OK)
+	if (w11_recfile_write(t, rec, save_pw, save_len) != CKR_OK) {
+		if (t->edit_rec_only) {
+			rv = CKR_DEVICE_ERROR;
+			goto done;
+		}
 		W11_LOG("token \"%s\": the store was saved, its attribute "
 			"record was not: the objects changed show derived "
 			"attributes", t->conf->label);
+	}
 	/* still locked: nobody changed it since */
 	w11_fileid_of(&fid, t->conf->store);
 	wks_lock_release(lk);
@@ -317,25 +331,45 @@ done:
 	return rv;
 }
 
-CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx)
+/* w11_token_edit() with the edit lock held. */
+static CK_RV edit_locked(w11_token *t, w11_edit_fn fn, void *ctx)
 {
 	char pin[1024];
 	size_t n;
 	CK_RV rv;
 
-	pthread_mutex_lock(&t->edit);
 	pthread_mutex_lock(&t->lock);
 	if (t->login != CKU_USER || t->pin.len > sizeof(pin)) {
 		pthread_mutex_unlock(&t->lock);
-		pthread_mutex_unlock(&t->edit);
 		return CKR_USER_NOT_LOGGED_IN;
 	}
 	n = t->pin.len;
 	memcpy(pin, t->pin.p, n);
 	pthread_mutex_unlock(&t->lock);
 	rv = w11_token_edit_ex(t, pin, n, pin, n, fn, ctx);
-	pthread_mutex_unlock(&t->edit);
 	OPENSSL_cleanse(pin, sizeof(pin));
+	return rv;
+}
+
+CK_RV w11_token_edit(w11_token *t, w11_edit_fn fn, void *ctx)
+{
+	CK_RV rv;
+
+	pthread_mutex_lock(&t->edit);
+	rv = edit_locked(t, fn, ctx);
+	pthread_mutex_unlock(&t->edit);
+	return rv;
+}
+
+CK_RV w11_token_edit_rec(w11_token *t, w11_edit_fn fn, void *ctx)
+{
+	CK_RV rv;
+
+	pthread_mutex_lock(&t->edit);
+	t->edit_rec_only = 1;
+	rv = edit_locked(t, fn, ctx);
+	t->edit_rec_only = 0;
+	pthread_mutex_unlock(&t->edit);
 	return rv;
 }
 
@@ -499,6 +533,11 @@ CK_RV w11_apply_template(w11_obj *o, const CK_ATTRIBUTE *t, CK_ULONG n,
 			v = *(CK_BBOOL *)t[i].pValue ? 1 : 0;
 			was = cur->len == 1 && cur->val[0];
 			if (!creating && !bool_change_ok(ty, was, v, mode))
+				return CKR_ATTRIBUTE_READ_ONLY;
+			/* the security officer's, never a template's: so no
+			 * key may wrap a CKA_WRAP_WITH_TRUSTED one (wrap.c) */
+			if (creating && ty == CKA_TRUSTED && v && !was &&
+			    o->cls != CKO_CERTIFICATE)
 				return CKR_ATTRIBUTE_READ_ONLY;
 			if ((rv = w11_attrs_bool(&o->attrs, ty, v)) != CKR_OK)
 				return rv;
@@ -695,6 +734,27 @@ static CK_OBJECT_HANDLE handle_of(w11_token *t, const char *alias, int role,
 
 /* ---- new token entries -------------------------------------------------- */
 
+/* A key the module generated: CKA_LOCAL and CKA_KEY_GEN_MECHANISM in the
+ * record (never from a template).  During an edit. */
+static CK_RV rec_keep_generated(w11_token *t, wks_store *st,
+				const char *alias, int role,
+				CK_MECHANISM_TYPE mech)
+{
+	unsigned char d[32];
+	CK_BBOOL yes = CK_TRUE;
+	w11_ritem *it;
+
+	if (mech == CK_UNAVAILABLE_INFORMATION || !t || !t->rec_edit)
+		return CKR_OK;
+	if (wks__store_entry_digest(d, st, alias) != WKS_OK)
+		return CKR_FUNCTION_FAILED;
+	if (!(it = w11_rec_item(t->rec_edit, d, (uint8_t)role, 0)) ||
+	    w11_ritem_set(it, CKA_LOCAL, &yes, sizeof(yes)) != 0 ||
+	    w11_ritem_set(it, CKA_KEY_GEN_MECHANISM, &mech, sizeof(mech)) != 0)
+		return CKR_DEVICE_MEMORY;
+	return CKR_OK;
+}
+
 /* Does the record give the key of entry `alias` the CKA_ID id[0..len)
  * (any CKA_ID, for id NULL)?  During an edit. */
 static int rec_key_id_is(w11_token *t, wks_store *st, const char *alias,
@@ -729,33 +789,42 @@ typedef struct {
 	const CK_ATTRIBUTE *t1, *t2; /* private / secret key, public key */
 	CK_ULONG n1, n2;
 	int added;    /* out: the certificate was written (not found) */
+	CK_MECHANISM_TYPE gen_mech; /* generated by, else unavailable */
 } add_ctx;
 
 static CK_RV add_secret_fn(wks_store *st, const char *pin, size_t n,
 			   void *arg)
 {
 	add_ctx *c = arg;
+	/* Java's names: AES, DESede, or an HMAC key for a generic secret */
+	const char *alg = w11_jca_of_ktype(c->kt);
 	CK_RV rv;
 
+	if (!alg)
+		return CKR_TEMPLATE_INCONSISTENT; /* no such WKS entry */
 	if ((rv = w11_new_alias(&c->alias, st, c->label, NULL, 0, "secret")) !=
 	    CKR_OK)
 		return rv;
-	/* Java's names: an AES key, or an HMAC key for a generic secret */
 	if ((rv = w11_rv_of_set(wks_store_set_secret_key(
-		     st, c->alias, c->kt == CKK_AES ? "AES" : "HmacSHA256",
-		     c->val, c->val_len, pin, n))) != CKR_OK)
+		     st, c->alias, alg, c->val, c->val_len, pin, n))) != CKR_OK)
 		return rv;
-	return w11_rec_keep(c->tok, st, c->alias, W11_R_SECRET, 0, c->t1,
-			    c->n1);
+	if ((rv = w11_rec_keep(c->tok, st, c->alias, W11_R_SECRET, 0, c->t1,
+			       c->n1)) != CKR_OK)
+		return rv;
+	return rec_keep_generated(c->tok, st, c->alias, W11_R_SECRET,
+				  c->gen_mech);
 }
 
 CK_RV w11_token_secret(w11_session *s, CK_KEY_TYPE kt, const unsigned char *v,
 		       size_t len, const CK_ATTRIBUTE *t, CK_ULONG n,
-		       CK_OBJECT_HANDLE *h)
+		       CK_MECHANISM_TYPE gen_mech, CK_OBJECT_HANDLE *h)
 {
 	add_ctx c = { 0 };
 	CK_RV rv;
 
+	if (!w11_jca_of_ktype(kt))
+		return CKR_TEMPLATE_INCONSISTENT; /* before any work */
+	c.gen_mech = gen_mech;
 	c.kt = kt;
 	c.val = v;
 	c.val_len = len;
@@ -797,6 +866,11 @@ static CK_RV add_keypair_fn(wks_store *st, const char *pin, size_t n,
 			       c->n1)) == CKR_OK)
 		rv = w11_rec_keep(c->tok, st, c->alias, W11_R_PUB, 0, c->t2,
 				  c->n2);
+	if (rv == CKR_OK &&
+	    (rv = rec_keep_generated(c->tok, st, c->alias, W11_R_PRIV,
+				     c->gen_mech)) == CKR_OK)
+		rv = rec_keep_generated(c->tok, st, c->alias, W11_R_PUB,
+					c->gen_mech);
 done:
 	if (c->id == kid) {
 		c->id = NULL;
@@ -807,8 +881,8 @@ done:
 
 CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 			CK_ULONG pub_n, const CK_ATTRIBUTE *priv_t,
-			CK_ULONG priv_n, CK_OBJECT_HANDLE *pub_h,
-			CK_OBJECT_HANDLE *priv_h)
+			CK_ULONG priv_n, CK_MECHANISM_TYPE gen_mech,
+			CK_OBJECT_HANDLE *pub_h, CK_OBJECT_HANDLE *priv_h)
 {
 	const CK_ATTRIBUTE *id1 = w11_tmpl(priv_t, priv_n, CKA_ID);
 	const CK_ATTRIBUTE *id2 = w11_tmpl(pub_t, pub_n, CKA_ID);
@@ -823,6 +897,7 @@ CK_RV w11_token_keypair(w11_session *s, EVP_PKEY *pk, const CK_ATTRIBUTE *pub_t,
 		return CKR_TEMPLATE_INCONSISTENT;
 	if (id && (id->ulValueLen > 64 || (id->ulValueLen && !id->pValue)))
 		return CKR_ATTRIBUTE_VALUE_INVALID;
+	c.gen_mech = gen_mech;
 	c.pk = pk;
 	c.label = w11_tmpl(priv_t, priv_n, CKA_LABEL);
 	if (!c.label || !c.label->ulValueLen)
@@ -1119,18 +1194,18 @@ static CK_RV create_key(w11_session *s, CK_OBJECT_CLASS cls, int token,
 	if (kt == CK_UNAVAILABLE_INFORMATION)
 		return CKR_TEMPLATE_INCOMPLETE;
 	if (cls == CKO_SECRET_KEY) {
-		if (kt != CKK_AES && kt != CKK_GENERIC_SECRET)
+		if (kt != CKK_AES && kt != CKK_GENERIC_SECRET &&
+		    kt != CKK_DES3 && kt != CKK_HKDF)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (!(v = w11_tmpl(t, n, CKA_VALUE)) || !v->pValue ||
 		    !v->ulValueLen)
 			return CKR_TEMPLATE_INCOMPLETE;
-		if ((kt == CKK_AES && v->ulValueLen != 16 &&
-		     v->ulValueLen != 24 && v->ulValueLen != 32) ||
-		    v->ulValueLen > 512)
+		if (!w11_secret_len_ok(kt, v->ulValueLen))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (token)
 			return w11_token_secret(s, kt, v->pValue, v->ulValueLen,
-						t, n, h);
+						t, n, CK_UNAVAILABLE_INFORMATION,
+						h);
 		return w11_session_secret(s, kt, v->pValue, v->ulValueLen, t,
 					  n, CK_UNAVAILABLE_INFORMATION, h);
 	}
@@ -1145,7 +1220,8 @@ static CK_RV create_key(w11_session *s, CK_OBJECT_CLASS cls, int token,
 						 CK_UNAVAILABLE_INFORMATION, h,
 						 NULL);
 	else if (token)
-		rv = w11_token_keypair(s, pk, NULL, 0, t, n, NULL, h);
+		rv = w11_token_keypair(s, pk, NULL, 0, t, n,
+				       CK_UNAVAILABLE_INFORMATION, NULL, h);
 	else
 		rv = w11_session_keypair(s, pk, NULL, 0, t, n,
 					 CK_UNAVAILABLE_INFORMATION, NULL, h);
@@ -1153,8 +1229,88 @@ static CK_RV create_key(w11_session *s, CK_OBJECT_CLASS cls, int token,
 	return rv;
 }
 
-/* A data object (CKO_DATA): a session object, in memory like every
- * other; a WKS store has no entry for one. */
+/* The attributes of a data object the attribute record keeps, and the
+ * check of a value for one of them. */
+static const CK_ATTRIBUTE_TYPE data_kept[] = {
+	CKA_LABEL, CKA_APPLICATION, CKA_OBJECT_ID, CKA_VALUE, CKA_PRIVATE,
+};
+
+int w11_rec_data_attr(CK_ATTRIBUTE_TYPE type, CK_ULONG len)
+{
+	if (type == CKA_PRIVATE)
+		return len == sizeof(CK_BBOOL);
+	return in_list(type, data_kept, sizeof(data_kept) /
+				       sizeof(data_kept[0])) &&
+	       len <= W11_REC_MAX_VALUE;
+}
+
+typedef struct {
+	w11_token *tok;
+	const CK_ATTRIBUTE *t;
+	CK_ULONG n;
+	int priv;
+	unsigned char id[32]; /* out */
+} data_ctx;
+
+static CK_RV data_add_fn(wks_store *st, const char *pin, size_t pn,
+			 void *arg)
+{
+	data_ctx *c = arg;
+	w11_token *t = c->tok;
+	CK_BBOOL pv = c->priv ? CK_TRUE : CK_FALSE;
+	w11_ritem *it;
+
+	(void)st, (void)pin, (void)pn;
+	if (!t || !t->rec_edit)
+		return CKR_FUNCTION_FAILED;
+	if (RAND_bytes_ex(w11_libctx, c->id, sizeof(c->id), 0) != 1)
+		return CKR_FUNCTION_FAILED;
+	if (!(it = w11_rec_data(t->rec_edit, c->id)))
+		return CKR_DEVICE_MEMORY;
+	if (w11_ritem_set(it, CKA_PRIVATE, &pv, sizeof(pv)) != 0)
+		return CKR_DEVICE_MEMORY;
+	for (CK_ULONG i = 0; i < c->n; i++) {
+		const CK_ATTRIBUTE *a = &c->t[i];
+
+		if (a->type == CKA_PRIVATE || a->type == CKA_CLASS ||
+		    a->type == CKA_TOKEN)
+			continue;
+		if (!w11_rec_data_attr(a->type, a->ulValueLen)) {
+			/* a data object's other attributes are fixed */
+			if (in_list(a->type, bool_attrs, sizeof(bool_attrs) /
+						      sizeof(bool_attrs[0])))
+				continue;
+			return CKR_ATTRIBUTE_VALUE_INVALID;
+		}
+		if (w11_ritem_set(it, a->type, a->pValue,
+				  (uint32_t)a->ulValueLen) != 0)
+			return CKR_DEVICE_MEMORY;
+	}
+	return CKR_OK;
+}
+
+/* A token data object: an item of the attribute record (a WKS store has
+ * no entry for one), made under the store's lock like every change. */
+static CK_RV token_data(w11_session *s, int priv, const CK_ATTRIBUTE *t,
+			CK_ULONG n, CK_OBJECT_HANDLE *h)
+{
+	w11_token *tok = s->tok;
+	data_ctx c = { tok, t, n, priv, { 0 } };
+	CK_RV rv = w11_token_edit_rec(tok, data_add_fn, &c);
+
+	if (rv != CKR_OK)
+		return rv;
+	*h = CK_INVALID_HANDLE;
+	pthread_mutex_lock(&tok->lock);
+	for (size_t i = 0; i < tok->nobjs; i++)
+		if (tok->objs[i]->role == W11_R_DATA &&
+		    memcmp(tok->objs[i]->edig, c.id, 32) == 0)
+			*h = tok->objs[i]->handle;
+	pthread_mutex_unlock(&tok->lock);
+	return *h == CK_INVALID_HANDLE ? CKR_FUNCTION_FAILED : CKR_OK;
+}
+
+/* A session data object (CKO_DATA), in memory like every other. */
 static CK_RV create_data(w11_session *s, int token, int priv,
 			 const CK_ATTRIBUTE *t, CK_ULONG n,
 			 CK_OBJECT_HANDLE *h)
@@ -1166,11 +1322,8 @@ static CK_RV create_data(w11_session *s, int token, int priv,
 	char uid[32];
 	CK_RV rv;
 
-	if (token) {
-		W11_LOG("C_CreateObject: a WKS store holds no data objects "
-			"(session data objects only)");
-		return CKR_TEMPLATE_INCONSISTENT;
-	}
+	if (token)
+		return token_data(s, priv, t, n, h);
 	if (!(o = calloc(1, sizeof(*o))))
 		return CKR_HOST_MEMORY;
 	o->cls = CKO_DATA;
@@ -1235,6 +1388,12 @@ static CK_RV create_object(w11_session *s, CK_ATTRIBUTE_PTR t, CK_ULONG n,
 	if (cls == CKO_CERTIFICATE)
 		return create_cert(s, token, t, n, h);
 	return create_key(s, cls, token, t, n, h);
+}
+
+CK_RV w11_create_object(w11_session *s, const CK_ATTRIBUTE *t, CK_ULONG n,
+			CK_OBJECT_HANDLE *h)
+{
+	return create_object(s, (CK_ATTRIBUTE_PTR)t, n, h);
 }
 
 CK_RV C_CreateObject(CK_SESSION_HANDLE hs, CK_ATTRIBUTE_PTR t, CK_ULONG n,

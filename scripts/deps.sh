@@ -23,7 +23,14 @@
 #                             openssh-client, openssh-server (ssh -I,
 #                             ssh-agent, sshd; not started by the
 #                             install), libnss3-tools (modutil, certutil,
-#                             selfserv).
+#                             selfserv), softhsm2 (the control
+#                             of tests/pkcs11/conformance.c, the
+#                             pkcs11_conformance test, and the token
+#                             bench/wks-p11-bench compares the module
+#                             with); libwolfssl-dev
+#                             (wolfSSL's wolfCrypt 5.5.4: the wolfCrypt
+#                             build, cmake -DWKS_CRYPTO=wolfcrypt, CI's
+#                             wolfcrypt stage).
 #                             pkcs11-provider 1.0 is in bookworm-backports
 #                             only: when it is missing, the backports
 #                             source is added as
@@ -57,6 +64,11 @@ if [ "${1:-build}" = test ]; then
 	want="$want $servers"
 	# PKCS#11 programs (tests/pkcs11/programs_opensc_gnutls.sh)
 	want="$want opensc gnutls-bin p11-kit-modules"
+	# SoftHSM2, the control of the conformance checks
+	# (tests/pkcs11/conformance.c) and of bench/wks-p11-bench
+	want="$want softhsm2"
+	# the wolfCrypt backend (docs/BACKENDS.md)
+	want="$want libwolfssl-dev"
 fi
 if [ "${1:-build}" = servers ]; then
 	want=$servers

@@ -14,8 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-#include <openssl/x509.h>
+#include "tu_ossl.h"
 
 #include "crypto/crypto.h"
 #include "store/store_int.h"
@@ -52,6 +51,37 @@ static size_t pass_keys(void)
 	return w ? w : 1;
 }
 
+#ifdef WKS_CRYPTO_WOLFCRYPT
+/* The wolfCrypt build: one of 16 keys of tests/data/pki with its
+ * certificate, picked by the alias (different aliases mostly get
+ * different keys, of several algorithms). */
+static void add_ec(wks_store *st, const char *alias, const char *pw)
+{
+	static const char *const algs[8] = { "p256", "p384", "p521", "ed25519",
+	                                     "ed448", "rsa", "pss", "rsapss" };
+	char kp[4096], cp[4096];
+	unsigned h = 0;
+	const char *a;
+	tu_der *k = NULL, *c = NULL;
+	const uint8_t *chain[1];
+	size_t lens[1];
+
+	for (a = alias; *a; a++)
+		h = h * 31 + (unsigned char)*a;
+	snprintf(kp, sizeof(kp), "%s/tests/data/pki/%s-%s.key", WKS_SOURCE_DIR,
+	         algs[h % 8], (h / 8) % 2 ? "cakey" : "leafkey");
+	snprintf(cp, sizeof(cp), "%s/tests/data/pki/%s-%s.pem", WKS_SOURCE_DIR,
+	         algs[h % 8], (h / 8) % 2 ? "ca" : "leaf");
+	assert_int_equal(tu_pem_ders(&k, kp, "PRIVATE KEY"), 1);
+	assert_int_equal(tu_pem_ders(&c, cp, "CERTIFICATE"), 1);
+	chain[0] = c[0].der;
+	lens[0] = c[0].len;
+	TU_OK(wks_store_set_private_key(st, alias, k[0].der, k[0].len, chain,
+	                                lens, 1, pw, strlen(pw)));
+	tu_ders_free(k, 1);
+	tu_ders_free(c, 1);
+}
+#else
 static void add_ec(wks_store *st, const char *alias, const char *pw)
 {
 	EVP_PKEY *k = EVP_EC_gen("P-256");
@@ -74,6 +104,7 @@ static void add_ec(wks_store *st, const char *alias, const char *pw)
 	X509_free(x);
 	EVP_PKEY_free(k);
 }
+#endif
 
 static void add_secret(wks_store *st, const char *alias, const char *pw,
                        uint8_t b)
@@ -823,6 +854,7 @@ static void test_batch__announced_run(void **state)
 
 /* wks_convert_read() of a PKCS#12 with n keys: n derivations, in
  * batches of a pass; every key opens. */
+#ifdef WKS_CRYPTO_OPENSSL
 static void test_batch__convert(void **state)
 {
 	enum { N = 6 };
@@ -854,6 +886,7 @@ static void test_batch__convert(void **state)
 	wks_store_free(src);
 	wks_store_free(dst);
 }
+#endif
 
 /* ---- threads and fork ---------------------------------------------------- */
 
@@ -1007,7 +1040,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_batch__rekey_two_steps),
 		cmocka_unit_test(test_batch__prepare_keys),
 		cmocka_unit_test(test_batch__announced_run),
+#ifdef WKS_CRYPTO_OPENSSL
 		cmocka_unit_test(test_batch__convert),
+#endif
 		cmocka_unit_test(test_batch__threads),
 		cmocka_unit_test(test_batch__fork),
 	};

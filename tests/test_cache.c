@@ -14,8 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-#include <openssl/sha.h>
+#include "tu_ossl.h"
 
 #include "cache/cache.h"
 #include "util/error.h"

@@ -12,10 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
-#include <openssl/x509.h>
+#include "tu_ossl.h"
 
 #include "cache/cache.h"
 #include "config/config.h"
@@ -28,6 +25,7 @@
 
 /* ---- keys ------------------------------------------------------------------ */
 
+#ifdef WKS_CRYPTO_OPENSSL
 static EVP_PKEY *g_key;
 static X509 *g_cert;
 
@@ -74,6 +72,52 @@ static void add_private(wks_store *st, const char *alias, const char *pw)
 {
 	TU_OK(wks_store_set_pkey(st, alias, g_key, &g_cert, 1, pw, strlen(pw)));
 }
+
+static int cert_der(uint8_t *der)
+{
+	uint8_t *p = der;
+
+	return i2d_X509(g_cert, &p);
+}
+#else
+/* wolfCrypt build: a P-256 key and its certificate from the shared
+ * inputs (wolfSSL's ecc-key.pem and server-ecc-cert.pem). */
+static tu_der *g_p8, *g_crt;
+
+static int group_setup(void **state)
+{
+	(void)state;
+	assert_int_equal(tu_pem_ders(&g_p8, tu_input("ecc-key.pem"),
+	                             "PRIVATE KEY"), 1);
+	assert_int_equal(tu_pem_ders(&g_crt, tu_input("server-ecc-cert.pem"),
+	                             "CERTIFICATE"), 1);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	tu_ders_free(g_p8, 1);
+	tu_ders_free(g_crt, 1);
+	wks_cache_reaper(0);
+	return 0;
+}
+
+static void add_private(wks_store *st, const char *alias, const char *pw)
+{
+	const uint8_t *c[1] = { g_crt[0].der };
+	size_t l[1] = { g_crt[0].len };
+
+	TU_OK(wks_store_set_private_key(st, alias, g_p8[0].der, g_p8[0].len, c,
+	                                l, 1, pw, strlen(pw)));
+}
+
+static int cert_der(uint8_t *der)
+{
+	memcpy(der, g_crt[0].der, g_crt[0].len);
+	return (int)g_crt[0].len;
+}
+#endif
 
 static void add_secret(wks_store *st, const char *alias, const char *pw)
 {
@@ -346,7 +390,7 @@ static void test_cache_store__explicit_clear(void **state)
 static void test_cache_store__precise_invalidation(void **state)
 {
 	wks_store *st = cached_store();
-	uint8_t der[4096], *p = der;
+	uint8_t der[4096];
 	int der_len;
 
 	(void)state;
@@ -357,7 +401,7 @@ static void test_cache_store__precise_invalidation(void **state)
 	get_ok(st, "b");
 	get_ok(st, "c");
 	/* deleting or adding certificates, or unknown aliases: nothing */
-	der_len = i2d_X509(g_cert, &p);
+	der_len = cert_der(der);
 	assert_true(der_len > 0);
 	TU_OK(wks_store_set_cert_der(st, "t", der, (size_t)der_len));
 	TU_OK(wks_store_delete(st, "t"));

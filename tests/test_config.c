@@ -350,13 +350,21 @@ static void test_config__libwks_values(void **state)
 	};
 	static const vcase impl[] = {
 		{ "native", "native", 0 },
-		{ "openssl", "openssl", 0 },
-		{ "OpenSSL", "openssl", 0 },
+		/* "openssl" names the backend's PBKDF2, shown as the backend's
+		 * name (WKS_KDF_BACKEND_NAME: "openssl" or "wolfcrypt"). */
+		{ "openssl", WKS_KDF_BACKEND_NAME, 0 },
+		{ "OpenSSL", WKS_KDF_BACKEND_NAME, 0 },
 		{ "NATIVE", "native", 0 },
 		{ "", "native", 0 },
 		{ "fast", "native", 1 },
-		{ " openssl", "openssl", 0 },
+		{ " openssl", WKS_KDF_BACKEND_NAME, 0 },
 		{ "open ssl", "native", 1 },
+#ifdef WKS_CRYPTO_WOLFCRYPT
+		{ "wolfcrypt", "wolfcrypt", 0 },
+		{ "WolfCrypt ", "wolfcrypt", 0 },
+#else
+		{ "wolfcrypt", "native", 1 },
+#endif
 	};
 	static const vcase threads[] = {
 		{ "0", "0", 0 },
@@ -473,7 +481,12 @@ static void test_config__warnings(void **state)
 	/* Control characters and quotes are shown escaped, long values cut. */
 	TU_OK(wks__props_set(p, "libwks.kdf.impl", "a\"b\n\x01" "c"));
 	assert_string_equal(g_warns.last, "libwks.kdf.impl=\"a\\\"b\\x0a\\x01c\" "
+#ifdef WKS_CRYPTO_WOLFCRYPT
+	                    "is not \"native\", \"wolfcrypt\" or \"openssl\"; "
+	                    "using native");
+#else
 	                    "is not \"native\" or \"openssl\"; using native");
+#endif
 	TU_OK(wks__props_set(p, "libwks.kdf.impl",
 	                     "0123456789012345678901234567890123456789TOOLONG"));
 	assert_non_null(strstr(g_warns.last, "0123456789...\""));
@@ -707,7 +720,7 @@ static const struct {
 	{ "libwks.wks.requireIntegrity", "True", "true" },
 	{ "libwks.keystore.kekCacheMaxEntries", "3", "3" },
 	{ "libwks.keystore.kekCacheIdleSec", "9", "9" },
-	{ "libwks.kdf.impl", "OpenSSL", "openssl" },
+	{ "libwks.kdf.impl", "OpenSSL", WKS_KDF_BACKEND_NAME },
 	{ "libwks.kdf.threads", "4", "4" },
 	{ "libwks.wks.maxFileSize", "1048576", "1048576" },
 	{ "libwks.convert.maxKdfIterations", "30000", "30000" },

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
+#include "tu_ossl.h"
 
 #include "cache/cache.h"
 #include "store/store_int.h"
@@ -266,6 +266,42 @@ static void test_fork__child_starts_empty(void **state)
 	assert_int_equal(after.hits, before.hits + 1);
 	assert_int_equal(after.derivations, before.derivations);
 	wks_store_free(st);
+}
+
+/* Issue 31: the random generator after fork().  A child that drew the
+ * bytes its parent draws next (a DRBG state copied over fork, as
+ * wolfCrypt's WC_RNG is) would give both the same salts, IVs and cache
+ * keys: the backend gives each process its own stream (crypto_openssl.c:
+ * OpenSSL's fork detection; crypto_wolfcrypt.c: a new DRBG in the child). */
+static void test_fork__random_differs(void **state)
+{
+	uint8_t warm[16], mine[32], theirs[32];
+	int fd[2], status;
+	pid_t pid;
+
+	(void)state;
+	/* The generator is in use before the fork (per thread). */
+	TU_OK(wks__random(warm, sizeof(warm)));
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint8_t r[32];
+
+		close(fd[0]);
+		if (wks__random(r, sizeof(r)) != WKS_OK ||
+		    write(fd[1], r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(1);
+		_exit(0);
+	}
+	close(fd[1]);
+	TU_OK(wks__random(mine, sizeof(mine)));
+	assert_int_equal(read(fd[0], theirs, sizeof(theirs)), sizeof(theirs));
+	close(fd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (memcmp(mine, theirs, sizeof(mine)) == 0)
+		fail_msg("parent and child drew the same random bytes after fork()");
 }
 
 /* The pages holding keys are MADV_WIPEONFORK ("wf") as well. */
@@ -585,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_fork__reaper_restarts_in_child),
 		cmocka_unit_test(test_fork__while_other_threads_hit),
 		cmocka_unit_test(test_fork__while_threads_hold_locks),
+		cmocka_unit_test(test_fork__random_differs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

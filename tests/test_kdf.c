@@ -13,8 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include "tu_ossl.h"
 
+#include "crypto/crypto.h"
 #include "crypto/kdf.h"
 
 #define MAX_OUT 200
@@ -645,6 +646,41 @@ static void test_kdf__auto_resolution(void **state)
 		              "available" : "not available on this CPU");
 }
 
+/* Issue 31: which PBKDF2 serves libwks.kdf.impl=native.  On OpenSSL and
+ * on a wolfCrypt that is not FIPS, a batch of two derivations runs on
+ * the native kernels (one native batch more); on a FIPS wolfCrypt (or the
+ * FIPS mode forced with -DWKS_WOLFCRYPT_FIPS_MODE=1) only the module's
+ * wc_PBKDF2 runs, no native batch.  Either way the bytes are the
+ * reference's. */
+static void test_kdf__native_policy(void **state)
+{
+	static const uint8_t salt[16] = "policy-salt-0123";
+	uint8_t a[96], b[96], ref[96];
+	wks_kdf_job jobs[2] = {
+		{ a, sizeof(a), (const uint8_t *)"pw-one", 6, salt, 16, 1000 },
+		{ b, sizeof(b), (const uint8_t *)"pw-two", 6, salt, 16, 1000 },
+	};
+	unsigned long before = wks__kdf_test_batches();
+	int fips = 0;
+
+	(void)state;
+#if defined(HAVE_FIPS) || (defined(WKS_WOLFCRYPT_FIPS_MODE) && WKS_WOLFCRYPT_FIPS_MODE)
+	fips = 1;
+#endif
+	TU_OK(wks__pbkdf2_batch_cc(NULL, jobs, 2, WKS_KDF_NATIVE, 0));
+	assert_int_equal(wks__kdf_test_batches() - before, fips ? 0 : 1);
+	assert_int_equal(PKCS5_PBKDF2_HMAC("pw-one", 6, salt, 16, 1000,
+	                                   EVP_sha512(), 96, ref), 1);
+	assert_memory_equal(a, ref, 96);
+	assert_int_equal(PKCS5_PBKDF2_HMAC("pw-two", 6, salt, 16, 1000,
+	                                   EVP_sha512(), 96, ref), 1);
+	assert_memory_equal(b, ref, 96);
+	/* (no free lanes to offer where no native batch runs) */
+	if (fips)
+		assert_int_equal(wks__pbkdf2_batch_spare(NULL, 4, WKS_KDF_NATIVE,
+		                                         0), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -661,6 +697,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_kdf__batch_arguments),
 		cmocka_unit_test(test_kdf__concurrent_callers),
 		cmocka_unit_test(test_kdf__after_fork),
+		cmocka_unit_test(test_kdf__native_policy),
 	};
 
 	make_inputs();

@@ -440,6 +440,52 @@ static void check_layer(const char *layer, const char *const *banned)
 	closedir(d);
 }
 
+/* Issue 31: a crypto library's headers only in the backend files of
+ * src/crypto/ (crypto_, pki_, sha512_<backend>.c), and in the converters
+ * (src/convert/, OpenSSL build only); nothing else of src/ is aware of
+ * the backend. */
+static void test_limits__backend_headers(void **state)
+{
+	static const char *const libs[] = { "<openssl/", "<wolfssl/", NULL };
+	static const char *const layers[] = { "cache", "config", "format",
+	                                      "store", "uri", "util", NULL };
+	char dirpath[4096], path[4096 + 512], line[512];
+	const char *const *l;
+	struct dirent *e;
+	DIR *d;
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	for (l = layers; *l; l++)
+		check_layer(*l, libs);
+	snprintf(dirpath, sizeof(dirpath), "%s/src/crypto", WKS_SOURCE_DIR);
+	assert_non_null(d = opendir(dirpath));
+	while ((e = readdir(d)) != NULL) {
+		n = strlen(e->d_name);
+		if (e->d_name[0] == '.' ||
+		    (n > 10 && strcmp(e->d_name + n - 10, "_openssl.c") == 0) ||
+		    (n > 12 && strcmp(e->d_name + n - 12, "_wolfcrypt.c") == 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dirpath, e->d_name);
+		assert_non_null(f = fopen(path, "r"));
+		while (fgets(line, sizeof(line), f)) {
+			if (strncmp(line, "#include", 8) != 0)
+				continue;
+			/* (crypto.h and pki.h name OpenSSL's types for the
+			 * OpenSSL build's declarations, under #ifdef) */
+			if ((strcmp(e->d_name, "crypto.h") == 0 ||
+			     strcmp(e->d_name, "pki.h") == 0) &&
+			    strstr(line, "<openssl/types.h>"))
+				continue;
+			if (strstr(line, "<openssl/") || strstr(line, "<wolfssl/"))
+				fail_msg("src/crypto/%s: %s", e->d_name, line);
+		}
+		fclose(f);
+	}
+	closedir(d);
+}
+
 static void test_limits__layers(void **state)
 {
 	static const char *const for_format[] = {
@@ -481,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_limits__save_entries_outside_limits),
 		cmocka_unit_test(test_limits__save_implies_load),
 		cmocka_unit_test(test_limits__layers),
+		cmocka_unit_test(test_limits__backend_headers),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

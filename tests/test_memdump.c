@@ -59,11 +59,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-#include <openssl/sha.h>
-#include <openssl/x509.h>
+#include "tu_ossl.h"
 
 #include "cache/cache_int.h"
 #include "format/format.h"
@@ -710,6 +706,56 @@ static int skip_reason(void)
 /* An RSA key and its self-signed certificate, the key's PKCS#8 encoding
  * in p8 with a length that is not a multiple of 16 (its last CBC block
  * is partial with 6 to 15 bytes of the key in it). */
+#ifdef WKS_CRYPTO_WOLFCRYPT
+/* The first PEM block of tests/data/pki/name decoded straight into out
+ * (no heap copy of the DER: the child inherits this process's heap). */
+static uint32_t pem_into(uint8_t *out, size_t max, const char *name)
+{
+	char path[4096];
+	size_t n, i, o = 0;
+	char *t;
+	const char *p, *e;
+	unsigned acc = 0;
+	int bits = 0;
+
+	snprintf(path, sizeof(path), "%s/tests/data/pki/%s", WKS_SOURCE_DIR,
+	         name);
+	t = (char *)tu_read_file(path, &n);
+	p = strstr(t, "-----\n");
+	assert_non_null(p);
+	e = strstr(p + 6, "-----END");
+	assert_non_null(e);
+	for (i = (size_t)(p + 6 - t); t + i < e; i++) {
+		int c = (unsigned char)t[i], v;
+
+		v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ?
+		    c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52 :
+		    c == '+' ? 62 : c == '/' ? 63 : -1;
+		if (v < 0)
+			continue;
+		acc = acc << 6 | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			assert_true(o < max);
+			out[o++] = (uint8_t)(acc >> bits);
+		}
+	}
+	free(t);
+	return (uint32_t)o;
+}
+
+/* The wolfCrypt build: the same kind of key from tests/data/pki
+ * (memdump-rsa.key, RSA-1024 whose PKCS#8 length is 6..15 mod 16, and
+ * its self-signed memdump-rsa.pem; gen.sh made them). */
+static void rsa_key(uint8_t *p8, uint32_t *p8_len, uint8_t *cert,
+                    uint32_t *cert_len)
+{
+	*p8_len = pem_into(p8, MAX_KEY, "memdump-rsa.key");
+	assert_true(*p8_len % 16 >= 6);
+	*cert_len = pem_into(cert, MAX_KEY, "memdump-rsa.pem");
+}
+#else
 static void rsa_key(uint8_t *p8, uint32_t *p8_len, uint8_t *cert,
                     uint32_t *cert_len)
 {
@@ -760,6 +806,7 @@ static void rsa_key(uint8_t *p8, uint32_t *p8_len, uint8_t *cert,
 	X509_free(x);
 	EVP_PKEY_free(k);
 }
+#endif
 
 static void run(int cache, int last, int ossl_kdf)
 {

@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/sha.h>
+#include "tu_ossl.h"
 
 #define NALIAS 8
 #define KEYLEN 32

@@ -67,9 +67,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
+#include "tu_ossl.h"
 
 #include "config/config.h"
 #include "crypto/crypto.h"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/sha.h>
+#include "tu_ossl.h"
 
 #define PW "wolfsslpassword"
 #define PWL (sizeof(PW) - 1)

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include <openssl/sha.h>
+#include "tu_ossl.h"
 
 const char *tu_shared(const char *rel)
 {
@@ -165,11 +165,6 @@ int tu_reap_bounded(pid_t pid, int bound_ms)
 
 /* ---- additions for the vector, interop, rules, tamper and thread tests ---- */
 
-#include <openssl/bio.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/pem.h>
 
 const char *tu_input(const char *name)
 {

@@ -94,7 +94,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* WKS_CRYPTO_OPENSSL or WKS_CRYPTO_WOLFCRYPT: the crypto library this
+ * libwks was built on.  The calls that take or return OpenSSL types
+ * (EVP_PKEY, X509, OSSL_LIB_CTX) exist only in the OpenSSL build. */
+#include <wks/backend.h>
+
+#ifdef WKS_CRYPTO_OPENSSL
 #include <openssl/types.h> /* EVP_PKEY, X509 (opaque) */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -220,8 +227,10 @@ WKS_API int wks_store_new(wks_store **out);
  * with that query.  *out is overwritten, as by wks_store_new().  Returns
  * WKS_OK or WKS_ERR_NOMEM.
  */
+#ifdef WKS_CRYPTO_OPENSSL
 WKS_API int wks_store_new_ex(wks_store **out, OSSL_LIB_CTX *libctx,
                              const char *propq);
+#endif
 
 /*
  * Free a keystore: wipes every key, the KEK cache and all other state.
@@ -453,8 +462,10 @@ WKS_API int wks_store_cert_count(size_t *out, wks_store *st, const char *alias);
  */
 WKS_API int wks_store_get_cert_der(uint8_t **out, size_t *out_len, wks_store *st,
                            const char *alias, size_t index);
+#ifdef WKS_CRYPTO_OPENSSL
 WKS_API int wks_store_get_cert(X509 **out, wks_store *st, const char *alias,
                        size_t index);
+#endif
 
 /*
  * The algorithm name of a secret key entry ("AES", "HmacSHA256", ...),
@@ -508,8 +519,10 @@ WKS_API int wks_store_get_key(wks_key **out, wks_store *st, const char *alias,
  * key (free with EVP_PKEY_free(); *out is overwritten as by
  * wks_store_get_key()).  WKS_ERR_UNSUPPORTED if OpenSSL cannot parse the
  * algorithm. */
+#ifdef WKS_CRYPTO_OPENSSL
 WKS_API int wks_store_get_pkey(EVP_PKEY **out, wks_store *st, const char *alias,
                        const char *pw, size_t pw_len);
+#endif
 
 /* WKS_ENTRY_PRIVATE_KEY or WKS_ENTRY_SECRET_KEY. */
 WKS_API wks_entry_type wks_key_type(const wks_key *key);
@@ -568,9 +581,11 @@ WKS_API int wks_store_set_private_key(wks_store *st, const char *alias,
 
 /* As wks_store_set_private_key() from OpenSSL objects.  The key is encoded
  * as PKCS#8 by OpenSSL.  Nothing passed in is consumed. */
+#ifdef WKS_CRYPTO_OPENSSL
 WKS_API int wks_store_set_pkey(wks_store *st, const char *alias, EVP_PKEY *key,
                        X509 *const *chain, size_t chain_count,
                        const char *pw, size_t pw_len);
+#endif
 
 /*
  * Store a secret key (`key_len` >= 1 raw bytes) with its JCA algorithm
@@ -593,7 +608,9 @@ WKS_API int wks_store_set_secret_key(wks_store *st, const char *alias,
  */
 WKS_API int wks_store_set_cert_der(wks_store *st, const char *alias,
                            const uint8_t *der, size_t der_len);
+#ifdef WKS_CRYPTO_OPENSSL
 WKS_API int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert);
+#endif
 
 /*
  * Rename an entry.  Its contents, including the creation time and, for a
@@ -772,6 +789,10 @@ WKS_API void wks_rekey_free(wks_rekey *rk);
  *   libwks.keystore.kekCacheMaxEntries  1024     >= 1; bad -> 1024
  *   libwks.keystore.kekCacheIdleSec     0 (off)  >= 0; bad -> 0
  *   libwks.kdf.impl                     native   "native" | "openssl"
+ *                                                (wolfCrypt build: also
+ *                                                "wolfcrypt", the same as
+ *                                                "openssl" there: the
+ *                                                backend's PBKDF2)
  *   libwks.kdf.threads                  0 (auto) 0..16; bad -> 0
  *   libwks.wks.maxFileSize              268435456 >= 1 (bytes); bad ->
  *                                                268435456

@@ -7,8 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/crypto.h>
-
+#include "crypto/crypto.h"
 #include "util/error.h"
 #include "util/wipe.h"
 
@@ -408,7 +407,7 @@ static int try_hit(wks_cache *c, limits l, const wks_cache_keys *k,
 
 	memcpy(dk, v, WKS_DK_LEN);
 	wks__cache_check(chk, dk);
-	intact = CRYPTO_memcmp(chk, v + WKS_DK_LEN, sizeof(chk)) == 0;
+	intact = wks__mac_equal(chk, v + WKS_DK_LEN, sizeof(chk));
 	wks_wipe(v, sizeof(v));
 	wks_wipe(chk, sizeof(chk)); /* a hash of the key */
 	if (!intact) {

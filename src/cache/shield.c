@@ -1,27 +1,27 @@
 /* Keyed lookup tags and shielding of cached values (see shield.h).
  *
- * This file uses OpenSSL's low-level SHA512_* functions (deprecated in 3.0
- * but present in every 3.x) because they let us copy a prepared hash state
- * by value: no allocation and no provider dispatch on the cache-hit path,
- * which EVP_MAC cannot offer. */
-#define OPENSSL_SUPPRESS_DEPRECATED 1
+ * SHA-512 comes from the backend as states that copy by value
+ * (crypto.h's wks_sha512_state): no allocation and no provider dispatch
+ * on the cache-hit path, which OpenSSL's EVP_MAC cannot offer. */
 #include "cache/shield.h"
 
 #include <string.h>
 
-#include <openssl/sha.h>
+#include "crypto/crypto.h"
 
 #include "cache/secmem.h"
 #include "wks/wks.h"
 #include "util/wipe.h"
 
 #define HMAC_KEY_LEN 64
+#define SHA512_CBLOCK 128
+#define SHA512_DIGEST_LENGTH 64
 #define SHIELD_KEY_LEN SHA512_CBLOCK /* exactly one block: state prepared */
 
 struct wks_cache_keys {
-	SHA512_CTX tag_inner;  /* after (tag key ^ ipad) */
-	SHA512_CTX tag_outer;  /* after (tag key ^ opad) */
-	SHA512_CTX shield;     /* after the 128-byte shielding key */
+	wks_sha512_state tag_inner;  /* after (tag key ^ ipad) */
+	wks_sha512_state tag_outer;  /* after (tag key ^ opad) */
+	wks_sha512_state shield;     /* after the 128-byte shielding key */
 };
 
 /* The mapping: the keys, then scratch space where the raw keys are made,
@@ -57,21 +57,18 @@ int wks__cache_keys_new(wks_cache_keys **out)
 	if ((err = wks__random(s->tag_key, sizeof(s->tag_key))) < 0 ||
 	    (err = wks__random(s->shield_key, sizeof(s->shield_key))) < 0)
 		goto fail;
-	err = WKS_ERR_CRYPTO;
 	memset(s->pad, 0x36, sizeof(s->pad));
 	for (i = 0; i < HMAC_KEY_LEN; i++)
 		s->pad[i] ^= s->tag_key[i];
-	if (!SHA512_Init(&s->k.tag_inner) ||
-	    !SHA512_Update(&s->k.tag_inner, s->pad, sizeof(s->pad)))
-		goto fail;
+	wks__sha512_init(&s->k.tag_inner);
+	wks__sha512_update(&s->k.tag_inner, s->pad, sizeof(s->pad));
 	memset(s->pad, 0x5c, sizeof(s->pad));
 	for (i = 0; i < HMAC_KEY_LEN; i++)
 		s->pad[i] ^= s->tag_key[i];
-	if (!SHA512_Init(&s->k.tag_outer) ||
-	    !SHA512_Update(&s->k.tag_outer, s->pad, sizeof(s->pad)) ||
-	    !SHA512_Init(&s->k.shield) ||
-	    !SHA512_Update(&s->k.shield, s->shield_key, sizeof(s->shield_key)))
-		goto fail;
+	wks__sha512_init(&s->k.tag_outer);
+	wks__sha512_update(&s->k.tag_outer, s->pad, sizeof(s->pad));
+	wks__sha512_init(&s->k.shield);
+	wks__sha512_update(&s->k.shield, s->shield_key, sizeof(s->shield_key));
 	/* Only the prepared states are needed from now on. */
 	wks_wipe(s->tag_key, sizeof(s->tag_key));
 	wks_wipe(s->pad, sizeof(s->pad));
@@ -94,7 +91,7 @@ void wks__cache_tag(uint8_t tag[WKS_CACHE_TAG_LEN], const wks_cache_keys *k,
                     const uint8_t salt[WKS_SALT_LEN], const uint8_t *pw,
                     size_t pw_len)
 {
-	SHA512_CTX h;
+	wks_sha512_state h;
 	uint8_t hdr[8 + 4 + WKS_SALT_LEN];
 	uint8_t md[SHA512_DIGEST_LENGTH];
 
@@ -109,12 +106,12 @@ void wks__cache_tag(uint8_t tag[WKS_CACHE_TAG_LEN], const wks_cache_keys *k,
 
 	/* Update/Final on a copy of a prepared state cannot fail. */
 	h = k->tag_inner;
-	SHA512_Update(&h, hdr, sizeof(hdr));
-	SHA512_Update(&h, pw, pw_len);
-	SHA512_Final(md, &h);
+	wks__sha512_update(&h, hdr, sizeof(hdr));
+	wks__sha512_update(&h, pw, pw_len);
+	wks__sha512_final(md, &h);
 	h = k->tag_outer;
-	SHA512_Update(&h, md, sizeof(md));
-	SHA512_Final(md, &h);
+	wks__sha512_update(&h, md, sizeof(md));
+	wks__sha512_final(md, &h);
 	memcpy(tag, md, WKS_CACHE_TAG_LEN);
 
 	wks_wipe(&h, sizeof(h));
@@ -125,7 +122,7 @@ void wks__cache_tag(uint8_t tag[WKS_CACHE_TAG_LEN], const wks_cache_keys *k,
 void wks__cache_shield(uint8_t *out, const uint8_t *in, size_t len,
                        const wks_cache_keys *k, uint64_t nonce)
 {
-	SHA512_CTX h;
+	wks_sha512_state h;
 	uint8_t ctr[16];
 	uint8_t ks[SHA512_DIGEST_LENGTH];
 	size_t off, i, n;
@@ -136,8 +133,8 @@ void wks__cache_shield(uint8_t *out, const uint8_t *in, size_t len,
 	     off += n, block++) {
 		put_u64be(ctr + 8, block);
 		h = k->shield;
-		SHA512_Update(&h, ctr, sizeof(ctr));
-		SHA512_Final(ks, &h);
+		wks__sha512_update(&h, ctr, sizeof(ctr));
+		wks__sha512_final(ks, &h);
 		n = len - off < sizeof(ks) ? len - off : sizeof(ks);
 		for (i = 0; i < n; i++)
 			out[off + i] = in[off + i] ^ ks[i];

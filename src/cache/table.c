@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
+#include "crypto/crypto.h"
 #include "util/wipe.h"
 
 #define MIN_BUCKETS 16
@@ -51,7 +50,7 @@ wks_cache_ent *wks__table_find(wks_cache *c, const uint8_t tag[WKS_CACHE_TAG_LEN
 	if (c->nbuckets == 0)
 		return NULL;
 	for (e = c->buckets[bucket_of(c, tag)]; e; e = e->hnext)
-		if (CRYPTO_memcmp(e->tag, tag, WKS_CACHE_TAG_LEN) == 0)
+		if (wks__mac_equal(e->tag, tag, WKS_CACHE_TAG_LEN))
 			return e;
 	return NULL;
 }

@@ -161,7 +161,17 @@ int64_t wks__prop_eval(int id, const char *v, char *why, size_t why_len)
 			return WKS_KDF_NATIVE;
 		if (eq_nocase_n(s, n, "openssl"))
 			return WKS_KDF_OPENSSL;
+#ifdef WKS_CRYPTO_WOLFCRYPT
+		/* The backend's PBKDF2 (wc_PBKDF2); "openssl" above stays
+		 * accepted for it, so that one properties file serves both
+		 * builds. */
+		if (eq_nocase_n(s, n, "wolfcrypt"))
+			return WKS_KDF_OPENSSL;
+		snprintf(why, why_len,
+		         "is not \"native\", \"wolfcrypt\" or \"openssl\"");
+#else
 		snprintf(why, why_len, "is not \"native\" or \"openssl\"");
+#endif
 		return d->def;
 	case WKS_PK_LONG:
 		if (!parse_java_integer(s, n, INT64_MIN, INT64_MAX, &x)) {
@@ -204,7 +214,7 @@ void wks__prop_format(char *buf, size_t buf_len, int id, int64_t v)
 		break;
 	case WKS_PK_KDF_IMPL:
 		snprintf(buf, buf_len, "%s",
-		         v == WKS_KDF_OPENSSL ? "openssl" : "native");
+		         v == WKS_KDF_OPENSSL ? WKS_KDF_BACKEND_NAME : "native");
 		break;
 	default:
 		snprintf(buf, buf_len, "%lld", (long long)v);

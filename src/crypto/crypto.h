@@ -1,13 +1,19 @@
-/* Crypto primitives used by the store.  crypto_openssl.c is the only file
- * that includes <openssl/evp.h> and friends for these; it converts
- * OpenSSL's "1 = success" into wks_err codes. */
+/* Crypto primitives used by the store, one file per backend
+ * (crypto_openssl.c, crypto_wolfcrypt.c; cmake -DWKS_CRYPTO=...): the
+ * only files besides pki_<backend>.c and sha512_<backend>.c that include
+ * a crypto library's headers.  They convert the library's results into
+ * wks_err codes. */
 #ifndef WKS_CRYPTO_CRYPTO_H
 #define WKS_CRYPTO_CRYPTO_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <wks/backend.h>
+
+#ifdef WKS_CRYPTO_OPENSSL
 #include <openssl/types.h>
+#endif
 
 #include "crypto/kdf.h"
 #include "util/buf.h"
@@ -19,9 +25,48 @@
 #define WKS_DK_LEN 96       /* entry key: AES key (32) + HMAC key (64) */
 #define WKS_STORE_KEY_LEN 64
 
-/* Which PBKDF2 implementation to use (property libwks.kdf.impl). */
+/* Which PBKDF2 implementation to use (property libwks.kdf.impl):
+ * libwks's own, or the backend's (OpenSSL's PKCS5_PBKDF2_HMAC, or
+ * wolfCrypt's wc_PBKDF2; the value is named WKS_KDF_BACKEND_NAME). */
 typedef enum { WKS_KDF_NATIVE = 0, WKS_KDF_OPENSSL = 1 } wks_kdf_impl;
 
+#ifdef WKS_CRYPTO_OPENSSL
+#define WKS_KDF_BACKEND_NAME "openssl"
+#else
+#define WKS_KDF_BACKEND_NAME "wolfcrypt"
+#endif
+
+/* The 64-bit words that hold one backend SHA-512 state (an OpenSSL
+ * SHA512_CTX, a wolfCrypt wc_Sha512): each backend asserts its fit. */
+#ifdef WKS_CRYPTO_OPENSSL
+#define WKS_SHA512_STATE_WORDS 28
+#else
+#define WKS_SHA512_STATE_WORDS 40
+#endif
+
+/* A SHA-512 state that can be copied by value (the cache's prepared
+ * tag and shielding states, shield.c): init/update/final on the
+ * backend's own SHA-512.  None can fail on a valid state. */
+typedef struct {
+	uint64_t w[WKS_SHA512_STATE_WORDS];
+} wks_sha512_state;
+
+void wks__sha512_init(wks_sha512_state *s);
+void wks__sha512_update(wks_sha512_state *s, const uint8_t *data, size_t len);
+void wks__sha512_final(uint8_t out[64], wks_sha512_state *s);
+
+struct wks_crypto_ctx;
+/* SHAKE256(in) -> out[out_len] (pqc.c's ML-DSA check), in the store's
+ * context cc (NULL: the default); WKS_ERR_CRYPTO "SHAKE256 is not
+ * available" where the backend lacks it. */
+int wks__shake256_cc(const struct wks_crypto_ctx *cc, uint8_t *out,
+                     size_t out_len, const uint8_t *in, size_t in_len);
+
+/* Overwrite n bytes in a way the compiler cannot remove (util/wipe.c's
+ * wks_wipe() is this). */
+void wks__cleanse(void *p, size_t n);
+
+#ifdef WKS_CRYPTO_OPENSSL
 /*
  * The OpenSSL library context and property query of one store
  * (wks_store_new_ex()), with the algorithms fetched from it once, when the
@@ -50,6 +95,14 @@ typedef struct wks_crypto_ctx {
  * done (missing algorithms are left NULL, not an error). */
 int wks__crypto_ctx_new(wks_crypto_ctx **out, OSSL_LIB_CTX *libctx,
                         const char *propq);
+#else
+/* wolfCrypt has no library contexts: no store has one (wks_store_new_ex()
+ * is OpenSSL's), every cc is NULL.  The type exists so that the store's
+ * code is the same on both backends. */
+typedef struct wks_crypto_ctx {
+	int fips; /* never set */
+} wks_crypto_ctx;
+#endif
 void wks__crypto_ctx_free(wks_crypto_ctx *cc);
 
 /* TEST ONLY: how many PBKDF2 derivations ran on the native
@@ -78,8 +131,8 @@ int wks__pbkdf2(uint8_t *out, size_t out_len, const uint8_t *pw, size_t pw_len,
  * (each state is an OpenSSL SHA512_CTX, kept opaque here), so that a MAC
  * costs no key processing.  Wipe it with wks_wipe() after use. */
 typedef struct {
-	uint64_t inner[28];
-	uint64_t outer[28];
+	uint64_t inner[WKS_SHA512_STATE_WORDS];
+	uint64_t outer[WKS_SHA512_STATE_WORDS];
 } wks_hmac_key;
 
 void wks__hmac_prepare(wks_hmac_key *k, const uint8_t *key, size_t key_len);

@@ -106,7 +106,11 @@ typedef void wks__kdf_chain_fn(uint64_t t[][8], size_t lanes,
                                uint32_t n);
 
 wks__kdf_chain_fn wks__kdf_chain_scalar;  /* sha512_scalar.c */
-wks__kdf_chain_fn wks__kdf_chain_openssl; /* sha512_openssl.c */
+wks__kdf_chain_fn wks__kdf_chain_openssl; /* sha512_<backend>.c */
+
+/* The cost of one block on wks__kdf_chain_openssl, in the cost model's
+ * units (OpenSSL's assembly = 100; sha512_<backend>.c says). */
+unsigned wks__kdf_chain_openssl_cost(void);
 
 /*
  * The SIMD kernels take their blocks from a feed, each block with its own

@@ -244,7 +244,7 @@ static wks__kdf_chain_fn *path_chain(wks_kdf_path path)
 static unsigned path_cost(wks_kdf_path path)
 {
 	switch (path) {
-	case WKS_KDF_PATH_OPENSSL: return 100;
+	case WKS_KDF_PATH_OPENSSL: return wks__kdf_chain_openssl_cost();
 	case WKS_KDF_PATH_SCALAR: return 140;
 	case WKS_KDF_PATH_AVX512: return 275;
 	case WKS_KDF_PATH_AVX512X8: return 275;

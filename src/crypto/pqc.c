@@ -4,8 +4,6 @@
 
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "util/error.h"
 
 /* ---- a strict DER reader --------------------------------------------- */
@@ -273,19 +271,11 @@ static int mldsa_expanded_matches(const wks_crypto_ctx *cc,
                                   wks_der_span expanded, wks_der_span pk,
                                   int *ok)
 {
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-	EVP_MD *md = EVP_MD_fetch(cc ? cc->libctx : NULL, "SHAKE256",
-	                          cc ? cc->propq : NULL);
 	uint8_t tr[64];
-	int done;
+	int err;
 
-	done = c && md && EVP_DigestInit_ex2(c, md, NULL) == 1 &&
-	       EVP_DigestUpdate(c, pk.p, pk.len) == 1 &&
-	       EVP_DigestFinalXOF(c, tr, sizeof(tr)) == 1;
-	EVP_MD_CTX_free(c);
-	EVP_MD_free(md);
-	if (!done)
-		return wks__err(WKS_ERR_CRYPTO, "SHAKE256 is not available");
+	if ((err = wks__shake256_cc(cc, tr, sizeof(tr), pk.p, pk.len)) < 0)
+		return err;
 	*ok = memcmp(expanded.p, pk.p, 32) == 0 &&
 	      memcmp(expanded.p + 64, tr, sizeof(tr)) == 0;
 	return WKS_OK;

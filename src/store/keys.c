@@ -249,6 +249,7 @@ done:
 	return err;
 }
 
+#ifdef WKS_CRYPTO_OPENSSL
 int wks_store_get_pkey(EVP_PKEY **out, wks_store *st, const char *alias,
                        const char *pw, size_t pw_len)
 {
@@ -267,6 +268,7 @@ int wks_store_get_pkey(EVP_PKEY **out, wks_store *st, const char *alias,
 	wks_key_free(k);
 	return err;
 }
+#endif
 
 /* ---- creation ----------------------------------------------------------- */
 
@@ -483,6 +485,7 @@ done:
 	return err;
 }
 
+#ifdef WKS_CRYPTO_OPENSSL
 int wks_store_set_pkey(wks_store *st, const char *alias, EVP_PKEY *pkey,
                        X509 *const *chain, size_t chain_count,
                        const char *pw, size_t pw_len)
@@ -526,6 +529,7 @@ done:
 	wks_buf_dispose(&p8);
 	return err;
 }
+#endif
 
 int wks_store_set_secret_key(wks_store *st, const char *alias,
                              const char *algorithm, const uint8_t *key_bytes,
@@ -590,6 +594,7 @@ done:
 	return err;
 }
 
+#ifdef WKS_CRYPTO_OPENSSL
 int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert)
 {
 	wks_buf der = WKS_BUF_INIT;
@@ -601,6 +606,7 @@ int wks_store_set_cert(wks_store *st, const char *alias, X509 *cert)
 	wks_buf_dispose(&der);
 	return err;
 }
+#endif
 
 /*
  * The body of entry e re-encrypted: `plain` (its decrypted key) sealed

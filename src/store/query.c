@@ -156,6 +156,7 @@ int wks_store_get_cert_der(uint8_t **out, size_t *out_len, wks_store *st,
 	return err;
 }
 
+#ifdef WKS_CRYPTO_OPENSSL
 int wks_store_get_cert(X509 **out, wks_store *st, const char *alias,
                        size_t index)
 {
@@ -171,6 +172,7 @@ int wks_store_get_cert(X509 **out, wks_store *st, const char *alias,
 	wks_free(der);
 	return err;
 }
+#endif
 
 int wks_store_secret_algorithm(char **out, wks_store *st, const char *alias)
 {

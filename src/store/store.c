@@ -56,12 +56,17 @@ static void store_fork_child(void *ctx)
 	(void)wks_stripelock_init(&st->lock);
 }
 
+#ifdef WKS_CRYPTO_OPENSSL
 int wks_store_new(wks_store **out)
 {
 	return wks_store_new_ex(out, NULL, NULL);
 }
 
 int wks_store_new_ex(wks_store **out, OSSL_LIB_CTX *libctx, const char *propq)
+#else
+/* wolfCrypt: no library contexts, st->crypto stays NULL (crypto.h). */
+int wks_store_new(wks_store **out)
+#endif
 {
 	wks_store *st;
 	int err;
@@ -79,7 +84,9 @@ int wks_store_new_ex(wks_store **out, OSSL_LIB_CTX *libctx, const char *propq)
 		return wks__err(WKS_ERR_NOMEM, "cannot create a lock");
 	}
 	if ((err = wks__props_new(&st->props)) < 0 ||
+#ifdef WKS_CRYPTO_OPENSSL
 	    (err = wks__crypto_ctx_new(&st->crypto, libctx, propq)) < 0 ||
+#endif
 	    (err = wks__cache_new(&st->cache)) < 0) {
 		wks_store_free(st);
 		return err;

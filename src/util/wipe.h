@@ -1,4 +1,5 @@
-/* The one wiping primitive: OPENSSL_cleanse, which the compiler cannot
+/* The one wiping primitive: the backend's (OPENSSL_cleanse, or
+ * crypto_wolfcrypt.c's volatile stores), which the compiler cannot
  * remove.  Use it on every buffer that held a secret, on every path. */
 #ifndef WKS_UTIL_WIPE_H
 #define WKS_UTIL_WIPE_H
