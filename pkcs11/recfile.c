@@ -255,6 +255,21 @@ CK_RV w11_recfile_write(w11_token *t, w11_rec *rec, const char *pw,
 	}
 	free(tmp);
 	tmp = NULL;
+	{
+		/* the rename itself on disk, as the store's save does */
+		char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+		int dfd;
+
+		if (slash) {
+			*slash = '\0';
+			if ((dfd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY |
+					O_CLOEXEC)) >= 0) {
+				(void)fsync(dfd);
+				close(dfd);
+			}
+		}
+		free(dir);
+	}
 	rv = CKR_OK;
 done:
 	OPENSSL_cleanse(key, sizeof(key));
