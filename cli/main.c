@@ -18,8 +18,6 @@
 #include <sys/auxv.h>
 #endif
 
-#include <openssl/crypto.h>
-
 #include "cli.h"
 
 enum {
@@ -1094,7 +1092,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("wks %s (libwks %s, %s)\n", WKS_VERSION_STRING,
-		       wks_version(), OpenSSL_version(OPENSSL_VERSION));
+		       wks_version(), cli_crypto_version());
 		return finish_output(CLI_EXIT_OK);
 	}
 	for (const cli_cmd *cmd = commands; cmd->name; cmd++)

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/pem.h>
-
 #include "cli.h"
 
 int cmd_export_cert(cli_ctx *c)
@@ -60,7 +58,7 @@ int cmd_export_cert(cli_ctx *c)
 		add = der;
 		add_len = der_len;
 		if (!c->der) {
-			rc = cli_pem_encode(&pem, &pem_len, PEM_STRING_X509, der,
+			rc = cli_pem_encode(&pem, &pem_len, "CERTIFICATE", der,
 					    der_len);
 			add = pem;
 			add_len = pem_len;

@@ -6,51 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/pkcs12.h>
-#include <openssl/x509.h>
-
 #include "cli.h"
-
-static int encrypt_pkcs8(uint8_t **out, size_t *out_len, const uint8_t *der,
-			 size_t der_len, const cli_pw *pw, int iter,
-			 const char *file)
-{
-	const unsigned char *p = der;
-	PKCS8_PRIV_KEY_INFO *p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p,
-							  (long)der_len);
-	X509_SIG *sig = NULL;
-	unsigned char *enc = NULL;
-	int n = 0, rc = 0;
-
-	*out = NULL;
-	*out_len = 0;
-	if (!p8)
-		return cli_ssl_err(CLI_EXIT_MALFORMED, file,
-				   "the stored key is not PKCS#8");
-	/* PBES2: AES-256-CBC, PBKDF2 with OpenSSL's default PRF
-	 * (HMAC-SHA-256); works for algorithms OpenSSL cannot use. */
-	sig = PKCS8_encrypt(-1, EVP_aes_256_cbc(), pw->p, (int)pw->len, NULL,
-			    0, iter, p8);
-	if (!sig || (n = i2d_X509_SIG(sig, &enc)) <= 0) {
-		rc = cli_ssl_err(CLI_EXIT_FAIL, file, "cannot encrypt the key");
-		goto done;
-	}
-	*out = malloc((size_t)n);
-	if (!*out) {
-		cli_err(file, "out of memory");
-		rc = CLI_EXIT_FAIL;
-		goto done;
-	}
-	memcpy(*out, enc, (size_t)n);
-	*out_len = (size_t)n;
-done:
-	OPENSSL_free(enc);
-	X509_SIG_free(sig);
-	PKCS8_PRIV_KEY_INFO_free(p8);
-	return rc;
-}
 
 int cmd_export_key(cli_ctx *c)
 {
@@ -128,9 +84,10 @@ int cmd_export_key(cli_ctx *c)
 				     "Password for the exported key: ",
 				     "--outpass", CLI_PW_NEW)) != 0)
 			goto done;
-		if ((rc = encrypt_pkcs8(&buf, &buf_len, data, len, &outpw,
-					cli_export_iterations(st, c),
-					c->keystore)) != 0)
+		if ((rc = cli_pkcs8_encrypt(&buf, &buf_len, data, len,
+					     &outpw,
+					     cli_export_iterations(st, c),
+					     c->keystore)) != 0)
 			goto done;
 		data = buf;
 		len = buf_len;
@@ -139,7 +96,7 @@ int cmd_export_key(cli_ctx *c)
 		rc = cli_write_output(c, c->out, data, len, 1, 1);
 	} else {
 		if ((rc = cli_pem_encode(&pem, &pem_len, encrypt ?
-					 PEM_STRING_PKCS8 : PEM_STRING_PKCS8INF,
+					 "ENCRYPTED PRIVATE KEY" : "PRIVATE KEY",
 					 data, len)) != 0)
 			goto done;
 		rc = cli_write_output(c, c->out, pem, pem_len, 0, 1);

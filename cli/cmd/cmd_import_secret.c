@@ -5,9 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
-
 #include "cli.h"
 
 static const struct {
@@ -88,7 +85,7 @@ int cmd_import_secret(cli_ctx *c)
 		if (!alg)
 			alg = kinds[i].algorithm;
 		key = malloc(key_len);
-		if (!key || RAND_priv_bytes(key, (int)key_len) != 1) {
+		if (!key || cli_random_key(key, key_len) != 0) {
 			rc = cli_ssl_err(CLI_EXIT_FAIL, NULL,
 					 "cannot generate a key");
 			goto done;

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/x509.h>
-
 #include "cli.h"
 
 static const char *type_name(wks_entry_type t)
@@ -72,19 +70,7 @@ static int json_entry(FILE *f, wks_store *st, const char *file,
 			fputc(']', f);
 		/* Details per certificate (for monitoring: not_after). */
 		fputs(", \"certificates\": [", f);
-		for (size_t i = 0; i < n; i++) {
-			X509 *x = NULL;
-
-			if (i)
-				fputs(", ", f);
-			/* A certificate OpenSSL cannot parse still has its
-			 * SHA-256 above: null here, not a failed listing. */
-			if (wks_store_get_cert(&x, st, alias, i) < 0)
-				fputs("null", f);
-			else
-				cli_json_cert(f, x);
-			X509_free(x);
-		}
+		cli_json_certs(f, st, alias, n);
 		fputc(']', f);
 	} else if (t == WKS_ENTRY_SECRET_KEY) {
 		char *alg = secret_algorithm(st, alias);
@@ -189,7 +175,7 @@ static int text_entry(FILE *f, wks_store *st, const char *file,
 		      int width)
 {
 	wks_entry_type t = wks_store_entry_type(st, alias);
-	STACK_OF(X509) *certs = NULL;
+	cli_chain *certs = NULL;
 	char when[64], desc[128] = "";
 	char *d = cli_display(alias);
 	int64_t ms = 0;
@@ -201,16 +187,16 @@ static int text_entry(FILE *f, wks_store *st, const char *file,
 	}
 	cli_format_time(when, sizeof(when), ms);
 	if (t != WKS_ENTRY_SECRET_KEY &&
-	    (rc = cli_store_certs(&certs, st, file, alias)) != 0)
+	    (rc = cli_chain_load(&certs, st, file, alias)) != 0)
 		goto done;
 	if (t == WKS_ENTRY_PRIVATE_KEY) {
-		int n = sk_X509_num(certs);
+		int n = cli_chain_count(certs);
 
-		cli_key_desc(desc, sizeof(desc), sk_X509_value(certs, 0));
+		cli_chain_key_desc(desc, sizeof(desc), certs, 0);
 		snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc),
 			 ", chain of %d", n);
 	} else if (t == WKS_ENTRY_CERTIFICATE) {
-		cli_key_desc(desc, sizeof(desc), sk_X509_value(certs, 0));
+		cli_chain_key_desc(desc, sizeof(desc), certs, 0);
 	} else {
 		/* The algorithm name is text from the file: escaped, like
 		 * the alias, so that it cannot drive the terminal. */
@@ -239,17 +225,16 @@ static int text_entry(FILE *f, wks_store *st, const char *file,
 	} else {
 		if (t == WKS_ENTRY_PRIVATE_KEY)
 			fprintf(f, "Chain:    %d certificate%s\n",
-				sk_X509_num(certs),
-				sk_X509_num(certs) == 1 ? "" : "s");
-		for (int i = 0; i < sk_X509_num(certs); i++) {
+				cli_chain_count(certs),
+				cli_chain_count(certs) == 1 ? "" : "s");
+		for (int i = 0; i < cli_chain_count(certs); i++) {
 			fprintf(f, "  [%d]\n", i);
-			cli_print_cert(f, sk_X509_value(certs, i), 4);
-			cli_print_cert_details(f, sk_X509_value(certs, i), 4);
+			cli_chain_print(f, certs, i, 4);
 		}
 	}
 	fputc('\n', f);
 done:
-	sk_X509_pop_free(certs, X509_free);
+	cli_chain_free(certs);
 	free(d);
 	return rc;
 }
@@ -263,6 +248,8 @@ int cmd_list(cli_ctx *c)
 	size_t count = 0;
 	int rc, err, width = 5;
 
+	if ((c->verbose || c->json) && !cli_have_cert_details())
+		return cli_needs_openssl(c->json ? "list --json" : "list -v");
 	if ((rc = cli_store_open(&st, &pw, c, CLI_STORE_OPTIONAL)) != 0)
 		return rc;
 	if (c->alias) {

@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/x509.h>
-
 #include "cli.h"
 
 typedef struct {
@@ -24,44 +20,6 @@ static const char *type_name(wks_entry_type t)
 {
 	return t == WKS_ENTRY_PRIVATE_KEY ? "private-key" :
 	       t == WKS_ENTRY_SECRET_KEY ? "secret-key" : "certificate";
-}
-
-static void check_private_key(check *r, wks_store *st, const char *alias,
-			      wks_key *key)
-{
-	const uint8_t *der;
-	size_t len;
-	PKCS8_PRIV_KEY_INFO *p8;
-	EVP_PKEY *pk = NULL, *pub;
-	X509 *leaf = NULL;
-	size_t n = 0;
-
-	der = wks_key_data(key, &len);
-	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &der, (long)len);
-	if (p8)
-		pk = EVP_PKCS82PKEY(p8);
-	PKCS8_PRIV_KEY_INFO_free(p8);
-	if (wks_store_cert_count(&n, st, alias) == WKS_OK && n == 0) {
-		/* A chain of 0: valid (the spec and Java accept it), but
-		 * there is nothing to match the key with. */
-		snprintf(r->message, sizeof(r->message), "key decrypted; it "
-			 "has no certificate to match it with");
-	} else if (wks_store_get_cert(&leaf, st, alias, 0) < 0) {
-		r->status = "malformed";
-		snprintf(r->message, sizeof(r->message), "no certificate");
-	} else if (!pk) {
-		snprintf(r->message, sizeof(r->message), "%s key decrypted; "
-			 "OpenSSL cannot read it, so its match with the "
-			 "certificate was not checked", wks_key_algorithm(key));
-	} else if (!(pub = X509_get0_pubkey(leaf)) ||
-		   EVP_PKEY_eq(pk, pub) != 1) {
-		r->status = "key_mismatch";
-		snprintf(r->message, sizeof(r->message),
-			 "the key does not match its certificate");
-	}
-	ERR_clear_error();
-	X509_free(leaf);
-	EVP_PKEY_free(pk);
 }
 
 /* Open in one batch the key entries without a --keypass-for password
@@ -173,7 +131,12 @@ int cmd_verify(cli_ctx *c)
 					 wks_strerror(err),
 					 wks_error_detail());
 			} else if (t == WKS_ENTRY_PRIVATE_KEY) {
-				check_private_key(&r, st, a, key);
+				const char *bad = cli_check_key_leaf(
+					r.message, sizeof(r.message), st, a,
+					key);
+
+				if (bad)
+					r.status = bad;
 			}
 			wks_key_free(key);
 		}

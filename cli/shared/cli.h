@@ -17,10 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <openssl/pkcs12.h>
-#include <openssl/x509.h>
-
-#include "wks/convert.h" /* (includes wks/wks.h) */
+#include "wks/wks.h"
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -183,9 +180,6 @@ int cmd_import_keystore(cli_ctx *c); /* h7 */
  * --in with --inpass (and --srckeypass) into a new WKS store --out
  * (--outpass). */
 int cli_convert_java(cli_ctx *c, const uint8_t *data, size_t len);
-/* A keystore type the wks_java_*() reader takes (or refuses, saying why:
- * UBER): JKS, JCEKS, BKS, BCFKS, UBER. */
-int cli_java_type(wks_keystore_type t);
 /* "not a WKS keystore" for --keystore FILE, naming what it is and the
  * command that converts it (Java keystores, PKCS#12). */
 void cli_not_wks(const char *file, const uint8_t *data, size_t len);
@@ -207,13 +201,9 @@ int cli_exit_for(int err);
 int cli_lib_err(const char *file, const char *alias, int err,
 		const char *what);
 
-/* Refuse password-based encryption whose iteration count exceeds
- * libwks.wks.maxIterationCount, before OpenSSL runs it: 0 or
- * CLI_EXIT_LIMIT with a message (pki.c). */
-int cli_pbe_check(const X509_ALGOR *alg, const char *file, const char *what);
 
-/* Report the OpenSSL error queue's last entry after `fmt`; clears the
- * queue.  Returns `status`. */
+/* Report the crypto library's last error after `fmt` (OpenSSL's error
+ * queue, which this clears; wolfCrypt: `fmt` alone).  Returns `status`. */
 int cli_ssl_err(int status, const char *file, const char *fmt, ...)
 	CLI_PRINTF(3, 4);
 
@@ -303,6 +293,8 @@ void cli_hex(char *out, const uint8_t *data, size_t len, char sep);
 /* Decode hex (whitespace and ':' ignored).  Returns 0 or -1. */
 int cli_unhex(uint8_t **out, size_t *out_len, const char *s, size_t slen);
 
+/* Compare n bytes in constant time: 0 if equal (CRYPTO_memcmp). */
+int cli_memeq_ct(const void *a, const void *b, size_t n);
 /* SHA-256 of data as lowercase hex (65 bytes). */
 void cli_sha256_hex(char out[65], const uint8_t *data, size_t len);
 
@@ -443,167 +435,18 @@ int cli_keypass_new(cli_pw *out, cli_ctx *c, const cli_pw *storepw,
 /* Fail with CLI_EXIT_EXISTS unless --force when `alias` is in `st`. */
 int cli_check_alias_free(wks_store *st, cli_ctx *c, const char *alias);
 
-/* Store an entry's certificates (chain or single) into a new stack. */
-int cli_store_certs(STACK_OF(X509) **out, wks_store *st, const char *file,
-		    const char *alias);
-
-/* ---- keys and certificates (pki.c) ------------------------------------ */
-
-/*
- * Read a private key from `path`: PEM or DER; PKCS#8 (plain or
- * encrypted) or traditional RSA/EC.  An encrypted key's passphrase comes
- * from `inpass` (or the prompt).  *pkcs8 is the key as PKCS#8 DER: the
- * exact input bytes when the input was unencrypted PKCS#8, else OpenSSL's
- * encoding.  Certificates found in a PEM key file are appended to `certs`
- * (if not NULL).
- */
-int cli_load_key(EVP_PKEY **pkey, uint8_t **pkcs8, size_t *pkcs8_len,
-		 STACK_OF(X509) *certs, const char *path,
-		 const cli_pwsrc *inpass);
-
-/* Append every certificate of `path` (as cli_load_certs_p7: PEM bundle,
- * PKCS#7, or DER certificates) to `certs`, each remembering the file and
- * its position for chain errors.  Returns 0 or an exit status. */
-int cli_load_certs(STACK_OF(X509) *certs, const char *path);
-
-/*
- * Order `pool` into a chain, leaf first: the leaf is `leaf` if given,
- * else the certificate whose public key is `key`'s; then each issuer in
- * turn.  Duplicates are dropped; with `strict` a certificate that is not
- * part of the chain is an error.  *out holds new references.
- */
-int cli_order_chain(STACK_OF(X509) **out, X509 *leaf, EVP_PKEY *key,
-		    STACK_OF(X509) *pool, const char *file, int strict);
 
 /* PEM or DER encodings into a heap buffer (free with OPENSSL_free via
  * cli_free_secret or free()). */
 int cli_pem_encode(uint8_t **out, size_t *out_len, const char *name,
 		   const uint8_t *der, size_t der_len);
 
-/* The DER of a certificate (heap, free()). */
-int cli_cert_der(uint8_t **out, size_t *out_len, X509 *x);
-
-/* "RSA 2048", "EC P-256", "ED25519", "ML-DSA-44" for a certificate's key. */
-void cli_key_desc(char *out, size_t out_len, X509 *x);
-
-/* Print verbose certificate details (subject, issuer, validity,
- * fingerprint, key) indented by `indent` spaces. */
-void cli_print_cert(FILE *f, X509 *x, int indent);
-
-/* ---- PKCS#12 (pkcs12.c, over wks/convert.h) ------------------------- */
-
-typedef struct {
-	char *alias;            /* friendlyName, or NULL */
-	wks_entry_type type;    /* PRIVATE_KEY, CERTIFICATE or SECRET_KEY */
-	uint8_t *pkcs8;         /* private key: PKCS#8 DER; secret key: the
-	                         * raw key */
-	size_t pkcs8_len;
-	char *algorithm;        /* secret key: JCA name ("AES", ...) */
-	STACK_OF(X509) *chain;  /* private key: leaf first; certificate: 1 */
-} cli_p12_entry;
-
-/* Parse a PKCS#12 file into entries (wks_p12_parse()): keys with their
- * chains (matched by localKeyID, else by public key), secret keys, and
- * the certificates that belong to no chain or that Java marked trusted.  A file without a MAC is refused (CLI_EXIT_INVALID) unless
- * `no_mac_ok` (--no-mac-ok).  Every failure to decrypt or to decode what
- * was decrypted gives the same message.  Returns 0 or an exit status
- * (message printed). */
-int cli_p12_read(cli_p12_entry **out, size_t *count, const char *file,
-		 const uint8_t *data, size_t len, const cli_pw *pw,
-		 int no_mac_ok);
-void cli_p12_free(cli_p12_entry *e, size_t count);
-
-/* Put the entries into `st` (only `only` if not NULL; names for entries
- * without a friendlyName are made up).  The new keys' derivations run
- * first as one batch, unless `prepared` (cli_store_edit_prekeys did).
- * Returns 0 or an exit status. */
-int cli_p12_import(wks_store *st, cli_ctx *c, const char *p12file,
-		   cli_p12_entry *e, size_t count, const char *only,
-		   const cli_pw *keypw, int prepared);
-/* How many key entries cli_p12_import() would set (for
- * cli_store_edit_prekeys). */
-size_t cli_p12_key_count(const cli_p12_entry *e, size_t count,
-			 const char *only);
-
-/*
- * Build a PKCS#12 of the key, secret key and certificate entries of `st`
- * (only `alias` if not NULL; wks_convert_write_p12_keys()), keys opened
- * by cli_key_get() with `keypw`, encrypted with
- * AES-256-CBC/PBKDF2 under `p12pw`, MAC HMAC-SHA-256, `iterations` for
- * all three (see cli_export_iterations()).  *out is DER.  With `report`
- * (convert) each entry is reported as exported or skipped, with a
- * summary (cli_say_entry).
- */
-int cli_p12_export(uint8_t **out, size_t *out_len, wks_store *st,
-		   const char *file, const char *alias, const cli_pw *keypw,
-		   const cli_pw *p12pw, int iterations, int report);
-
-/* ---- CA bundles (certbundle.c; wks import-certs) ---------------------- */
-
-typedef struct {
-	X509 *x;
-	unsigned char fp[32]; /* SHA-256 of the DER */
-	char *alias;          /* the alias given (imported ones) */
-	int present;          /* the store holds it already */
-} cli_cert_item;
-
-typedef struct {
-	cli_cert_item *v;
-	size_t n, cap;
-	size_t dups; /* the same certificate again within the input */
-} cli_cert_list;
-
-/*
- * Read certificates into `l`, each once (by SHA-256; repeats counted in
- * l->dups): cli_cert_list_read() from a file ("-": stdin) or every
- * regular file of a folder (in name order; dot files, subfolders and
- * files that hold no certificate are skipped with a note);
- * cli_cert_list_read_buffer() from bytes (`path` names them; with
- * `in_folder` a buffer without certificates is skipped with a note
- * rather than an error).  PEM (CERTIFICATE, TRUSTED CERTIFICATE, PKCS7
- * blocks; others skipped with a note), a DER PKCS#7 or DER certificates
- * back to back.  Bad PEM or a malformed certificate is an error
- * (CLI_EXIT_MALFORMED, naming the PEM block).  Returns 0 or an exit
- * status (message printed).
- */
-int cli_cert_list_read(cli_cert_list *l, const char *path);
-int cli_cert_list_read_buffer(cli_cert_list *l, const uint8_t *data,
-			      size_t len, const char *path, int in_folder);
-/* Mark what `st` holds already as a certificate entry; *present counts. */
-int cli_cert_list_mark_present(cli_cert_list *l, wks_store *st,
-			       const char *file, size_t *present);
-/*
- * Put the certificates not present into `st` as trusted certificate
- * entries: alias `prefix` + the lowercased CN (else O, else the first 16
- * hex digits of the SHA-256), runs of other characters one '-', with
- * -2, -3, ... where the store or this import has it already.  With
- * `verbose` each alias and subject is printed; a certificate that has
- * expired or is not yet valid warns.  *imported counts.
- */
-int cli_cert_list_store(cli_cert_list *l, wks_store *st, const char *prefix,
-			int verbose, const char *file, size_t *imported);
-void cli_cert_list_free(cli_cert_list *l);
 
 /* The PBKDF2 iteration count of an export (PKCS#12, encrypted key):
  * --iterations, else the store's wolfjce.wks.iterationCount (what libwks
  * would save the store with: 210000 unless configured). */
 int cli_export_iterations(wks_store *st, const cli_ctx *c);
 
-/* ---- certificate details (certinfo.c) ---------------------------------- */
-
-/* 1 if `x` has expired, -1 if it is not yet valid, else 0. */
-int cli_cert_validity(X509 *x);
-/* list -v: status (valid, EXPIRED, NOT YET VALID), serial, signature
- * algorithm, SHA-1, SubjectAltName, key usage, extended key usage and
- * basic constraints, indented, after cli_print_cert(). */
-void cli_print_cert_details(FILE *f, X509 *x, int indent);
-/* list --json: one JSON object of subject, issuer, serial, not_before,
- * not_after (ISO 8601 UTC), status, signature_algorithm, sha1,
- * key_algorithm, key_size (and key_curve). */
-void cli_json_cert(FILE *f, X509 *x);
-/* Warn on stderr when `x` (imported under `alias`, may be NULL) has
- * expired or is not yet valid. */
-void cli_warn_validity(const char *file, const char *alias, X509 *x);
 /* After an import: "Imported private key entry "x" with a chain of 2"
  * (stdout). */
 void cli_say_imported(wks_store *st, const char *alias);
@@ -711,32 +554,69 @@ int cmd_printcert(cli_ctx *c);
 /* Remember one --ext value (repeatable).  Returns 0 or an exit status. */
 int cli_ext_add(cli_ctx *c, const char *value);
 
-/*
- * import-cert onto a private key entry (a CA reply): `certs` (the reply:
- * one certificate, a chain, or the contents of a PKCS#7) must hold the
- * key's certificate; the new chain is the reply's, completed from the
- * store's trusted certificates, and replaces the entry's chain, the key
- * kept as it is.  Runs inside an edit (e); does not commit.  Returns 0
- * or an exit status (message printed; the store then is unchanged).
- */
-int cli_import_reply(cli_edit *e, cli_ctx *c, STACK_OF(X509) *certs);
-
-/* Load certificates for import-cert / printcert: PEM (CERTIFICATE or
- * PKCS7 blocks), a DER PKCS#7, or DER certificates.  Returns 0 or an
- * exit status. */
-int cli_load_certs_p7(STACK_OF(X509) *certs, const char *path);
-/* The same from memory (`path` names it in messages) (certfile.c). */
-int cli_parse_certs_p7(STACK_OF(X509) *certs, const uint8_t *data,
-		       size_t len, const char *path);
-/* Append the DER certificate der[0..len) (exactly; with `aux`, a
- * TRUSTED CERTIFICATE) to `certs`.  Returns 0 or an exit status. */
-int cli_push_cert_der(STACK_OF(X509) *certs, const unsigned char *der,
-		      long len, const char *path, int aux);
 /* 1 if data holds a PEM "-----BEGIN " line anywhere. */
 int cli_has_pem(const uint8_t *data, size_t len);
 
-/* Print `certs` as keytool -printcert does (cmd_printcert.c), and its
- * warnings about weak algorithms and keys on `warn` (NULL: none). */
-void cli_print_certs(FILE *f, STACK_OF(X509) *certs, FILE *warn);
+
+/* ---- what differs per crypto backend (backend_openssl.c,
+ * backend_wolfcrypt.c; cli/CMakeLists.txt picks one by WKS_CRYPTO) ---- */
+
+/* Wipe n bytes at p (not optimized away). */
+void cli_cleanse(void *p, size_t n);
+/* SHA-256 of data[0..len) into md.  Returns 0, or -1 on failure. */
+int cli_sha256(uint8_t md[32], const uint8_t *data, size_t len);
+/* n random bytes for a key (the backend's DRBG).  Returns 0 or -1. */
+int cli_random_key(uint8_t *out, size_t n);
+/* Drop what the crypto library queued about errors. */
+void cli_crypto_clear(void);
+/* "OpenSSL 3.0.x ..." or "wolfSSL 5.5.4": for --version. */
+const char *cli_crypto_version(void);
+/* verify: does the decrypted private key `key` of entry `alias` match
+ * its leaf certificate?  NULL if it does (or cannot be told, with a
+ * note in msg), else the failure class ("key_mismatch", "malformed")
+ * with msg saying why. */
+const char *cli_check_key_leaf(char *msg, size_t msg_len, wks_store *st,
+			       const char *alias, wks_key *key);
+/* Encrypt the PKCS#8 key der[0..der_len) under `pw` (PBES2: AES-256-CBC,
+ * PBKDF2, `iter` iterations) for export-key --encrypt.  Returns 0 or an
+ * exit status (message printed). */
+int cli_pkcs8_encrypt(uint8_t **out, size_t *out_len, const uint8_t *der,
+		      size_t der_len, const cli_pw *pw, int iter,
+		      const char *file);
+/* An entry's certificates, for list: loaded (0 or an exit status,
+ * message printed), counted, the i-th one's key described (as
+ * cli_key_desc: "RSA 2048", "EC P-256", "ED25519"; i past the end: "no certificate") and printed with
+ * its details (list -v; only where cli_have_cert_details() is 1). */
+typedef struct cli_chain cli_chain;
+int cli_chain_load(cli_chain **out, wks_store *st, const char *file,
+		   const char *alias);
+int cli_chain_count(const cli_chain *ch);
+void cli_chain_key_desc(char *out, size_t out_len, const cli_chain *ch,
+			int i);
+void cli_chain_print(FILE *f, const cli_chain *ch, int i, int indent);
+void cli_chain_free(cli_chain *ch);
+/* 1 if this build prints certificate details (list -v, list --json). */
+int cli_have_cert_details(void);
+/* list --json: the "certificates" array's n objects of entry `alias`
+ * (null for one that cannot be parsed). */
+void cli_json_certs(FILE *f, wks_store *st, const char *alias, size_t n);
+/* After "not a WKS keystore": name the foreign keystore data[0..len) is
+ * (Java keystores, PKCS#12) and what converts it.  1 if it said so
+ * (cli_err), 0 if it cannot tell. */
+int cli_foreign_store_err(const char *file, const uint8_t *data, size_t len);
+/* The algorithm of the PKCS#8 key pkcs8[0..len): its OID in dotted
+ * text into oid, and its short name ("RSA", "ED25519", else the OID)
+ * into name.  1 if the key's algorithm could be read, else 0 (name and
+ * oid untouched). */
+int cli_pkcs8_alg(char *oid, size_t oid_len, char *name, size_t name_len,
+		  const uint8_t *pkcs8, size_t pkcs8_len);
+/* A verb or option this build lacks: "wks: `what` needs the OpenSSL
+ * build of wks (this one is on wolfCrypt)"; the exit status of an
+ * unsupported request (CLI_EXIT_INVALID). */
+int cli_needs_openssl(const char *what);
+
+#ifdef WKS_CRYPTO_OPENSSL
+#include "cli_openssl.h"
+#endif
 
 #endif

@@ -18,10 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/err.h>
-#include <openssl/objects.h>
-#include <openssl/x509.h>
-
 #include "cli.h"
 
 /* The key algorithms wolfJCE's getKey() rebuilds, by OID. */
@@ -51,27 +47,16 @@ static int is_slh_dsa(const char *oid)
 int cli_java_key_name(char *name, size_t name_len, const uint8_t *pkcs8,
 		      size_t pkcs8_len)
 {
-	const unsigned char *p = pkcs8;
-	PKCS8_PRIV_KEY_INFO *p8;
-	const ASN1_OBJECT *obj = NULL;
 	char oid[80] = "";
-	int ok = 0, nid;
+	int ok = 0;
 
 	snprintf(name, name_len, "unknown");
-	if (pkcs8_len > 0x7fffffff)
-		return 0;
-	p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)pkcs8_len);
-	if (p8 && PKCS8_pkey_get0(&obj, NULL, NULL, NULL, p8) && obj &&
-	    OBJ_obj2txt(oid, sizeof(oid), obj, 1) > 0) {
+	if (cli_pkcs8_alg(oid, sizeof(oid), name, name_len, pkcs8,
+			  pkcs8_len)) {
 		ok = is_slh_dsa(oid);
 		for (size_t i = 0; java_oids[i] && !ok; i++)
 			ok = !strcmp(oid, java_oids[i]);
-		nid = OBJ_obj2nid(obj);
-		snprintf(name, name_len, "%s",
-			 nid != NID_undef ? OBJ_nid2sn(nid) : oid);
 	}
-	PKCS8_PRIV_KEY_INFO_free(p8);
-	ERR_clear_error();
 	return ok;
 }
 

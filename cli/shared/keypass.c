@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "cli.h"
 
 struct cli_keypass_for {
@@ -151,7 +149,7 @@ const char *cli_keypass_for_alias(const cli_ctx *c, size_t i)
 static int same_pw(const cli_pw *a, const cli_pw *b)
 {
 	return a && b && a->p && b->p && a->len == b->len &&
-	       CRYPTO_memcmp(a->p, b->p, a->len) == 0;
+	       cli_memeq_ct(a->p, b->p, a->len) == 0;
 }
 
 int cli_key_get(wks_key **out, wks_store *st, const char *file,

@@ -15,8 +15,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-
 #include "cli.h"
 
 /* Passwords longer than this are refused (they are surely a mistake). */
@@ -25,7 +23,7 @@
 void cli_pw_clear(cli_pw *pw)
 {
 	if (pw->p) {
-		OPENSSL_cleanse(pw->p, pw->len);
+		cli_cleanse(pw->p, pw->len);
 		free(pw->p);
 	}
 	pw->p = NULL;
@@ -70,7 +68,7 @@ int cli_pwsrc_parse(cli_pwsrc *src, const char *option, char *arg)
 			return CLI_EXIT_FAIL;
 		}
 		memcpy(src->value, arg + 5, n + 1);
-		OPENSSL_cleanse(arg + 5, n);
+		cli_cleanse(arg + 5, n);
 		return 0;
 	}
 	if (!strncmp(arg, "env:", 4) && arg[4]) {
@@ -113,7 +111,7 @@ int cli_pwsrc_parse(cli_pwsrc *src, const char *option, char *arg)
 			return CLI_EXIT_FAIL;
 		}
 		memcpy(src->value, arg, n + 1);
-		OPENSSL_cleanse(arg, n);
+		cli_cleanse(arg, n);
 		return 0;
 	}
 	cli_err(NULL, "%s: expected pass:TEXT, env:VAR, file:PATH, fd:N or "
@@ -124,7 +122,7 @@ int cli_pwsrc_parse(cli_pwsrc *src, const char *option, char *arg)
 void cli_pwsrc_clear(cli_pwsrc *src)
 {
 	if (src->kind == CLI_PWSRC_PASS && src->value) {
-		OPENSSL_cleanse(src->value, strlen(src->value));
+		cli_cleanse(src->value, strlen(src->value));
 		free(src->value);
 	}
 	memset(src, 0, sizeof(*src));
@@ -167,7 +165,7 @@ static int read_line(cli_pw *out, int fd, const char *what)
 		n--;
 	rc = pw_set(out, buf, n);
 done:
-	OPENSSL_cleanse(buf, PW_MAX + 1);
+	cli_cleanse(buf, PW_MAX + 1);
 	free(buf);
 	return rc;
 }
@@ -341,7 +339,7 @@ int cli_pw_get(cli_pw *out, const cli_pwsrc *src, const char *prompt,
 			return rc;
 		}
 		if (again.len == out->len &&
-		    CRYPTO_memcmp(again.p, out->p, out->len) == 0) {
+		    cli_memeq_ct(again.p, out->p, out->len) == 0) {
 			cli_pw_clear(&again);
 			return 0;
 		}

@@ -339,20 +339,6 @@ done:
 
 /* ---- writing -------------------------------------------------------------- */
 
-int cli_export_iterations(wks_store *st, const cli_ctx *c)
-{
-	char buf[32];
-	long v;
-
-	if (c->has_iterations)
-		return (int)c->iterations;
-	if (wks_get_property(buf, sizeof(buf), st,
-			     "wolfjce.wks.iterationCount") != WKS_OK)
-		return 210000;
-	v = strtol(buf, NULL, 10);
-	return v >= 10000 && v <= INT32_MAX ? (int)v : 210000;
-}
-
 typedef struct {
 	wks_store *st;
 	const char *file;

@@ -17,12 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/pkcs12.h>
-#include <openssl/x509.h>
-
 #include "cli.h"
-#include "wks/convert.h"
 
 int cli_store_iterations(wks_store *st, cli_ctx *c)
 {
@@ -479,46 +474,6 @@ int cli_check_alias_free(wks_store *st, cli_ctx *c, const char *alias)
 	return CLI_EXIT_EXISTS;
 }
 
-int cli_store_certs(STACK_OF(X509) **out, wks_store *st, const char *file,
-		    const char *alias)
-{
-	STACK_OF(X509) *sk = sk_X509_new_null();
-	size_t n = 0;
-	int err;
-
-	*out = NULL;
-	if (!sk) {
-		cli_err(file, "out of memory");
-		return CLI_EXIT_FAIL;
-	}
-	if ((err = wks_store_cert_count(&n, st, alias)) < 0)
-		goto lib_fail;
-	for (size_t i = 0; i < n; i++) {
-		X509 *x = NULL;
-
-		if ((err = wks_store_get_cert(&x, st, alias, i)) < 0)
-			goto lib_fail;
-		if (!sk_X509_push(sk, x)) {
-			X509_free(x);
-			sk_X509_pop_free(sk, X509_free);
-			cli_err(file, "out of memory");
-			return CLI_EXIT_FAIL;
-		}
-	}
-	*out = sk;
-	return 0;
-lib_fail:
-	sk_X509_pop_free(sk, X509_free);
-	return cli_lib_err(file, alias, err, NULL);
-}
-
-int cli_java_type(wks_keystore_type t)
-{
-	return t == WKS_KEYSTORE_JKS || t == WKS_KEYSTORE_JCEKS ||
-	       t == WKS_KEYSTORE_BKS || t == WKS_KEYSTORE_BCFKS ||
-	       t == WKS_KEYSTORE_UBER;
-}
-
 /* The first PEM block's label ("PRIVATE KEY", "CERTIFICATE") into out,
  * or "" if data holds no "-----BEGIN " line. */
 static void pem_label(char *out, size_t n, const uint8_t *data, size_t len)
@@ -547,7 +502,6 @@ static void pem_label(char *out, size_t n, const uint8_t *data, size_t len)
  * store was expected; an empty file). */
 void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 {
-	wks_keystore_type t = wks_keystore_detect(data, len);
 	char label[64];
 
 	pem_label(label, sizeof(label), data, len);
@@ -567,48 +521,20 @@ void cli_not_wks(const char *file, const uint8_t *data, size_t len)
 			"create -k STORE.wks)", file, file);
 	} else if (label[0]) {
 		cli_err(file, "not a WKS keystore: a PEM file (%s)", label);
-	} else if (cli_java_type(t))
-		cli_err(file, "this is a %s keystore; convert it with: wks "
-			"import-keystore --srckeystore %s -k NEW.wks",
-			wks_keystore_type_name(t), file);
-	else if (t == WKS_KEYSTORE_PKCS12)
-		cli_err(file, "not a WKS keystore (a PKCS#12 file?); import it "
-			"with: wks import-keystore --srckeystore %s -k NEW.wks",
-			file);
-	else
+	} else if (!cli_foreign_store_err(file, data, len))
 		cli_err(file, "not a WKS keystore (bad magic number)");
 }
 
-void cli_keystore_note(const cli_ctx *c, const char *path)
+int cli_export_iterations(wks_store *st, const cli_ctx *c)
 {
-	uint8_t *data = NULL;
-	size_t len = 0;
-	wks_keystore_type t;
-	PKCS12 *p12 = NULL;
-	const unsigned char *p;
+	char buf[32];
+	long v;
 
-	struct stat sb;
-
-	/* Only a regular file is read again (standard input, a pipe or a
-	 * FIFO could not be, or would wait). */
-	if (!path || !strcmp(path, "-") || stat(path, &sb) != 0 ||
-	    !S_ISREG(sb.st_mode) || cli_read_file(&data, &len, path) != 0)
-		return;
-	t = wks_keystore_detect(data, len);
-	if (cli_java_type(t) || t == WKS_KEYSTORE_WKS) {
-		cli_note(path, "this is a %s keystore; import its entries with: "
-			 "wks import-keystore --srckeystore %s -k %s "
-			 "[--srcalias ALIAS]", wks_keystore_type_name(t), path,
-			 c->keystore ? c->keystore : "STORE");
-	} else if (t == WKS_KEYSTORE_PKCS12 && len <= LONG_MAX) {
-		p = data;
-		p12 = d2i_PKCS12(NULL, &p, (long)len);
-		if (p12 && p == data + len)
-			cli_note(path, "this is a PKCS#12 file; import it with: "
-				 "wks import-p12 --in %s -k %s [-a ALIAS]", path,
-				 c->keystore ? c->keystore : "STORE");
-		PKCS12_free(p12);
-	}
-	ERR_clear_error();
-	cli_free_secret(data, len);
+	if (c->has_iterations)
+		return (int)c->iterations;
+	if (wks_get_property(buf, sizeof(buf), st,
+			     "wolfjce.wks.iterationCount") != WKS_OK)
+		return 210000;
+	v = strtol(buf, NULL, 10);
+	return v >= 10000 && v <= INT32_MAX ? (int)v : 210000;
 }

@@ -15,10 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-
 #include "cli.h"
 
 static size_t next_char(const unsigned char *s, long *cp);
@@ -171,68 +167,11 @@ int cli_lib_err(const char *file, const char *alias, int err, const char *what)
 	return cli_exit_for(err);
 }
 
-/* OpenSSL's reason strings in plain words (they name the internals:
- * "nested asn1 error").  Decryption failures are never told apart from
- * decoding failures where that would help an attacker (PKCS#12, keys):
- * those paths print one fixed message of their own. */
-static const char *plain_reason(const char *r)
+int cli_needs_openssl(const char *what)
 {
-	static const struct { const char *ssl, *plain; } map[] = {
-		{ "nested asn1 error", "malformed or truncated data" },
-		{ "wrong tag", "malformed data: a field is not what was expected" },
-		{ "header too long", "truncated data" },
-		{ "too long", "malformed or truncated data" },
-		{ "not enough data", "truncated data" },
-		{ "asn1 parse error", "malformed data" },
-		{ "expecting an asn1 sequence", "malformed data" },
-		{ "decode error", "malformed data" },
-		{ "bad object header", "malformed data" },
-		{ "illegal padding", "malformed data" },
-		{ "unsupported", "unrecognised data" },
-		{ "cipherfinal error", "decryption failed" },
-		{ "bad decrypt", "decryption failed" },
-		{ "bad end line", "the PEM block is cut short: no END line" },
-		{ "bad base64 decode", "the PEM block is not valid base64" },
-		{ "no start line", "no PEM block found" },
-		{ "short header", "the PEM block is cut short" },
-		{ "bad iv chars", "bad PEM encryption header" },
-		{ "unsupported encryption", "unsupported PEM encryption" },
-		{ "unknown message digest algorithm",
-		  "unknown digest algorithm" },
-		{ "unsupported algorithm", "unsupported algorithm" },
-		{ "invalid", "invalid data" },
-	};
-
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(r, map[i].ssl))
-			return map[i].plain;
-	return r;
-}
-
-int cli_ssl_err(int status, const char *file, const char *fmt, ...)
-{
-	char buf[512], msg[768];
-	unsigned long e, last = 0;
-	va_list ap;
-
-	while ((e = ERR_get_error()) != 0)
-		if (ERR_GET_REASON(e) != 0 || !last)
-			last = e;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (last) {
-		const char *r = ERR_reason_error_string(last);
-
-		if (r)
-			snprintf(buf, sizeof(buf), "%s", plain_reason(r));
-		else
-			ERR_error_string_n(last, buf, sizeof(buf));
-		cli_err(file, "%s (%s)", msg, buf);
-	} else {
-		cli_err(file, "%s", msg);
-	}
-	return status;
+	cli_err(NULL, "%s needs the OpenSSL build of wks (this one is built "
+		"on %s)", what, WKS_CRYPTO_BACKEND);
+	return cli_exit_for(WKS_ERR_UNSUPPORTED);
 }
 
 int cli_need(const char *v, const char *name)
@@ -246,7 +185,7 @@ int cli_need(const char *v, const char *name)
 void cli_free_secret(void *p, size_t len)
 {
 	if (p) {
-		OPENSSL_cleanse(p, len);
+		cli_cleanse(p, len);
 		free(p);
 	}
 }
@@ -1056,11 +995,9 @@ fail:
 
 void cli_sha256_hex(char out[65], const uint8_t *data, size_t len)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	uint8_t md[32];
 
-	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) ||
-	    mdlen != 32) {
+	if (cli_sha256(md, data, len) != 0) {
 		out[0] = 0;
 		return;
 	}
