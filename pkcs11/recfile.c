@@ -59,6 +59,23 @@ static uint32_t new_iterations(const w11_token *t)
 	return 210000;
 }
 
+/* The largest iteration count a record may ask for: the token's
+ * libwks.wks.maxIterationCount, as for its store, else libwks's default. */
+static uint32_t max_iterations(const w11_token *t)
+{
+	const w11_conf_token *c = t->conf;
+
+	for (size_t i = 0; i < c->nprops; i++)
+		if (strcmp(c->prop_name[i], "libwks.wks.maxIterationCount") ==
+		    0) {
+			long v = strtol(c->prop_value[i], NULL, 10);
+
+			if (v >= 10000 && v <= 0x7fffffffL)
+				return (uint32_t)v;
+		}
+	return 5000000;
+}
+
 static int derive(unsigned char key[64], const char *pw, size_t pw_len,
 		  const uint8_t salt[16], uint32_t iterations)
 {
@@ -165,7 +182,14 @@ CK_RV w11_recfile_read(w11_token *t, const char *pw, size_t pw_len,
 			path);
 		goto done;
 	}
-	if (pw) {
+	if (pw && rec->iterations > max_iterations(t)) {
+		/* (a record written by anyone who may write the folder: its
+		 * iteration count is bounded as a store's is) */
+		W11_LOG("%s: %u PBKDF2 iterations, more than %u: the attribute "
+			"record is not used", path, rec->iterations,
+			max_iterations(t));
+		w11_rec_free(rec);
+	} else if (pw) {
 		if (!mac_key(t, key, pw, pw_len, rec->salt, rec->iterations) ||
 		    !hmac(mac, key, buf, body) ||
 		    CRYPTO_memcmp(mac, buf + body, 64) != 0) {

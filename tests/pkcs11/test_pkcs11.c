@@ -5188,6 +5188,21 @@ static void test_pkcs11__attribute_record_absent(void **state)
 	assert_false(attr_bool(s, priv, CKA_ALWAYS_AUTHENTICATE));
 	assert_false(has_attr(s, priv, CKA_ALLOWED_MECHANISMS));
 	CK(F->C_CloseSession(s));
+	/* one that asks for 4 billion PBKDF2 iterations (anyone who may
+	 * write the folder may write it): refused before any derivation */
+	{
+		uint8_t *big = malloc(rn);
+
+		assert_non_null(big);
+		memcpy(big, rec, rn);
+		big[8] = big[9] = big[10] = big[11] = 0xff;
+		tu_write_file(recpath, big, rn);
+		free(big);
+		s = fresh_user(SLOT_W);
+		assert_false(attr_bool(s, one(s, CKO_PRIVATE_KEY, "rec-rsa"),
+				       CKA_ALWAYS_AUTHENTICATE));
+		CK(F->C_CloseSession(s));
+	}
 	/* truncated, or gone: the same */
 	tu_write_file(recpath, rec, 20);
 	s = fresh_user(SLOT_W);
