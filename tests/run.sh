@@ -24,8 +24,9 @@ Modes:
              of the Bouncy Castle stores at every 61st position,
              cli_bcstores' BCFKS with three entries, examples_valgrind
              every 2nd example under memcheck (the others plainly), the
-             CLI scripts' stores at 10000 PBKDF2 iterations.  About 2.5
-             minutes on a 2-core machine, build included.
+             CLI scripts' stores at 10000 PBKDF2 iterations, the PKCS#11
+             calls fuzz corpus one input in 8.  About 2.5 to 3 minutes on
+             a 2-core machine, build included.
   --full     the exhaustive inputs, as CI's plain stage runs them
              (WKS_TEST_FULL=1): every byte of every vector with both XOR
              values and 4 real-load samples per file, every byte of
@@ -37,7 +38,8 @@ Modes:
              memcheck, the CLI scripts' stores at the default 210000
              iterations, every variant of the PKCS#11 programs (TLS 1.2
              and 1.3, RSA, EC and EdDSA keys, every signature mechanism).
-             About 7 minutes on a 2-core machine (419 s in CI, 2026-12-02).
+             About 8 minutes on a 2-core machine (474 s in a run of .ci/run,
+             2026-12-04, loaded).
   --help     this text.
 
 Other arguments go to ctest: -R REGEX (by name), -L LABEL / -LE LABEL
@@ -65,9 +67,9 @@ case ${1:-} in
 esac
 cd "$(dirname "$0")/.."
 if [ -n "${WKS_TEST_FULL:-}" ] && [ "$WKS_TEST_FULL" != 0 ]; then
-	echo "tests/run.sh: full mode: about 7 minutes on a 2-core machine (--help: the modes)"
+	echo "tests/run.sh: full mode: about 8 minutes on a 2-core machine (--help: the modes)"
 else
-	echo "tests/run.sh: quick mode: about 2.5 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
+	echo "tests/run.sh: quick mode: about 2.5 to 3 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
 fi
 sh scripts/deps.sh test
 b=${BUILD_DIR:-build}
