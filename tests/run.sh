@@ -25,8 +25,8 @@ Modes:
              cli_bcstores' BCFKS with three entries, examples_valgrind
              every 2nd example under memcheck (the others plainly), the
              CLI scripts' stores at 10000 PBKDF2 iterations, the PKCS#11
-             calls fuzz corpus one input in 8.  About 2.5 to 3 minutes on
-             a 2-core machine, build included.
+             calls fuzz corpus one input in 8.  About 2 minutes on a 2-core
+             machine, build included (108 s, 2026-12-04).
   --full     the exhaustive inputs, as CI's plain stage runs them
              (WKS_TEST_FULL=1): every byte of every vector with both XOR
              values and 4 real-load samples per file, every byte of
@@ -69,7 +69,7 @@ cd "$(dirname "$0")/.."
 if [ -n "${WKS_TEST_FULL:-}" ] && [ "$WKS_TEST_FULL" != 0 ]; then
 	echo "tests/run.sh: full mode: about 8 minutes on a 2-core machine (--help: the modes)"
 else
-	echo "tests/run.sh: quick mode: about 2.5 to 3 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
+	echo "tests/run.sh: quick mode: about 2 minutes on a 2-core machine, build included (--help: the modes; --full: the exhaustive run)"
 fi
 sh scripts/deps.sh test
 b=${BUILD_DIR:-build}
