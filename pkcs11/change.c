@@ -12,7 +12,6 @@
 #include <openssl/x509v3.h>
 
 #include "p11.h"
-#include "store/entryid.h"
 
 /* ---- C_CopyObject ------------------------------------------------------------ */
 
@@ -246,7 +245,7 @@ static CK_RV delete_pub_fn(wks_store *st, const char *pin, size_t n,
 	(void)pin, (void)n;
 	if (!c->t->rec_edit || !wks_store_contains(st, c->alias))
 		return CKR_OBJECT_HANDLE_INVALID;
-	if (wks__store_entry_digest(d, st, c->alias) != WKS_OK ||
+	if (wks_store_entry_digest(d, st, c->alias) != WKS_OK ||
 	    !(it = w11_rec_item(c->t->rec_edit, d, W11_R_PUB, 0)))
 		return CKR_DEVICE_MEMORY;
 	it->flags |= W11_REC_F_DELETED;

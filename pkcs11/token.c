@@ -11,7 +11,7 @@
  * (same role, alias, position and content), and so do the decrypted keys
  * (the key material, shared with session copies of the key).  A key's
  * identity is the digest of its entry's stored bytes
- * (wks__store_entry_digest()): the key material of an entry deleted or
+ * (wks_store_entry_digest()): the key material of an entry deleted or
  * written again is marked gone (mark_gone()) and never used again.
  *
  * Without a login the store is read without its password (as Java reads
@@ -32,7 +32,6 @@
 #include <openssl/sha.h>
 
 #include "p11.h"
-#include "store/entryid.h"
 
 static atomic_ulong next_handle = 1;
 
@@ -349,7 +348,7 @@ static CK_RV build_key_entry(w11_token *t, wks_store *st, const char *alias,
 		}
 	if ((rv = w11_cert_id(id, &id_len, sizeof(id), chain[0])) != CKR_OK)
 		goto done;
-	if ((err = wks__store_entry_digest(ident, st, alias)) != WKS_OK) {
+	if ((err = wks_store_entry_digest(ident, st, alias)) != WKS_OK) {
 		w11_log_wks(alias, err);
 		rv = w11_rv_of_wks(err);
 		goto done;
@@ -416,7 +415,7 @@ static CK_RV build_secret_entry(w11_token *t, wks_store *st,
 	int err;
 
 	if ((err = wks_store_secret_algorithm(&alg, st, alias)) != WKS_OK ||
-	    (err = wks__store_entry_digest(ident, st, alias)) != WKS_OK) {
+	    (err = wks_store_entry_digest(ident, st, alias)) != WKS_OK) {
 		w11_log_wks(alias, err);
 		goto done;
 	}
@@ -492,7 +491,7 @@ static CK_RV build(w11_token *t, wks_store *st, objlist *l)
 		if (rv == CKR_OK && l->n > first) {
 			unsigned char d[32];
 
-			if (wks__store_entry_digest(d, st, al[i]) == WKS_OK)
+			if (wks_store_entry_digest(d, st, al[i]) == WKS_OK)
 				for (size_t k = first; k < l->n; k++)
 					memcpy(l->v[k]->edig, d, 32);
 		}

@@ -31,7 +31,6 @@
 #include <openssl/x509v3.h>
 
 #include "p11.h"
-#include "store/entryid.h"
 
 /* ---- the locked load-modify-save ------------------------------------------- */
 
@@ -144,7 +143,7 @@ CK_RV w11_rec_keep(w11_token *t, wks_store *st, const char *alias, int role,
 		if (!w11_rec_value_ok(a->type, a->ulValueLen))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		if (!it) {
-			if (wks__store_entry_digest(d, st, alias) != WKS_OK)
+			if (wks_store_entry_digest(d, st, alias) != WKS_OK)
 				return CKR_FUNCTION_FAILED;
 			if (!(it = w11_rec_item(t->rec_edit, d, (uint8_t)role,
 						(uint32_t)index)))
@@ -190,7 +189,7 @@ static CK_RV digests_of(digests *ds, wks_store *st)
 		return CKR_HOST_MEMORY;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (wks__store_entry_digest(ds->d[ds->n], st, al[i]) != WKS_OK ||
+		if (wks_store_entry_digest(ds->d[ds->n], st, al[i]) != WKS_OK ||
 		    !(ds->alias[ds->n] = strdup(al[i])))
 			continue;
 		ds->n++;
@@ -224,7 +223,7 @@ static void rec_follow(w11_rec *rec, const digests *before, wks_store *st)
 		if (digests_has(&after, before->d[i]))
 			continue;
 		if (wks_store_contains(st, before->alias[i]) &&
-		    wks__store_entry_digest(nd, st, before->alias[i]) == WKS_OK)
+		    wks_store_entry_digest(nd, st, before->alias[i]) == WKS_OK)
 			w11_rec_rebind(rec, before->d[i], nd);
 		else
 			w11_rec_drop_entry(rec, before->d[i]);
@@ -746,7 +745,7 @@ static CK_RV rec_keep_generated(w11_token *t, wks_store *st,
 
 	if (mech == CK_UNAVAILABLE_INFORMATION || !t || !t->rec_edit)
 		return CKR_OK;
-	if (wks__store_entry_digest(d, st, alias) != WKS_OK)
+	if (wks_store_entry_digest(d, st, alias) != WKS_OK)
 		return CKR_FUNCTION_FAILED;
 	if (!(it = w11_rec_item(t->rec_edit, d, (uint8_t)role, 0)) ||
 	    w11_ritem_set(it, CKA_LOCAL, &yes, sizeof(yes)) != 0 ||
@@ -764,7 +763,7 @@ static int rec_key_id_is(w11_token *t, wks_store *st, const char *alias,
 	const w11_rattr *a;
 
 	if (!t || !t->rec_edit ||
-	    wks__store_entry_digest(d, st, alias) != WKS_OK ||
+	    wks_store_entry_digest(d, st, alias) != WKS_OK ||
 	    !(a = w11_ritem_get(w11_rec_find(t->rec_edit, d, W11_R_PRIV, 0),
 				CKA_ID)))
 		return 0;

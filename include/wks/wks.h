@@ -477,6 +477,20 @@ WKS_API int wks_store_secret_algorithm(char **out, wks_store *st,
                                        const char *alias);
 
 /*
+ * The identity of an entry's content: 32 bytes that depend on its type
+ * and its body exactly as stored (creation time; for a key entry its
+ * salt, iteration count, IV, encrypted key and MAC; a private key's
+ * certificate chain; a secret key's algorithm), computed in the store's
+ * own crypto context.  Every new key and every re-encryption (a new
+ * password, a chain written again) gives new bytes, so two entries never
+ * share it unless they are copies of one another, and an entry keeps it
+ * as long as it is not written again (a rename keeps it).  No password
+ * is needed.  WKS_OK, or WKS_ERR_NOTFOUND / WKS_ERR_INVALID.
+ */
+WKS_API int wks_store_entry_digest(uint8_t out[32], wks_store *st,
+                                   const char *alias);
+
+/*
  * The alias of the first entry, in alias byte order, whose certificate (a
  * certificate entry) or leaf certificate (a private key entry) has exactly
  * the DER bytes given.  *out is overwritten (NULL on failure) and freed

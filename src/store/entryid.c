@@ -1,13 +1,12 @@
-/* The identity of an entry's content (entryid.h). */
+/* The identity of an entry's content: wks_store_entry_digest() (wks/wks.h). */
 #include <string.h>
 
 #include "crypto/crypto.h"
-#include "store/entryid.h"
 #include "store/store_int.h"
 #include "util/buf.h"
 #include "util/error.h"
 
-int wks__store_entry_digest(uint8_t out[32], wks_store *st, const char *alias)
+int wks_store_entry_digest(uint8_t out[32], wks_store *st, const char *alias)
 {
 	wks_buf b = WKS_BUF_INIT;
 	wks_entry *e = NULL;

@@ -42,7 +42,6 @@
 
 #include "pkcs11v3.h"
 #include "config.h"
-#include "store/entryid.h"
 #include "sharefmt.h"
 #include "testutil.h"
 
@@ -3606,8 +3605,8 @@ static void test_pkcs11__reload_secret_identity(void **state)
 		assert_true(ta == tb);
 	}
 	/* their identities differ (the internal call the module uses) */
-	TU_OK(wks__store_entry_digest(da, st, "sa"));
-	TU_OK(wks__store_entry_digest(db, st, "sb"));
+	TU_OK(wks_store_entry_digest(da, st, "sa"));
+	TU_OK(wks_store_entry_digest(db, st, "sb"));
 	assert_memory_not_equal(da, db, 32);
 	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
 	wks_store_free(st);
@@ -3621,7 +3620,7 @@ static void test_pkcs11__reload_secret_identity(void **state)
 	TU_OK(wks_store_delete(st, "sa"));
 	TU_OK(wks_store_rename(st, "sb", "sa"));
 	/* a rename keeps the identity (the alias is not in the bytes) */
-	TU_OK(wks__store_entry_digest(da, st, "sa"));
+	TU_OK(wks_store_entry_digest(da, st, "sa"));
 	assert_memory_equal(da, db, 32);
 	TU_OK(wks_store_save_file(st, w_store, PIN, PIN_LEN));
 	wks_store_free(st);
